@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Strict settings applied to every Swift target in one place.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "offertrack",
+    products: [
+        .executable(name: "offertrackd", targets: ["offertrackd"]),
+        .executable(name: "offertrack", targets: ["offertrack"]),
+    ],
+    targets: [
+        // C libraries, imported only by their thin Swift wrappers.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // Thin safe wrappers: the only modules that import C.
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
+        .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strictSettings),
+        .target(name: "Posix", swiftSettings: strictSettings),
+        // Pure Swift: records, validation, eligibility, attribution, rules, money. No I/O.
+        .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
+        // The SQLite journal: schema, migrations, appends, derived tables, queries.
+        .target(name: "Journal", dependencies: ["SQLite", "OfferTrackDomain"], swiftSettings: strictSettings),
+        // The daemon: configuration, event loop, connections, group-commit writer.
+        .target(
+            name: "OfferTrackDaemon",
+            dependencies: ["Posix", "Systemd", "Journal", "OfferTrackDomain"],
+            swiftSettings: strictSettings
+        ),
+        // The CLI commands.
+        .target(
+            name: "OfferTrackCLI",
+            dependencies: ["Posix", "Journal", "OfferTrackDomain"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "offertrackd", dependencies: ["OfferTrackDaemon"], swiftSettings: strictSettings),
+        .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI"], swiftSettings: strictSettings),
+        .testTarget(name: "DomainTests", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "JournalTests",
+            dependencies: ["Journal", "SQLite", "OfferTrackDomain"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "IntegrationTests", dependencies: ["Posix", "OfferTrackDomain"], swiftSettings: strictSettings),
+    ]
+)
