@@ -28,7 +28,8 @@ let package = Package(
         // Thin safe wrappers: the only modules that import C.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strictSettings),
-        .target(name: "Posix", swiftSettings: strictSettings),
+        .target(name: "CLinux"),
+        .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
         // Pure Swift: records, validation, eligibility, attribution, rules, money. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
         // The SQLite journal: schema, migrations, appends, derived tables, queries.
@@ -45,8 +46,8 @@ let package = Package(
             dependencies: ["Posix", "Journal", "OfferTrackDomain"],
             swiftSettings: strictSettings
         ),
-        .executableTarget(name: "offertrackd", dependencies: ["OfferTrackDaemon"], swiftSettings: strictSettings),
-        .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI"], swiftSettings: strictSettings),
+        .executableTarget(name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "Posix"], swiftSettings: strictSettings),
+        .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "Posix"], swiftSettings: strictSettings),
         .testTarget(name: "DomainTests", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",

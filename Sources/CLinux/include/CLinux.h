@@ -1,0 +1,14 @@
+#ifndef OFFERTRACK_CLINUX_H
+#define OFFERTRACK_CLINUX_H
+// Linux-only headers that Swift's Glibc module does not export: epoll, eventfd, signalfd.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/types.h>
+
+/// accept4(2) with SOCK_NONBLOCK|SOCK_CLOEXEC; needs _GNU_SOURCE, which Swift's Glibc module lacks.
+int offertrack_accept_nonblocking(int listener);
+
+/// SO_PEERCRED: the peer's pid, uid and gid (struct ucred needs _GNU_SOURCE). Returns 0, or -1 with errno.
+int offertrack_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+#endif

@@ -1,0 +1,111 @@
+import OfferTrackDomain
+import SQLite
+
+/// The journal's single writer: appends batches of records in one `BEGIN IMMEDIATE` transaction each.
+///
+/// After a failed commit the connection is closed and reopened before the next batch, so a failed fsync is
+/// never followed by acting as if the data were on disk: SQLite's WAL recovery decides what survived.
+public final class JournalWriter {
+    public let path: String
+    public let durability: Durability
+    private var connection: Connection?
+    private let busyTimeoutMilliseconds: Int32
+
+    /// Opens (creating if needed) and migrates the journal at `path`.
+    public init(path: String, durability: Durability, busyTimeoutMilliseconds: Int32 = 2000) throws {
+        self.path = path
+        self.durability = durability
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        connection = try Self.open(path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds)
+    }
+
+    static func open(path: String, durability: Durability, busyTimeout: Int32) throws -> Connection {
+        let connection = try Connection(path: path, mode: .readWriteCreate)
+        connection.setBusyTimeout(milliseconds: busyTimeout)
+        let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
+        guard mode == "wal" else {
+            throw SQLiteError(code: 1, message: "journal_mode=WAL answered \(mode ?? "nothing")", sql: nil)
+        }
+        try connection.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        try Schema.migrate(connection)
+        return connection
+    }
+
+    /// Appends `batch` in one transaction. Throws (and journals nothing of the batch) when it cannot commit.
+    public func append(_ batch: [Submission], receivedAt: Int64) throws -> [AppendOutcome] {
+        let connection = try currentConnection()
+        do {
+            return try connection.transaction {
+                var outcomes: [AppendOutcome] = []
+                outcomes.reserveCapacity(batch.count)
+                for submission in batch {
+                    outcomes.append(try append(submission, receivedAt: receivedAt, on: connection))
+                }
+                return outcomes
+            }
+        } catch let error as SQLiteError {
+            if !error.isBusy && !error.isFull {
+                // I/O errors and anything unexpected: distrust the connection's view of the file.
+                self.connection = nil
+            }
+            throw error
+        }
+    }
+
+    fileprivate func currentConnection() throws -> Connection {
+        if let connection { return connection }
+        let reopened = try Self.open(path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds)
+        connection = reopened
+        return reopened
+    }
+
+    private func append(_ submission: Submission, receivedAt: Int64, on connection: Connection) throws -> AppendOutcome
+    {
+        let insert = try connection.prepare(
+            """
+            INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
+                affiliate_token, campaign_token, message_identifier, item_id, line)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            ON CONFLICT (id) DO NOTHING
+            """)
+        let record = submission.record
+        try insert.bind(record.id, at: 1)
+        try insert.bind(StoredRecord.typeCode(record.type), at: 2)
+        try insert.bind(record.ts, at: 3)
+        try insert.bind(record.user, at: 4)
+        try insert.bind(receivedAt, at: 5)
+        switch record.body {
+        case .capabilities(let decision):
+            try insert.bind(StoredRecord.decisionCode(decision), at: 6)
+        case .presented(let offer, let loaded):
+            try insert.bind(loaded ? 1 : 0, at: 8)
+            try insert.bind(offer.affiliateToken, at: 10)
+            try insert.bind(offer.campaignToken, at: 11)
+            try insert.bind(offer.messageIdentifier, at: 12)
+            try insert.bind(offer.itemID, at: 13)
+        case .outcome(let subscribed, let decision, let offerId):
+            try insert.bind(decision.map(StoredRecord.decisionCode), at: 6)
+            try insert.bind(subscribed ? 1 : 0, at: 7)
+            try insert.bind(offerId, at: 9)
+        }
+        try insert.bindText(submission.line, at: 14)
+        try insert.run()
+        if connection.changes == 1 { return .accepted(seq: connection.lastInsertRowID) }
+
+        let existing = try connection.prepare("SELECT seq, line FROM records WHERE id = ?1")
+        try existing.bind(record.id, at: 1)
+        defer { existing.reset() }
+        guard try existing.step() else {
+            throw SQLiteError(code: 1, message: "id \(record.id) conflicted but is not journaled", sql: existing.sql)
+        }
+        let seq = existing.int64(0)
+        return LineContent.isSame(existing.bytes(1), submission.line) ? .duplicate(seq: seq) : .conflict
+    }
+}
+
+extension JournalWriter {
+    /// The highest `seq` journaled so far (0 when empty).
+    public func lastSeq() throws -> Int64 {
+        try currentConnection().scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
+    }
+}

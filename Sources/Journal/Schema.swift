@@ -1,0 +1,53 @@
+import SQLite
+
+/// The journal's schema: numbered forward migrations, tracked in `PRAGMA user_version`.
+public enum Schema {
+    /// Each entry migrates from version `index` to `index + 1`.
+    static let migrations: [String] = [
+        // 1: the journal of records, kept verbatim, with the fields attribution reads decoded beside them.
+        """
+        CREATE TABLE records (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            type INTEGER NOT NULL,
+            ts INTEGER NOT NULL,
+            user TEXT NOT NULL,
+            received_at INTEGER NOT NULL,
+            decision INTEGER,
+            subscribed INTEGER,
+            loaded INTEGER,
+            offer_id TEXT,
+            affiliate_token TEXT,
+            campaign_token TEXT,
+            message_identifier TEXT,
+            item_id TEXT,
+            line TEXT NOT NULL
+        );
+        CREATE INDEX records_by_user ON records(user, ts, id);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        """
+    ]
+
+    /// The version a fully migrated journal has.
+    public static var currentVersion: Int64 { Int64(migrations.count) }
+
+    /// Why a journal cannot be used.
+    public struct NewerSchemaError: Error, CustomStringConvertible {
+        public let found: Int64
+        public var description: String {
+            "the journal's schema version \(found) is newer than this build knows (\(Schema.currentVersion))"
+        }
+    }
+
+    /// Applies every migration the database lacks, each in its own transaction.
+    static func migrate(_ connection: Connection) throws {
+        let version = try connection.scalarInt("PRAGMA user_version") ?? 0
+        guard version <= currentVersion else { throw NewerSchemaError(found: version) }
+        for target in Int(version)..<migrations.count {
+            try connection.transaction {
+                try connection.execute(migrations[target])
+                try connection.execute("PRAGMA user_version = \(target + 1)")
+            }
+        }
+    }
+}

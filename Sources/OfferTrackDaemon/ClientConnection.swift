@@ -1,0 +1,113 @@
+import OfferTrackDomain
+import Posix
+
+/// One client connection: its framer, its answers in input order, and its unsent output.
+final class ClientConnection {
+    let token: UInt64
+    let fd: Int32
+    var framer: LineFramer
+    /// Answers in input order; nil while the record is with the writer.
+    private var slots: [[UInt8]?] = []
+    private var slotsHead = 0
+    /// The slot number of `slots[slotsHead]`.
+    private var firstSlotNumber: UInt64 = 0
+    private(set) var output: [UInt8] = []
+    private var outputHead = 0
+    /// The client has ended its stream (read returned 0).
+    var inputEnded = false
+    /// Reading is paused (backpressure or shutdown).
+    var readingPaused = false
+    var lastProgressMilliseconds: Int64
+    /// The events epoll currently watches for this connection.
+    var watchedEvents: Epoll.Events = []
+    /// Whether the descriptor has been added to epoll.
+    var registered = false
+
+    init(token: UInt64, fd: Int32, maxLineBytes: Int, now: Int64) {
+        self.token = token
+        self.fd = fd
+        framer = LineFramer(maxLineBytes: maxLineBytes)
+        lastProgressMilliseconds = now
+    }
+
+    /// Lines read whose answers are not yet fully written.
+    var unansweredCount: Int { slots.count - slotsHead }
+    var pendingOutputBytes: Int { output.count - outputHead }
+    /// Nothing is waiting: every line read has been answered and written.
+    var isQuiescent: Bool { unansweredCount == 0 && pendingOutputBytes == 0 }
+
+    /// Reserves the next answer's place; returns its slot number.
+    func reserveSlot() -> UInt64 {
+        slots.append(nil)
+        return firstSlotNumber + UInt64(slots.count - slotsHead - 1)
+    }
+
+    /// Appends an answer that is known at once (it still waits behind earlier pending ones).
+    func answerImmediately(_ response: ResponseLine) {
+        slots.append(response.encoded)
+        releaseReadyAnswers()
+    }
+
+    /// Fills slot `number` with its answer.
+    func answer(slot number: UInt64, with response: ResponseLine) {
+        guard number >= firstSlotNumber else { return }
+        let index = slotsHead + Int(number - firstSlotNumber)
+        guard index < slots.count else { return }
+        slots[index] = response.encoded
+        releaseReadyAnswers()
+    }
+
+    /// Answers every slot still pending with `response(slotNumber)` (used at the drain deadline).
+    func answerAllPending(with response: ResponseLine, where isPending: (UInt64) -> Bool) {
+        for index in slotsHead..<slots.count where slots[index] == nil {
+            let number = firstSlotNumber + UInt64(index - slotsHead)
+            if isPending(number) { slots[index] = response.encoded }
+        }
+        releaseReadyAnswers()
+    }
+
+    /// Moves the answered prefix of the slots into the output buffer.
+    private func releaseReadyAnswers() {
+        while slotsHead < slots.count, let ready = slots[slotsHead] {
+            output.append(contentsOf: ready)
+            slots[slotsHead] = nil
+            slotsHead += 1
+            firstSlotNumber += 1
+        }
+        if slotsHead > 1024 && slotsHead * 2 > slots.count {
+            slots.removeFirst(slotsHead)
+            slotsHead = 0
+        }
+    }
+
+    /// Writes as much output as the socket takes. Returns false when the peer is gone.
+    func flush(now: Int64) -> Bool {
+        while outputHead < output.count {
+            let result = output.withUnsafeBytes { raw in
+                Result { () throws(PosixError) in
+                    try FileDescriptor.write(fd, from: UnsafeRawBufferPointer(rebasing: raw[outputHead...]))
+                }
+            }
+            switch result {
+            case .success(.transferred(let count)):
+                outputHead += count
+                lastProgressMilliseconds = now
+            case .success(.wouldBlock):
+                compactOutput()
+                return true
+            case .failure:
+                return false
+            }
+        }
+        output.removeAll(keepingCapacity: output.capacity <= 1 << 16)
+        outputHead = 0
+        return true
+    }
+
+    private func compactOutput() {
+        if outputHead > 1 << 16 {
+            output.removeFirst(outputHead)
+            outputHead = 0
+        }
+    }
+}

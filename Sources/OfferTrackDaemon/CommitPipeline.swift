@@ -1,0 +1,70 @@
+import Dispatch
+import Journal
+import Posix
+import Synchronization
+
+/// A record waiting to be journaled, and where its answer goes.
+struct CommitJob: Sendable {
+    let connection: UInt64
+    let slot: UInt64
+    let submission: Submission
+}
+
+/// The writer's answer for one batch.
+struct CommitResult: Sendable {
+    let jobs: [CommitJob]
+    /// One outcome per job, or the error that kept the whole batch from committing.
+    let outcomes: Result<[AppendOutcome], JournalFailure>
+}
+
+/// Why a batch did not commit, for logs and status.
+struct JournalFailure: Error, Sendable {
+    let message: String
+}
+
+/// Runs the journal's single writer on its own thread: one batch (one transaction) at a time, handed over by the
+/// event loop, with completions posted back through an eventfd. While a batch commits, the event loop keeps
+/// reading and validating, so the next batch groups everything that arrived meanwhile (group commit).
+final class CommitPipeline: @unchecked Sendable {
+    // @unchecked: `writer` is touched only on `queue`; `results` is guarded by its Mutex.
+    private let writer: JournalWriter
+    private let queue = DispatchQueue(label: "offertrack.journal-writer")
+    private let results = Mutex<[CommitResult]>([])
+    /// Readable when results are waiting.
+    let wakeup: EventCounter
+    private let clock: @Sendable () -> Int64
+
+    init(writer: JournalWriter, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds) throws(PosixError) {
+        self.writer = writer
+        self.clock = clock
+        wakeup = try EventCounter()
+    }
+
+    /// Commits `jobs` in one transaction on the writer thread.
+    func submit(_ jobs: [CommitJob]) {
+        queue.async { [self] in
+            let outcomes: Result<[AppendOutcome], JournalFailure>
+            do {
+                outcomes = .success(try writer.append(jobs.map(\.submission), receivedAt: clock()))
+            } catch {
+                outcomes = .failure(JournalFailure(message: "\(error)"))
+            }
+            results.withLock { $0.append(CommitResult(jobs: jobs, outcomes: outcomes)) }
+            wakeup.signal()
+        }
+    }
+
+    /// Takes the results posted since the last call.
+    func takeResults() -> [CommitResult] {
+        wakeup.drain()
+        return results.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+    }
+
+    /// Runs `body` on the writer thread and waits for it (for rare work such as a rules-driven recompute).
+    func runOnWriter<T: Sendable>(_ body: @Sendable (JournalWriter) throws -> T) rethrows -> T {
+        try queue.sync { try body(writer) }
+    }
+}

@@ -1,0 +1,489 @@
+import Journal
+import OfferTrackDomain
+import Posix
+import Systemd
+
+/// The daemon: one event loop thread doing all socket I/O, framing and validation, and one writer thread
+/// committing batches to the journal (see `CommitPipeline`).
+public final class Daemon {
+    private enum Token {
+        static let listener: UInt64 = 1
+        static let signals: UInt64 = 2
+        static let commits: UInt64 = 3
+        static let firstConnection: UInt64 = 16
+    }
+
+    /// Most records in one transaction.
+    static let maxBatch = 8192
+    /// A connection stops being read while this many of its lines are unanswered…
+    static let maxUnansweredPerConnection = 4096
+    /// …or this many answer bytes wait for it to read them.
+    static let maxOutputPerConnection = 1 << 20
+    /// Every connection stops being read while this many bytes of records wait for the writer.
+    static let maxQueuedBytes = 64 << 20
+    static let readChunk = 65536
+    static let readsPerWakeup = 4
+
+    private let configuration: DaemonConfiguration
+    private let epoll: Epoll
+    private let signals: SignalChannel
+    private let pipeline: CommitPipeline
+    private let policy: PeerPolicy
+    private let rules: RulesHolder
+    private var listener: Int32?
+    private var listenerWatched = false
+    private let listenerDescription: String
+
+    private var connections: [UInt64: ClientConnection] = [:]
+    private var nextToken = Token.firstConnection
+    private var waiting: [CommitJob] = []
+    private var queuedBytes = 0
+    private var writerBusySince: Int64?
+    private var pausedForQueue: Set<UInt64> = []
+    private var readBuffer: UnsafeMutableRawBufferPointer
+
+    private var counters = DaemonCounters()
+    private var storageFailure: String?
+    private var stopping = false
+    private var drainDeadline: Int64 = 0
+    private let watchdogIntervalMilliseconds: Int64?
+    private var lastWatchdogPing: Int64 = 0
+    private var lastStatus = ""
+    private var lastStatusAt: Int64 = 0
+    private var lastIdleSweep: Int64 = 0
+
+    /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run.
+    public init(configuration: DaemonConfiguration) throws(StartupError) {
+        self.configuration = configuration
+        policy = PeerPolicy(
+            ownUID: ProcessInfo.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs)
+        do {
+            rules = try RulesHolder(path: configuration.rulesPath)
+        } catch {
+            throw StartupError(exitCode: 78, "rules: \(error)")
+        }
+        let writer: JournalWriter
+        do {
+            writer = try JournalWriter(path: configuration.databasePath, durability: configuration.durability)
+            counters.lastSeq = try writer.lastSeq()
+        } catch {
+            throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
+        }
+        do {
+            epoll = try Epoll()
+            signals = try SignalChannel()
+            pipeline = try CommitPipeline(writer: writer)
+        } catch {
+            throw StartupError(exitCode: 71, "\(error)")
+        }
+        let activated = ServiceManager.listenDescriptors()
+        if activated.count > 1 {
+            throw StartupError(exitCode: 78, "socket activation passed \(activated.count) sockets; expected one")
+        }
+        if let fd = activated.first {
+            guard ServiceManager.isListeningUnixStreamSocket(fd) else {
+                throw StartupError(exitCode: 78, "the activated socket (fd \(fd)) is not a listening AF_UNIX stream")
+            }
+            do { try FileDescriptor.setNonBlocking(fd) } catch { throw StartupError(exitCode: 71, "\(error)") }
+            listener = fd
+            listenerDescription = "activated socket"
+        } else {
+            do {
+                listener = try UnixSocket.listen(path: configuration.socketPath, mode: 0o660)
+            } catch {
+                if case .inUse = error { throw StartupError(exitCode: 69, "\(error)") }
+                throw StartupError(exitCode: 73, "cannot listen: \(error)")
+            }
+            listenerDescription = configuration.socketPath
+        }
+        watchdogIntervalMilliseconds = ServiceManager.watchdogIntervalMicroseconds().map { Int64($0 / 1000) }
+        readBuffer = .allocate(byteCount: Self.readChunk, alignment: 16)
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    /// Runs until SIGTERM/SIGINT and the drain; returns the exit code.
+    public func run() -> Int32 {
+        do {
+            try epoll.add(signals.fd, events: .readable, token: Token.signals)
+            try epoll.add(pipeline.wakeup.fd, events: .readable, token: Token.commits)
+            watchListener(true)
+        } catch {
+            log("cannot start the event loop: \(error)")
+            return 71
+        }
+        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+        log(
+            "listening on \(listenerDescription), journal \(configuration.databasePath) "
+                + "(durability \(configuration.durability.rawValue)), \(rules.summary)")
+        while true {
+            let events: [(token: UInt64, events: Epoll.Events)]
+            do {
+                events = try epoll.wait(timeoutMilliseconds: stopping ? 50 : 250)
+            } catch {
+                log("event loop failed: \(error)")
+                return 71
+            }
+            let now = Clock.monotonicMilliseconds()
+            for event in events {
+                switch event.token {
+                case Token.listener: acceptConnections(now: now)
+                case Token.signals: handleSignals(now: now)
+                case Token.commits: handleCommitResults(now: now)
+                default: serviceConnection(event.token, events: event.events, now: now)
+                }
+            }
+            dispatchBatchIfIdle(now: now)
+            housekeeping(now: now)
+            if stopping && drainFinished(now: now) { break }
+        }
+        for connection in Array(connections.values) { close(connection) }
+        log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
+        return 0
+    }
+
+    // MARK: Connections
+
+    private func acceptConnections(now: Int64) {
+        guard let listener else { return }
+        while connections.count < configuration.maxConnections {
+            let accepted: Int32?
+            do {
+                accepted = try UnixSocket.accept(listener)
+            } catch {
+                log("accept failed: \(error)")
+                return
+            }
+            guard let fd = accepted else { return }
+            guard let peer = try? UnixSocket.peerCredentials(fd), policy.allows(peer) else {
+                refuseUnauthorized(fd)
+                continue
+            }
+            let connection = ClientConnection(
+                token: nextToken, fd: fd, maxLineBytes: configuration.maxLineBytes, now: now)
+            nextToken += 1
+            connections[connection.token] = connection
+            updateInterest(connection)
+        }
+        if connections.count >= configuration.maxConnections { watchListener(false) }
+    }
+
+    private func refuseUnauthorized(_ fd: Int32) {
+        let line = ResponseLine.rejected(
+            id: nil,
+            RecordError(.unauthorized, "this peer's uid and gid are not allowed to send records")
+        ).encoded
+        _ = line.withUnsafeBytes { try? FileDescriptor.write(fd, from: $0) }
+        FileDescriptor.close(fd)
+        counters.rejected += 1
+    }
+
+    private func watchListener(_ watch: Bool) {
+        guard let listener, watch != listenerWatched else { return }
+        if watch {
+            try? epoll.add(listener, events: .readable, token: Token.listener)
+        } else {
+            epoll.remove(listener)
+        }
+        listenerWatched = watch
+    }
+
+    private func serviceConnection(_ token: UInt64, events: Epoll.Events, now: Int64) {
+        guard let connection = connections[token] else { return }
+        if events.contains(.readable) && !connection.readingPaused && !connection.inputEnded {
+            read(from: connection, now: now)
+        }
+        if !events.isDisjoint(with: [.hangup, .error]) {
+            // The peer is gone in both directions: its answers cannot be delivered.
+            close(connection)
+            return
+        }
+        settle(connection, now: now)
+    }
+
+    /// Flushes, then closes a finished or broken connection, else updates what epoll watches.
+    private func settle(_ connection: ClientConnection, now: Int64) {
+        guard connections[connection.token] != nil else { return }
+        guard connection.flush(now: now) else {
+            close(connection)
+            return
+        }
+        if connection.inputEnded && connection.isQuiescent {
+            close(connection)
+            return
+        }
+        updateInterest(connection)
+    }
+
+    private func read(from connection: ClientConnection, now: Int64) {
+        for _ in 0..<Self.readsPerWakeup {
+            let result: IOResult
+            do {
+                result = try FileDescriptor.read(connection.fd, into: readBuffer)
+            } catch {
+                connection.inputEnded = true
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .transferred(0):
+                connection.inputEnded = true
+                connection.framer.finish { handle($0, on: connection) }
+                return
+            case .transferred(let count):
+                connection.lastProgressMilliseconds = now
+                connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
+                    handle($0, on: connection)
+                }
+                if mustPauseReading(connection) { return }
+            }
+        }
+    }
+
+    private func handle(_ event: LineFramer.Event, on connection: ClientConnection) {
+        switch event {
+        case .tooLong:
+            counters.rejected += 1
+            connection.answerImmediately(
+                .rejected(
+                    id: nil,
+                    RecordError(
+                        .lineTooLong,
+                        "the line is longer than \(configuration.maxLineBytes) bytes; it was discarded")))
+        case .line(let bytes):
+            switch bytes.withUnsafeBytes(RecordValidator.validate) {
+            case .valid(let record):
+                let slot = connection.reserveSlot()
+                waiting.append(
+                    CommitJob(
+                        connection: connection.token, slot: slot, submission: Submission(record: record, line: bytes)))
+                queuedBytes += bytes.count
+            case .rejected(let id, let error):
+                counters.rejected += 1
+                connection.answerImmediately(.rejected(id: id, error))
+            }
+        }
+    }
+
+    private func mustPauseReading(_ connection: ClientConnection) -> Bool {
+        if queuedBytes >= Self.maxQueuedBytes {
+            pausedForQueue.insert(connection.token)
+            return true
+        }
+        return connection.unansweredCount >= Self.maxUnansweredPerConnection
+            || connection.pendingOutputBytes >= Self.maxOutputPerConnection
+    }
+
+    private func updateInterest(_ connection: ClientConnection) {
+        connection.readingPaused = stopping || mustPauseReading(connection)
+        var wanted: Epoll.Events = []
+        if !connection.readingPaused && !connection.inputEnded { wanted.insert(.readable) }
+        if connection.pendingOutputBytes > 0 { wanted.insert(.writable) }
+        guard wanted != connection.watchedEvents || connection.watchedEvents.isEmpty else { return }
+        do {
+            if connection.watchedEvents.isEmpty && !connection.registered {
+                try epoll.add(connection.fd, events: wanted, token: connection.token)
+                connection.registered = true
+            } else {
+                try epoll.modify(connection.fd, events: wanted, token: connection.token)
+            }
+            connection.watchedEvents = wanted
+        } catch {
+            close(connection)
+        }
+    }
+
+    private func close(_ connection: ClientConnection) {
+        guard connections.removeValue(forKey: connection.token) != nil else { return }
+        epoll.remove(connection.fd)
+        FileDescriptor.close(connection.fd)
+        pausedForQueue.remove(connection.token)
+        if !stopping && connections.count < configuration.maxConnections { watchListener(true) }
+    }
+
+    // MARK: Journal
+
+    private func dispatchBatchIfIdle(now: Int64) {
+        guard writerBusySince == nil, !waiting.isEmpty else { return }
+        let batch: [CommitJob]
+        if waiting.count <= Self.maxBatch {
+            batch = waiting
+            waiting.removeAll(keepingCapacity: true)
+        } else {
+            batch = Array(waiting.prefix(Self.maxBatch))
+            waiting.removeFirst(Self.maxBatch)
+        }
+        writerBusySince = now
+        pipeline.submit(batch)
+    }
+
+    private func handleCommitResults(now: Int64) {
+        for result in pipeline.takeResults() {
+            writerBusySince = nil
+            switch result.outcomes {
+            case .success(let outcomes):
+                if let failure = storageFailure {
+                    log("the journal commits again (after: \(failure))")
+                    storageFailure = nil
+                }
+                for (job, outcome) in zip(result.jobs, outcomes) {
+                    deliver(response(for: job, outcome), to: job)
+                }
+            case .failure(let failure):
+                if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
+                storageFailure = failure.message
+                counters.storageUnavailable += result.jobs.count
+                for job in result.jobs {
+                    deliver(
+                        .rejected(
+                            id: job.submission.record.id,
+                            RecordError(
+                                .storageUnavailable, "the journal cannot commit now; retry with the same id")),
+                        to: job)
+                }
+            }
+            for job in result.jobs { queuedBytes -= job.submission.line.count }
+            for token in Set(result.jobs.map(\.connection)) {
+                if let connection = connections[token] { settle(connection, now: now) }
+            }
+        }
+        resumeQueuePausedConnections(now: now)
+        dispatchBatchIfIdle(now: now)
+    }
+
+    private func response(for job: CommitJob, _ outcome: AppendOutcome) -> ResponseLine {
+        let id = job.submission.record.id
+        switch outcome {
+        case .accepted(let seq):
+            counters.accepted += 1
+            counters.lastSeq = max(counters.lastSeq, seq)
+            return .accepted(id: id, seq: seq)
+        case .duplicate(let seq):
+            counters.duplicates += 1
+            return .duplicate(id: id, seq: seq)
+        case .conflict:
+            counters.rejected += 1
+            return .rejected(
+                id: id, RecordError(.idConflict, "a record with id \(id) is journaled already with other content"))
+        }
+    }
+
+    private func deliver(_ response: ResponseLine, to job: CommitJob) {
+        connections[job.connection]?.answer(slot: job.slot, with: response)
+    }
+
+    private func resumeQueuePausedConnections(now: Int64) {
+        guard queuedBytes < Self.maxQueuedBytes / 2, !pausedForQueue.isEmpty else { return }
+        let tokens = pausedForQueue
+        pausedForQueue.removeAll()
+        for token in tokens {
+            if let connection = connections[token] { updateInterest(connection) }
+        }
+    }
+
+    // MARK: Signals, shutdown, housekeeping
+
+    private func handleSignals(now: Int64) {
+        for signal in signals.receive() {
+            switch signal {
+            case .terminate, .interrupt: beginShutdown(now: now)
+            case .hangup: reloadRules()
+            case .other: break
+            }
+        }
+    }
+
+    private func beginShutdown(now: Int64) {
+        guard !stopping else { return }
+        stopping = true
+        ServiceManager.notify("STOPPING=1\nSTATUS=stopping: finishing \(waiting.count) queued records")
+        log("stopping: finishing what was read, answering the rest shutting_down")
+        if let listener {
+            watchListener(false)
+            // A socket-activated listener stays with systemd; closing our copy only stops our accepting.
+            FileDescriptor.close(listener)
+            self.listener = nil
+        }
+        drainDeadline = now + Int64(configuration.drainTimeoutSeconds) * 1000
+        for connection in Array(connections.values) { settle(connection, now: now) }
+    }
+
+    private func drainFinished(now: Int64) -> Bool {
+        if now >= drainDeadline && !waiting.isEmpty {
+            let abandoned = waiting
+            waiting.removeAll()
+            for job in abandoned {
+                queuedBytes -= job.submission.line.count
+                deliver(
+                    .rejected(
+                        id: job.submission.record.id,
+                        RecordError(.shuttingDown, "the daemon is stopping; retry with the same id")),
+                    to: job)
+            }
+            for connection in Array(connections.values) { settle(connection, now: now) }
+        }
+        let journalIdle = waiting.isEmpty && writerBusySince == nil
+        let outputFlushed = connections.values.allSatisfy { $0.pendingOutputBytes == 0 }
+        // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
+        return journalIdle && (outputFlushed || now >= drainDeadline + 2000)
+    }
+
+    private func reloadRules() {
+        ServiceManager.notify("RELOADING=1\nMONOTONIC_USEC=\(Clock.monotonicMicroseconds())")
+        switch rules.reload() {
+        case .success(let summary):
+            log("rules reloaded: \(summary)")
+        case .failure(let error):
+            log("rules reload failed, keeping the previous rules: \(error)")
+        }
+        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+        lastStatus = statusLine()
+    }
+
+    private func housekeeping(now: Int64) {
+        if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
+            let writerStuck = writerBusySince.map { now - $0 > interval / 2 } ?? false
+            if !writerStuck {
+                ServiceManager.notify("WATCHDOG=1")
+                lastWatchdogPing = now
+            }
+        }
+        if now - lastStatusAt >= 1000 {
+            lastStatusAt = now
+            let status = statusLine()
+            if status != lastStatus {
+                ServiceManager.notify("STATUS=\(status)")
+                lastStatus = status
+            }
+        }
+        if now - lastIdleSweep >= 1000 {
+            lastIdleSweep = now
+            let limit = Int64(configuration.idleTimeoutSeconds) * 1000
+            for connection in Array(connections.values) where now - connection.lastProgressMilliseconds > limit {
+                close(connection)
+            }
+        }
+    }
+
+    private func statusLine() -> String {
+        var line =
+            "\(stopping ? "stopping" : "serving"): \(connections.count) connections; "
+            + "\(counters.accepted) accepted, \(counters.duplicates) duplicate, \(counters.rejected) rejected "
+            + "since start; last seq \(counters.lastSeq)"
+        if let storageFailure { line += "; JOURNAL FAILING: \(storageFailure)" }
+        if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
+        return line.replacingNewlines()
+    }
+
+    private func log(_ message: String) {
+        FileDescriptor.printError("offertrackd: \(message)")
+    }
+}
+
+extension String {
+    /// The string on one line (newlines would split a `STATUS=` notification).
+    fileprivate func replacingNewlines() -> String {
+        String(map { $0.isNewline ? " " : $0 })
+    }
+}

@@ -1,0 +1,9 @@
+/// What the daemon has answered since it started, for `STATUS=` and logs.
+struct DaemonCounters: Equatable {
+    var accepted = 0
+    var duplicates = 0
+    var rejected = 0
+    var storageUnavailable = 0
+    var lastSeq: Int64 = 0
+    var connections = 0
+}

@@ -1,0 +1,87 @@
+/// Splits a byte stream into lines per SPEC section 2's framing.
+///
+/// A line is the bytes before `\n`; the limit counts them all, a trailing `\r` included. A line over the limit
+/// is reported once (`tooLong`) as soon as it is known to be too long, and its bytes are discarded up to the
+/// next `\n`. One trailing `\r` is dropped from every line; a line empty after that is skipped. At the end of
+/// the stream a final unterminated line is delivered.
+public struct LineFramer: Sendable {
+    /// What the framer found.
+    public enum Event: Equatable, Sendable {
+        case line([UInt8])
+        case tooLong
+    }
+
+    public let maxLineBytes: Int
+    private var partial: [UInt8] = []
+    private var discarding = false
+
+    public init(maxLineBytes: Int) { self.maxLineBytes = maxLineBytes }
+
+    /// The number of bytes held for an incomplete line.
+    public var bufferedByteCount: Int { partial.count }
+
+    /// Feeds `chunk`, calling `emit` for every complete line or over-long line, in order.
+    public mutating func append(_ chunk: UnsafeRawBufferPointer, emit: (Event) -> Void) {
+        var start = 0
+        let count = chunk.count
+        while start < count {
+            guard let newline = firstNewline(in: chunk, from: start) else {
+                appendPartial(chunk, from: start, to: count, emit: emit)
+                return
+            }
+            if discarding {
+                discarding = false
+            } else if partial.count + (newline - start) > maxLineBytes {
+                partial.removeAll(keepingCapacity: true)
+                emit(.tooLong)
+            } else if partial.isEmpty {
+                deliver(Array(chunk[start..<newline]), emit: emit)
+            } else {
+                partial.append(contentsOf: chunk[start..<newline])
+                deliver(partial, emit: emit)
+                partial.removeAll(keepingCapacity: true)
+            }
+            start = newline + 1
+        }
+    }
+
+    /// Feeds `bytes` (a convenience for tests and tools).
+    public mutating func append(_ bytes: [UInt8], emit: (Event) -> Void) {
+        bytes.withUnsafeBytes { append($0, emit: emit) }
+    }
+
+    /// Ends the stream: delivers a final unterminated line, if any.
+    public mutating func finish(emit: (Event) -> Void) {
+        if !discarding && !partial.isEmpty { deliver(partial, emit: emit) }
+        partial = []
+        discarding = false
+    }
+
+    private mutating func appendPartial(
+        _ chunk: UnsafeRawBufferPointer, from start: Int, to end: Int, emit: (Event) -> Void
+    ) {
+        guard !discarding else { return }
+        if partial.count + (end - start) > maxLineBytes {
+            partial = []
+            discarding = true
+            emit(.tooLong)
+        } else {
+            partial.append(contentsOf: chunk[start..<end])
+        }
+    }
+
+    private func deliver(_ line: [UInt8], emit: (Event) -> Void) {
+        var line = line
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        if !line.isEmpty { emit(.line(line)) }
+    }
+
+    private func firstNewline(in chunk: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var index = start
+        while index < chunk.count {
+            if chunk[index] == UInt8(ascii: "\n") { return index }
+            index += 1
+        }
+        return nil
+    }
+}

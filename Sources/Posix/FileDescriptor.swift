@@ -1,0 +1,66 @@
+import Glibc
+
+/// Thin wrappers over the fd system calls the daemon and CLI use; EINTR is retried, errors thrown with errno.
+public enum FileDescriptor {
+    /// Reads up to `buffer.count` bytes.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(PosixError) -> IOResult {
+        do {
+            let n = try retryingOnInterrupt("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+            return .transferred(n)
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return .wouldBlock
+        }
+    }
+
+    /// Writes up to `buffer.count` bytes (never raises SIGPIPE: uses `send` with `MSG_NOSIGNAL` on sockets).
+    public static func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer) throws(PosixError) -> IOResult {
+        do {
+            let n = try retryingOnInterrupt("send") {
+                Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+            }
+            return .transferred(n)
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return .wouldBlock
+        } catch where error.errno == ENOTSOCK {
+            let n = try retryingOnInterrupt("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+            return .transferred(n)
+        }
+    }
+
+    /// Writes all of `bytes`, blocking as needed (for blocking descriptors such as stdout).
+    public static func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) throws(PosixError) {
+        let array = Array(bytes)
+        var offset = 0
+        while offset < array.count {
+            let written = array.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw PosixError("write", errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    /// Closes `fd`, ignoring errors (the descriptor is gone either way on Linux).
+    public static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// Sets `O_NONBLOCK` on `fd`.
+    public static func setNonBlocking(_ fd: Int32) throws(PosixError) {
+        let flags = try retryingOnInterrupt("fcntl") { fcntl(fd, F_GETFL) }
+        _ = try retryingOnInterrupt("fcntl") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// Writes a diagnostic line to stderr (C's `stderr` global is not usable from Swift 6).
+    public static func printError(_ line: String) {
+        var text = line
+        if !text.hasSuffix("\n") { text += "\n" }
+        try? writeAll(2, Array(text.utf8))
+    }
+
+    /// Whether `fd` is a terminal.
+    public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+}

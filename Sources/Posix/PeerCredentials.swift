@@ -1,0 +1,12 @@
+/// The credentials of a Unix socket's peer, read with `SO_PEERCRED`.
+public struct PeerCredentials: Sendable, Equatable {
+    public let pid: Int32
+    public let uid: UInt32
+    public let gid: UInt32
+
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+}

@@ -1,0 +1,122 @@
+import CLinux
+import Glibc
+
+/// `AF_UNIX` stream sockets: listen, accept with peer credentials, connect.
+public enum UnixSocket {
+    /// Why a socket path cannot be bound.
+    public enum BindError: Error, Sendable, CustomStringConvertible {
+        /// Another process is accepting connections on the path.
+        case inUse(path: String)
+        /// The path exists and is not a socket.
+        case notASocket(path: String)
+        /// The path does not fit in `sockaddr_un`.
+        case pathTooLong(path: String)
+        case system(PosixError, path: String)
+
+        public var description: String {
+            switch self {
+            case .inUse(let path): "\(path) is in use by a running process"
+            case .notASocket(let path): "\(path) exists and is not a socket"
+            case .pathTooLong(let path): "\(path) is longer than a Unix socket path may be (107 bytes)"
+            case .system(let error, let path): "\(path): \(error)"
+            }
+        }
+    }
+
+    /// Binds and listens on `path`, created with `mode` (e.g. 0o660). A stale socket file (nobody listening)
+    /// is replaced; a live one or a non-socket file is refused.
+    public static func listen(path: String, mode: mode_t, backlog: Int32 = 4096) throws(BindError) -> Int32 {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFSOCK else { throw .notASocket(path: path) }
+            if let probe = try? connect(path: path) {
+                FileDescriptor.close(probe)
+                throw .inUse(path: path)
+            }
+            unlink(path)
+        }
+        guard var address = makeAddress(path) else { throw .pathTooLong(path: path) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system(PosixError("socket", errno: errno), path: path) }
+        let previousMask = umask(~mode & 0o777)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindErrno = errno
+        umask(previousMask)
+        guard bound == 0 else {
+            FileDescriptor.close(fd)
+            throw .system(PosixError("bind", errno: bindErrno), path: path)
+        }
+        chmod(path, mode)
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let code = errno
+            FileDescriptor.close(fd)
+            throw .system(PosixError("listen", errno: code), path: path)
+        }
+        do { try FileDescriptor.setNonBlocking(fd) } catch { throw .system(error, path: path) }
+        return fd
+    }
+
+    /// Accepts one connection (non-blocking, close-on-exec), or nil when none is waiting.
+    public static func accept(_ listener: Int32) throws(PosixError) -> Int32? {
+        while true {
+            let fd = offertrack_accept_nonblocking(listener)
+            if fd >= 0 { return fd }
+            switch errno {
+            case EINTR, ECONNABORTED: continue
+            case EAGAIN, EWOULDBLOCK: return nil
+            default: throw PosixError("accept4", errno: errno)
+            }
+        }
+    }
+
+    /// The peer's pid, uid and gid.
+    public static func peerCredentials(_ fd: Int32) throws(PosixError) -> PeerCredentials {
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
+        guard offertrack_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
+            throw PosixError("getsockopt(SO_PEERCRED)", errno: errno)
+        }
+        return PeerCredentials(pid: pid, uid: uid, gid: gid)
+    }
+
+    /// Connects a blocking client socket to `path`.
+    public static func connect(path: String) throws(PosixError) -> Int32 {
+        guard var address = makeAddress(path) else { throw PosixError("connect", errno: ENAMETOOLONG) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw PosixError("socket", errno: errno) }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard rc == 0 else {
+            let code = errno
+            FileDescriptor.close(fd)
+            throw PosixError("connect", errno: code)
+        }
+        return fd
+    }
+
+    /// Shuts down the sending direction, so the peer reads end of stream.
+    public static func shutdownWrite(_ fd: Int32) {
+        _ = shutdown(fd, Int32(SHUT_WR))
+    }
+
+    private static func makeAddress(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+}

@@ -1,0 +1,115 @@
+import CSQLite
+
+/// One SQLite connection. Not thread-safe: use it from one thread at a time.
+public final class Connection {
+    /// The opaque sqlite3 handle.
+    let handle: OpaquePointer
+    private var statementCache: [String: Statement] = [:]
+
+    /// How a connection is opened.
+    public enum Mode: Sendable {
+        case readOnly
+        case readWriteCreate
+    }
+
+    /// Opens (and with `.readWriteCreate`, creates) the database at `path`.
+    public init(path: String, mode: Mode) throws(SQLiteError) {
+        var pointer: OpaquePointer?
+        let flags: Int32 =
+            switch mode {
+            case .readOnly: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            case .readWriteCreate: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+            }
+        let rc = sqlite3_open_v2(path, &pointer, flags, nil)
+        guard let pointer else {
+            throw SQLiteError(code: rc, message: "cannot allocate a connection to \(path)")
+        }
+        guard rc == SQLITE_OK else {
+            let error = SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(pointer)) + " (\(path))")
+            sqlite3_close_v2(pointer)
+            throw error
+        }
+        handle = pointer
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Waits up to `milliseconds` for another connection's lock before failing with `SQLITE_BUSY`.
+    public func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// Runs one or more statements that return no rows we need.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw lastError(sql: sql) }
+    }
+
+    /// Runs a statement and returns its first column of its first row as text (for pragmas).
+    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.text(0)
+    }
+
+    /// Runs a statement and returns its first column of its first row as an integer.
+    public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.int64(0)
+    }
+
+    /// A prepared statement for `sql`, cached and reused (reset and cleared) on later calls.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = statementCache[sql] {
+            cached.reset()
+            cached.clearBindings()
+            return cached
+        }
+        var pointer: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
+        guard rc == SQLITE_OK, let pointer else { throw lastError(sql: sql) }
+        let statement = Statement(pointer: pointer, connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE` takes the write lock at once); rolls back if it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackIfActive()
+            throw error
+        }
+    }
+
+    /// Rolls back the open transaction, if SQLite has not already done so (after `SQLITE_FULL` it may have).
+    public func rollbackIfActive() {
+        if sqlite3_get_autocommit(handle) == 0 {
+            _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+        }
+    }
+
+    /// Whether a transaction is open.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    func lastError(sql: String?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}
