@@ -47,7 +47,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "Posix"], swiftSettings: strictSettings),
-        .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "Posix"], swiftSettings: strictSettings),
+        .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI", "Posix"], swiftSettings: strictSettings),
         .testTarget(name: "DomainTests", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",

@@ -120,3 +120,11 @@ public enum UnixSocket {
         return address
     }
 }
+
+extension UnixSocket {
+    /// Makes blocking reads on `fd` fail with EAGAIN after `seconds` without data.
+    public static func setReceiveTimeout(_ fd: Int32, seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+}

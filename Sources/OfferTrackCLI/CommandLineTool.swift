@@ -1,0 +1,63 @@
+import OfferTrackDomain
+import Posix
+
+/// The `offertrack` command line: dispatches to one command and maps errors to exit codes.
+public enum CommandLineTool {
+    static let usage = """
+        Usage: offertrack COMMAND [options]
+
+        Commands:
+          report     the funnel: presentations, eligibility, conversions and commissions
+          export     write the nightly commission export for one day
+          ingest     send NDJSON records to offertrackd
+          status     is the daemon up; journal size, counts, last seq, last export
+          rebuild    recompute everything derived from the journal
+          verify     check the journal's integrity and invariants
+          simulate   print a realistic, deterministic NDJSON workload
+
+        Every command takes --db PATH, --rules PATH and --help. See `offertrack COMMAND --help`.
+        """
+
+    /// Runs the command named by `arguments[0]` and returns the process exit code.
+    public static func run(_ arguments: [String]) -> Int32 {
+        guard let name = arguments.first else {
+            FileDescriptor.printError("offertrack: a command is required\n\(usage)")
+            return ExitCode.usage.rawValue
+        }
+        let rest = Array(arguments.dropFirst())
+        if name == "--help" || name == "-h" || name == "help" {
+            try? Output.write(usage + "\n")
+            return 0
+        }
+        if name == "--version" {
+            try? Output.write("offertrack \(OfferTrackVersion.string)\n")
+            return 0
+        }
+        do {
+            return try dispatch(name, rest)
+        } catch {
+            FileDescriptor.printError("offertrack \(name): \(error)")
+            return error.exitCode
+        }
+    }
+
+    private static func dispatch(_ name: String, _ arguments: [String]) throws(CLIError) -> Int32 {
+        let wantsHelp = arguments.contains("--help")
+        switch name {
+        case "ingest":
+            if wantsHelp { return try help(IngestCommand.help) }
+            var command = try IngestCommand(arguments: arguments)
+            return try command.run()
+        case "status":
+            if wantsHelp { return try help(StatusCommand.help) }
+            return try StatusCommand(arguments: arguments).run()
+        default:
+            throw CLIError(.usage, "unknown command \(name)\n\(usage)")
+        }
+    }
+
+    private static func help(_ text: String) throws(CLIError) -> Int32 {
+        try Output.write(text + "\n")
+        return 0
+    }
+}

@@ -1,0 +1,37 @@
+import OfferTrackDomain
+
+/// One response line from the daemon, decoded.
+struct DaemonResponse: Equatable {
+    enum Status: String {
+        case accepted, duplicate, rejected
+    }
+
+    let status: Status
+    let seq: Int64?
+    let code: String?
+    let message: String?
+    let field: String?
+
+    /// Whether the record should be sent again with the same id.
+    var isRetryable: Bool {
+        status == .rejected
+            && (code == ErrorCode.storageUnavailable.rawValue || code == ErrorCode.shuttingDown.rawValue)
+    }
+
+    init?(line: [UInt8]) {
+        guard case .object(let object)? = try? JSONParser.parse(line),
+            case .string(let statusText)? = object["status"], let status = Status(rawValue: statusText)
+        else { return nil }
+        self.status = status
+        if case .number(let number)? = object["seq"] { seq = number.int64Value } else { seq = nil }
+        if case .object(let error)? = object["error"] {
+            if case .string(let code)? = error["code"] { self.code = code } else { code = nil }
+            if case .string(let message)? = error["message"] { self.message = message } else { message = nil }
+            if case .string(let field)? = error["field"] { self.field = field } else { field = nil }
+        } else {
+            code = nil
+            message = nil
+            field = nil
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import OfferTrackDomain
+import Posix
+
+/// `offertrack ingest [FILE|-] [--socket PATH]`: sends NDJSON records to the daemon, retrying what is
+/// retryable with the same line (so the same id), and prints a summary.
+struct IngestCommand {
+    static let help = """
+        Usage: offertrack ingest [FILE|-] [--socket PATH]
+
+        Sends NDJSON records (one JSON object per line) to offertrackd and waits for every answer. Records
+        answered storage_unavailable or shutting_down, or lost to a dropped connection, are sent again with
+        the same id until the daemon answers (for up to --retry-for seconds, default 300). Prints how many
+        were accepted, duplicate and rejected, with each rejected line's number and reason.
+        Exit: 0 all accepted or duplicate, 65 some rejected, 69 daemon unreachable, 75 gave up retrying.
+
+        Example:
+          offertrack simulate --users 1000 | offertrack ingest - --socket ./offertrack.sock
+        """
+
+    /// Lines sent before waiting for their answers.
+    static let window = 2048
+
+    struct Line {
+        let number: Int
+        let bytes: [UInt8]
+    }
+
+    struct Summary {
+        var accepted = 0
+        var duplicate = 0
+        var rejected: [(line: Int, reason: String)] = []
+        var sent = 0
+    }
+
+    let socketPath: String
+    let inputPath: String?
+    let retryForSeconds: Int
+    let showProgress: Bool
+    private(set) var summary = Summary()
+
+    init(arguments: [String]) throws(CLIError) {
+        let parsed = try CommandArguments(arguments, valued: ["--socket", "--retry-for", "--db", "--rules"])
+        guard parsed.positionals.count <= 1 else { throw CLIError(.usage, "ingest takes one FILE or -") }
+        socketPath = Paths.socket(parsed.value("--socket"))
+        inputPath = parsed.positionals.first.flatMap { $0 == "-" ? nil : $0 }
+        retryForSeconds = Int(parsed.value("--retry-for") ?? "300") ?? 300
+        showProgress = FileDescriptor.isTerminal(2)
+    }
+
+    mutating func run() throws(CLIError) -> Int32 {
+        let inputFD: Int32
+        if let inputPath {
+            inputFD = FileSystem.openForReading(inputPath)
+            guard inputFD >= 0 else { throw CLIError(.noInput, "cannot open \(inputPath)") }
+        } else {
+            inputFD = 0
+        }
+        defer { if inputFD != 0 { FileDescriptor.close(inputFD) } }
+        let input = LineReader(fd: inputFD)
+        var connection = try DaemonConnection.open(socketPath, retryForSeconds: 0)
+        var number = 0
+        var window: [Line] = []
+        var endOfInput = false
+        while !endOfInput {
+            window.removeAll(keepingCapacity: true)
+            while window.count < Self.window {
+                let next: [UInt8]?
+                do { next = try input.nextLine() } catch { throw CLIError(.ioError, "reading input: \(error)") }
+                guard var bytes = next else {
+                    endOfInput = true
+                    break
+                }
+                number += 1
+                if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+                // The daemon answers every line that is not empty after one trailing \r is dropped.
+                if !bytes.isEmpty { window.append(Line(number: number, bytes: bytes)) }
+            }
+            try deliver(window, over: &connection)
+            if showProgress {
+                FileDescriptor.printProgress(
+                    "offertrack: \(summary.sent) sent, \(summary.accepted) accepted, "
+                        + "\(summary.duplicate) duplicate, \(summary.rejected.count) rejected")
+            }
+        }
+        connection.close()
+        if showProgress { FileDescriptor.printError("") }
+        try Output.write(report())
+        return summary.rejected.isEmpty ? 0 : ExitCode.dataError.rawValue
+    }
+
+    /// Sends `lines` until each has a final answer, reconnecting and backing off as needed.
+    private mutating func deliver(_ lines: [Line], over connection: inout DaemonConnection) throws(CLIError) {
+        var unresolved = lines
+        var delay = 50
+        let giveUpAt = Clock.monotonicMilliseconds() + Int64(retryForSeconds) * 1000
+        while !unresolved.isEmpty {
+            var retry: [Line] = []
+            do {
+                let answers = try connection.exchange(unresolved.map(\.bytes))
+                for (line, answer) in zip(unresolved, answers) {
+                    switch answer.status {
+                    case .accepted: summary.accepted += 1
+                    case .duplicate: summary.duplicate += 1
+                    case .rejected where answer.isRetryable: retry.append(line)
+                    case .rejected:
+                        let field = answer.field.map { " (\($0))" } ?? ""
+                        summary.rejected.append(
+                            (line.number, "\(answer.code ?? "rejected")\(field): \(answer.message ?? "")"))
+                    }
+                }
+                summary.sent += unresolved.count - retry.count
+                // Answers that never came (the connection dropped) are retried too.
+                retry.append(contentsOf: unresolved.dropFirst(answers.count))
+                if answers.count < unresolved.count { connection.close() }
+            } catch {
+                retry = unresolved
+                connection.close()
+            }
+            unresolved = retry
+            guard !unresolved.isEmpty else { return }
+            guard Clock.monotonicMilliseconds() < giveUpAt else {
+                throw CLIError(
+                    .tryAgain,
+                    "gave up after \(retryForSeconds) s: \(unresolved.count) records from line "
+                        + "\(unresolved[0].number) are not journaled; run ingest again (ids make it safe)\n"
+                        + report())
+            }
+            Sleep.milliseconds(delay)
+            delay = min(delay * 2, 2000)
+            if !connection.isOpen {
+                connection = (try? DaemonConnection.open(socketPath, retryForSeconds: 0)) ?? connection
+            }
+        }
+    }
+
+    private func report() -> String {
+        var text = "accepted \(summary.accepted)\nduplicate \(summary.duplicate)\nrejected \(summary.rejected.count)\n"
+        for rejection in summary.rejected {
+            text += "line \(rejection.line): \(rejection.reason)\n"
+        }
+        return text
+    }
+}

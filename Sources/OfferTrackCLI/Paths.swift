@@ -1,0 +1,18 @@
+import Posix
+
+/// Where the CLI finds the journal and the daemon when not told.
+enum Paths {
+    /// SPEC 6: `$STATE_DIRECTORY/offertrack.db` when set, else `./offertrack.db`.
+    static func database(_ given: String?) -> String {
+        if let given { return given }
+        if let state = ProcessInfo.environment("STATE_DIRECTORY")?.split(separator: ":").first, !state.isEmpty {
+            return "\(state)/offertrack.db"
+        }
+        return "./offertrack.db"
+    }
+
+    /// `--socket`, else `$OFFERTRACK_SOCKET`, else `./offertrack.sock`.
+    static func socket(_ given: String?) -> String {
+        given ?? ProcessInfo.environment("OFFERTRACK_SOCKET") ?? "./offertrack.sock"
+    }
+}

@@ -1,0 +1,39 @@
+import Glibc
+
+/// Files, stdout and sleeping, for the CLI.
+public enum FileSystem {
+    /// Opens `path` read-only; -1 on failure.
+    public static func openForReading(_ path: String) -> Int32 {
+        open(path, O_RDONLY | O_CLOEXEC)
+    }
+
+    /// Reads a whole file, or nil when it cannot be read.
+    public static func readFile(_ path: String) -> [UInt8]? {
+        let fd = openForReading(path)
+        guard fd >= 0 else { return nil }
+        defer { FileDescriptor.close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+}
+
+/// Pausing the calling thread.
+public enum Sleep {
+    public static func milliseconds(_ count: Int) {
+        usleep(useconds_t(count * 1000))
+    }
+}
+
+extension FileDescriptor {
+    /// Rewrites the current terminal line on stderr.
+    public static func printProgress(_ line: String) {
+        try? writeAll(2, Array("\r\u{1b}[K\(line)".utf8))
+    }
+}
