@@ -23,9 +23,7 @@ public enum JSONContent {
     }
 
     /// Exact scalar equality; Swift's `==` on `String` would apply canonical equivalence instead.
-    static func isSameString(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
-    }
+    static func isSameString(_ a: String, _ b: String) -> Bool { ExactText.equals(a, b) }
 
     /// Member sets compared regardless of order; member names are unique (the parser refuses repeats).
     private static func isSameObject(_ a: JSONObject, _ b: JSONObject) -> Bool {

@@ -95,6 +95,7 @@ public struct JSONParser {
         index += 1
         skipWhitespace()
         var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(8)
         if index < count, byte(index) == UInt8(ascii: "}") {
             index += 1
             return .object(JSONObject(members: members))
@@ -132,7 +133,7 @@ public struct JSONParser {
         _ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<ExactKey>?
     ) -> Bool {
         if members.count < 16 {
-            for member in members where member.key.utf8.elementsEqual(key.utf8) { return true }
+            for member in members where ExactText.equals(member.key, key) { return true }
             return false
         }
         if seen == nil { seen = Set(members.map { ExactKey(key: $0.key) }) }
@@ -352,7 +353,7 @@ public struct JSONParser {
     private struct ExactKey: Hashable {
         let key: String
 
-        static func == (lhs: ExactKey, rhs: ExactKey) -> Bool { lhs.key.utf8.elementsEqual(rhs.key.utf8) }
+        static func == (lhs: ExactKey, rhs: ExactKey) -> Bool { ExactText.equals(lhs.key, rhs.key) }
 
         func hash(into hasher: inout Hasher) {
             for byte in key.utf8 { hasher.combine(byte) }
