@@ -1,5 +1,6 @@
 /// A parsed JSON value. Objects keep their members in input order (duplicates are refused by the parser).
-public indirect enum JSONValue: Sendable, Equatable {
+/// Not `indirect`: arrays and objects already store their elements out of line, so scalars need no box.
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// A number, kept as its literal text so nothing is lost to floating point.
