@@ -54,6 +54,6 @@ let package = Package(
             dependencies: ["Journal", "SQLite", "OfferTrackDomain"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["Posix", "OfferTrackDomain"], swiftSettings: strictSettings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Posix", "SQLite", "OfferTrackDomain"], swiftSettings: strictSettings),
     ]
 )

@@ -27,19 +27,19 @@ public enum FileDescriptor {
         }
     }
 
-    /// Writes all of `bytes`, blocking as needed (for blocking descriptors such as stdout).
+    /// Writes all of `bytes`, blocking as needed (stdout, files, blocking sockets; never raises SIGPIPE).
     public static func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) throws(PosixError) {
         let array = Array(bytes)
         var offset = 0
         while offset < array.count {
-            let written = array.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            let result = array.withUnsafeBytes { raw in
+                Result { () throws(PosixError) in try write(fd, from: UnsafeRawBufferPointer(rebasing: raw[offset...])) }
             }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw PosixError("write", errno: errno)
+            switch result {
+            case .success(.transferred(let count)): offset += count
+            case .success(.wouldBlock): throw PosixError("write", errno: EAGAIN)
+            case .failure(let error): throw error
             }
-            offset += written
         }
     }
 

@@ -1,0 +1,56 @@
+import Glibc
+
+/// A bound `AF_UNIX` datagram socket: what a service manager listens on for `sd_notify` messages.
+public final class DatagramSocket {
+    public let fd: Int32
+    public let path: String
+
+    /// Binds a datagram socket at `path`.
+    public init(path: String) throws(PosixError) {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw PosixError("socket", errno: errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw PosixError("bind", errno: ENAMETOOLONG)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard rc == 0 else { throw PosixError("bind", errno: errno) }
+    }
+
+    deinit {
+        FileDescriptor.close(fd)
+        unlink(path)
+    }
+
+    /// The next datagram, or nil when none arrives within `timeoutMilliseconds`.
+    public func receive(timeoutMilliseconds: Int32) -> [UInt8]? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, timeoutMilliseconds) > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        guard count >= 0 else { return nil }
+        return Array(buffer[0..<count])
+    }
+}
+
+/// Sending signals to other processes.
+public enum Signals {
+    public static let kill: Int32 = SIGKILL
+    public static let terminate: Int32 = SIGTERM
+    public static let hangup: Int32 = SIGHUP
+
+    /// Sends `signal` to `pid`; false when it failed.
+    @discardableResult
+    public static func send(_ signal: Int32, to pid: Int32) -> Bool { Glibc.kill(pid, signal) == 0 }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Posix
+import Testing
+
+/// sd_notify behaviour (SPEC section 8) against the real binary with a real NOTIFY_SOCKET listener.
+@Suite struct ServiceManagerProtocolTests {
+    @Test func readyComesOnlyOnceTheSocketListensAndCarriesAStatus() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        // READY=1 was sent: the socket must accept at once, and the journal must exist.
+        let client = try LineClient(path: daemon.socketPath)
+        let answers = client.exchange([TestRecords.capabilities(id: "ready-1")])
+        #expect(answers.map(\.status) == ["accepted"])
+        let ready = try #require(daemon.notify.waitFor(line: "READY=1"))
+        #expect(ready.contains("STATUS="))
+        #expect(FileManager.default.fileExists(atPath: daemon.databasePath))
+    }
+
+    @Test func statusLineReportsWhatWasAccepted() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        let client = try LineClient(path: daemon.socketPath)
+        _ = client.exchange([TestRecords.capabilities(id: "s-1"), TestRecords.capabilities(id: "s-2")])
+        let status = daemon.notify.waitFor(timeout: 5) { $0.hasPrefix("STATUS=") && $0.contains("2 accepted") }
+        #expect(status != nil, "no STATUS= with the accepted count; got \(daemon.notify.messages)")
+    }
+
+    @Test func watchdogIsPingedAtHalfTheInterval() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory, environment: ["WATCHDOG_USEC": "400000"])
+        guard daemon.waitReady() else { return }
+        let start = Date()
+        var pings = 0
+        while pings < 4, Date().timeIntervalSince(start) < 5 {
+            if daemon.notify.waitFor(line: "WATCHDOG=1", timeout: 2) != nil {
+                pings += 1
+                daemon.notify.reset()
+            }
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(pings == 4)
+        // Four pings at ~200 ms each: well under the 400 ms interval per ping.
+        #expect(elapsed < 1.6, "4 watchdog pings took \(elapsed) s")
+    }
+
+    @Test func noWatchdogPingsWithoutWatchdogUsec() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        #expect(daemon.notify.waitFor(line: "WATCHDOG=1", timeout: 1.5) == nil)
+    }
+
+    @Test func sighupReloadsWithMonotonicTimestampThenReady() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        daemon.notify.reset()
+        let before = Clock.monotonicMicroseconds()
+        daemon.signal(Signals.hangup)
+        let reloading = try #require(daemon.notify.waitFor(line: "RELOADING=1"))
+        let monotonic = reloading.split(separator: "\n").first { $0.hasPrefix("MONOTONIC_USEC=") }
+        let value = try #require(monotonic.flatMap { UInt64($0.dropFirst("MONOTONIC_USEC=".count)) })
+        #expect(value >= before && value <= Clock.monotonicMicroseconds())
+        #expect(daemon.notify.waitFor(line: "READY=1") != nil)
+        // Still serving after the reload.
+        let client = try LineClient(path: daemon.socketPath)
+        #expect(client.exchange([TestRecords.capabilities(id: "after-hup")]).map(\.status) == ["accepted"])
+    }
+
+    @Test func sigtermAnswersEveryLineItReadAndExitsZero() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        let lines = TestRecords.stream(prefix: "term", count: 20000)
+        let client = try LineClient(path: daemon.socketPath)
+        let payload = Array(lines.map { $0 + "\n" }.joined().utf8)
+        let fd = client.fd
+        let writer = Thread { try? FileDescriptor.writeAll(fd, payload) }
+        writer.start()
+        // Let some records be acknowledged, then stop the daemon while the rest are in flight.
+        let first = client.readAnswers(100)
+        daemon.signal(Signals.terminate)
+        var answers = first
+        while let answer = client.readAnswer() { answers.append(answer) }
+        #expect(daemon.notify.waitFor(line: "STOPPING=1") != nil)
+        #expect(daemon.waitExit() == 0)
+        #expect(answers.count >= 100 && answers.count <= lines.count)
+        // Answers come in input order, one per line read, each accepted or shutting_down.
+        for (index, answer) in answers.enumerated() {
+            #expect(answer.id == "term-\(index)")
+            #expect(answer.status == "accepted" || answer.code == "shutting_down", "\(answer)")
+        }
+        let journal = try JournalInspector(path: daemon.databasePath).seqByID()
+        for answer in answers where answer.status == "accepted" {
+            #expect(journal[answer.id ?? ""] == answer.seq)
+        }
+    }
+}

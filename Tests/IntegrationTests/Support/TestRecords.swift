@@ -1,0 +1,19 @@
+/// Valid record lines for integration tests.
+enum TestRecords {
+    static func capabilities(id: String, user: String = "u-1", ts: String = "2026-11-28T10:00:00Z") -> String {
+        #"{"type":"capabilities","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","authorization":"authorized","capabilities":["musicCatalogSubscriptionEligible"]}"#
+    }
+
+    static func presented(id: String, user: String = "u-1", ts: String = "2026-11-28T10:01:00Z") -> String {
+        #"{"type":"offer.presented","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","offer":{"action":"subscribe","affiliateToken":"aff1"}}"#
+    }
+
+    /// A stream of distinct valid records with ids `prefix-0`, `prefix-1`, ….
+    static func stream(prefix: String, count: Int) -> [String] {
+        (0..<count).map { index in
+            index % 2 == 0
+                ? capabilities(id: "\(prefix)-\(index)", user: "u-\(index % 97)")
+                : presented(id: "\(prefix)-\(index)", user: "u-\(index % 97)")
+        }
+    }
+}
