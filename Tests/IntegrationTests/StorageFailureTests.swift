@@ -1,0 +1,80 @@
+import Foundation
+import Posix
+import Testing
+
+/// A full disk: records are answered storage_unavailable, never acknowledged, and accepted once room is back.
+@Suite struct StorageFailureTests {
+    @Test func fullDiskIsAnsweredStorageUnavailableAndRecoversByItself() throws {
+        let directory = ScratchDirectory()
+        let mountPoint = directory.file("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mountPoint])
+        try #require(mount.status == 0, "this test needs to mount a tmpfs (root): \(mount.output)")
+        defer { _ = try? Shell.run("/bin/umount", ["-l", mountPoint]) }
+
+        let daemon = try DaemonProcess(in: directory, databasePath: "\(mountPoint)/offertrack.db")
+        guard daemon.waitReady() else { return }
+        let client = try LineClient(path: daemon.socketPath)
+        let warmup = client.exchange(TestRecords.stream(prefix: "warm", count: 100))
+        #expect(warmup.allSatisfy { $0.status == "accepted" })
+
+        // Fill the filesystem.
+        let filler = "\(mountPoint)/filler"
+        _ = try Shell.run("/bin/dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+
+        let lines = TestRecords.stream(prefix: "full", count: 20000)
+        let answers = client.exchange(lines)
+        #expect(answers.count == lines.count)
+        let unavailable = answers.filter { $0.code == "storage_unavailable" }
+        #expect(!unavailable.isEmpty, "the disk was full but nothing was refused")
+        #expect(answers.allSatisfy { $0.status == "accepted" || $0.code == "storage_unavailable" })
+        #expect(
+            daemon.notify.waitFor(timeout: 5) { $0.contains("JOURNAL FAILING") } != nil,
+            "STATUS= does not say the journal is failing")
+
+        // Room comes back: the same lines are retried with the same ids and accepted.
+        try FileManager.default.removeItem(atPath: filler)
+        let retried = lines.enumerated().filter { answers[$0.offset].code == "storage_unavailable" }.map(\.element)
+        let second = client.exchange(retried)
+        #expect(second.count == retried.count)
+        #expect(second.allSatisfy { $0.status == "accepted" || $0.status == "duplicate" }, "\(second.prefix(3))")
+
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0)
+        let inspector = try JournalInspector(path: daemon.databasePath)
+        #expect(try inspector.integrityCheck() == "ok")
+        let journal = try inspector.seqByID()
+        for answer in warmup + answers + second where answer.status == "accepted" {
+            #expect(journal[answer.id ?? ""] == answer.seq)
+        }
+        for answer in answers where answer.code == "storage_unavailable" {
+            // Refused the first time; journaled only through the retry.
+            #expect(journal[answer.id ?? ""] != nil)
+        }
+        #expect(try inspector.count() == 100 + 20000)
+    }
+}
+
+/// Runs helper programs for tests.
+enum Shell {
+    struct Outcome {
+        let status: Int32
+        let output: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
+        -> Outcome
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    }
+}
