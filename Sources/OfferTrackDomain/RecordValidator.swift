@@ -269,7 +269,8 @@ public enum RecordValidator {
         if let value = member(offer, "iTunesItemIdentifier") {
             guard itemID == nil else {
                 throw invalid(
-                    "offer.iTunesItemIdentifier", "offer.iTunesItemIdentifier may not be given together with offer.itemID")
+                    "offer.iTunesItemIdentifier",
+                    "offer.iTunesItemIdentifier may not be given together with offer.itemID")
             }
             itemID = try itemIdentifier(value, field: "offer.iTunesItemIdentifier")
         }
