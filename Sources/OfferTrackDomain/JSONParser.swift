@@ -23,7 +23,7 @@ public struct JSONParser {
         return value
     }
 
-    /// Parses exactly one JSON value from `bytes`; see ``parse(_:)-(UnsafeRawBufferPointer)``.
+    /// Parses exactly one JSON value from `bytes`, like the `UnsafeRawBufferPointer` overload.
     public static func parse(_ bytes: [UInt8]) throws(RecordError) -> JSONValue {
         let result = bytes.withUnsafeBytes { buffer in
             Result { () throws(RecordError) -> JSONValue in try parse(buffer) }

@@ -2,33 +2,6 @@ import Testing
 
 @testable import OfferTrackDomain
 
-/// One row of the validator tables: a line and what SPEC sections 2–3 say must come of it.
-struct ValidationCase: Sendable, CustomTestStringConvertible {
-    enum Expectation: Sendable {
-        /// Accepted with this body.
-        case valid(RecordBody)
-        /// Accepted with this `ts` (UTC epoch milliseconds).
-        case validAt(Int64)
-        /// Rejected with this code and field; the rejected `id` is `r-1` unless `id` says otherwise.
-        case rejected(ErrorCode, field: String?, id: String? = "r-1")
-    }
-
-    var note: String
-    var line: String
-    var expectation: Expectation
-
-    init(_ note: String, _ line: String, _ expectation: Expectation) {
-        self.note = note
-        self.line = line
-        self.expectation = expectation
-    }
-
-    var testDescription: String { note }
-}
-
-/// Shorthands for the tables below.
-typealias Row = ValidationCase
-
 private let id128 = String(repeating: "a", count: 128)
 private let id129 = String(repeating: "a", count: 129)
 
@@ -69,6 +42,30 @@ private func presented(
 }
 
 @Suite struct RecordValidatorTests {
+    /// One row of the validator tables: a line and what SPEC sections 2–3 say must come of it.
+    struct Row: Sendable, CustomTestStringConvertible {
+        enum Expectation: Sendable {
+            /// Accepted with this body.
+            case valid(RecordBody)
+            /// Accepted with this `ts` (UTC epoch milliseconds).
+            case validAt(Int64)
+            /// Rejected with this code and field; the rejected `id` is `r-1` unless `id` says otherwise.
+            case rejected(ErrorCode, field: String?, id: String? = "r-1")
+        }
+
+        var note: String
+        var line: String
+        var expectation: Expectation
+
+        init(_ note: String, _ line: String, _ expectation: Expectation) {
+            self.note = note
+            self.line = line
+            self.expectation = expectation
+        }
+
+        var testDescription: String { note }
+    }
+
     /// SPEC section 2: JSON, `type`, and which error wins.
     static let envelopeRows: [Row] = [
         Row("not JSON", "not json", .rejected(.invalidJSON, field: nil, id: nil)),
