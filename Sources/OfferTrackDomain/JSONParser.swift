@@ -348,15 +348,4 @@ public struct JSONParser {
         }
         return length
     }
-
-    /// A member name hashed and compared by its exact UTF-8 bytes.
-    private struct ExactKey: Hashable {
-        let key: String
-
-        static func == (lhs: ExactKey, rhs: ExactKey) -> Bool { ExactText.equals(lhs.key, rhs.key) }
-
-        func hash(into hasher: inout Hasher) {
-            for byte in key.utf8 { hasher.combine(byte) }
-        }
-    }
 }

@@ -70,4 +70,15 @@ import Testing
         let c = #"{"type":"capabilities","id":"x1","ts":"2026-11-28T11:14:58+01:00","user":"u","authorization":3}"#
         #expect(try !same(a, c))
     }
+
+    @Test func comparesLargeObjectsRegardlessOfOrder() throws {
+        let forward = (0..<40).map { "\"k\($0)\":\($0)" }
+        let a = "{" + forward.joined(separator: ",") + "}"
+        let b = "{" + forward.reversed().joined(separator: ",") + "}"
+        #expect(try same(a, b))
+        let changed = "{" + forward.dropLast().joined(separator: ",") + ",\"k39\":39.5}"
+        #expect(try !same(a, changed))
+        let renamed = "{" + forward.dropLast().joined(separator: ",") + ",\"k40\":39}"
+        #expect(try !same(a, renamed))
+    }
 }
