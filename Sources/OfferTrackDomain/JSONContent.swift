@@ -28,6 +28,15 @@ public enum JSONContent {
     /// Member sets compared regardless of order; member names are unique (the parser refuses repeats).
     private static func isSameObject(_ a: JSONObject, _ b: JSONObject) -> Bool {
         guard a.members.count == b.members.count else { return false }
+        if a.members.count > 16 {
+            // Large objects: a hash lookup keeps a hostile 64 KiB line from costing quadratic time.
+            var index: [ExactKey: JSONValue] = [:]
+            for member in b.members { index[ExactKey(key: member.key)] = member.value }
+            for member in a.members {
+                guard let other = index[ExactKey(key: member.key)], isSame(member.value, other) else { return false }
+            }
+            return true
+        }
         for member in a.members {
             guard let other = b.members.first(where: { isSameString($0.key, member.key) }),
                 isSame(member.value, other.value)

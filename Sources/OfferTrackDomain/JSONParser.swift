@@ -23,7 +23,7 @@ public struct JSONParser {
         return value
     }
 
-    /// Parses exactly one JSON value from `bytes`; see ``parse(_:)-(UnsafeRawBufferPointer)``.
+    /// Parses exactly one JSON value from `bytes`, like the `UnsafeRawBufferPointer` overload.
     public static func parse(_ bytes: [UInt8]) throws(RecordError) -> JSONValue {
         let result = bytes.withUnsafeBytes { buffer in
             Result { () throws(RecordError) -> JSONValue in try parse(buffer) }
@@ -347,16 +347,5 @@ public struct JSONParser {
             throw failure("invalid UTF-8")
         }
         return length
-    }
-
-    /// A member name hashed and compared by its exact UTF-8 bytes.
-    private struct ExactKey: Hashable {
-        let key: String
-
-        static func == (lhs: ExactKey, rhs: ExactKey) -> Bool { ExactText.equals(lhs.key, rhs.key) }
-
-        func hash(into hasher: inout Hasher) {
-            for byte in key.utf8 { hasher.combine(byte) }
-        }
     }
 }

@@ -53,16 +53,16 @@ public enum RecordValidator {
 
     // MARK: - Common fields
 
-    private static func record(_ object: Fields) throws(RecordError) -> Record {
-        guard let typeValue = object.type else { throw missing("type") }
+    private static func record(_ fields: Fields) throws(RecordError) -> Record {
+        guard let typeValue = fields.type else { throw missing("type") }
         guard case .string(let typeName) = typeValue, let type = recordType(named: typeName) else {
             throw RecordError(.unknownType, "type must be capabilities, offer.presented or subscription.outcome")
         }
-        guard let idValue = object.id else { throw missing("id") }
+        guard let idValue = fields.id else { throw missing("id") }
         guard case .string(let id) = idValue, isValidID(id) else {
             throw invalid("id", "id must be a string of 1 to 128 characters from A-Z, a-z, 0-9, '.', '_', ':' and '-'")
         }
-        guard let tsValue = object.ts else { throw missing("ts") }
+        guard let tsValue = fields.ts else { throw missing("ts") }
         guard case .string(let tsText) = tsValue, let ts = Timestamp.parse(tsText) else {
             throw invalid(
                 "ts",
@@ -70,15 +70,15 @@ public enum RecordValidator {
                     + "with a year from 0001 to 9999 and a second below 60"
             )
         }
-        guard let userValue = object.user else { throw missing("user") }
+        guard let userValue = fields.user else { throw missing("user") }
         let user = try text(userValue, field: "user", maximumLength: 128)
-        if let app = object.app { _ = try text(app, field: "app", maximumLength: 255) }
-        if let device = object.device { _ = try text(device, field: "device", maximumLength: 128) }
+        if let app = fields.app { _ = try text(app, field: "app", maximumLength: 255) }
+        if let device = fields.device { _ = try text(device, field: "device", maximumLength: 128) }
         let body: RecordBody
         switch type {
-        case .capabilities: body = try capabilitiesBody(object)
-        case .offerPresented: body = try presentedBody(object)
-        case .subscriptionOutcome: body = try outcomeBody(object)
+        case .capabilities: body = try capabilitiesBody(fields)
+        case .offerPresented: body = try presentedBody(fields)
+        case .subscriptionOutcome: body = try outcomeBody(fields)
         }
         return Record(id: id, ts: ts, user: user, body: body)
     }
@@ -115,10 +115,10 @@ public enum RecordValidator {
         static let all: Capabilities = [.playback, .subscriptionEligible, .addToCloudLibrary]
     }
 
-    private static func capabilitiesBody(_ object: Fields) throws(RecordError) -> RecordBody {
-        guard let authorizationValue = object.authorization else { throw missing("authorization") }
+    private static func capabilitiesBody(_ fields: Fields) throws(RecordError) -> RecordBody {
+        guard let authorizationValue = fields.authorization else { throw missing("authorization") }
         let authorized = try isAuthorized(authorizationValue)
-        let capabilities = try capabilitiesOrSubscription(object)
+        let capabilities = try capabilitiesOrSubscription(fields)
         if authorized && capabilities == nil {
             throw RecordError(
                 .missingField, "capabilities (or subscription) is required when authorization is authorized",
@@ -128,6 +128,7 @@ public enum RecordValidator {
     }
 
     /// Whether `authorization` is `authorized`: one of the four names or an integer literal 0–3.
+    /// `3.0` and `3e0` are refused (not integer literals); `-0` is the integer 0, as numbers compare by value.
     private static func isAuthorized(_ value: JSONValue) throws(RecordError) -> Bool {
         switch value {
         case .string(let name):
@@ -147,10 +148,10 @@ public enum RecordValidator {
     ///
     /// `capabilities` is checked completely first (its own errors win), then `subscription`: giving both is
     /// `invalid_field` at `subscription` (the second member) before `subscription`'s own content is looked at.
-    private static func capabilitiesOrSubscription(_ object: Fields) throws(RecordError) -> Capabilities? {
+    private static func capabilitiesOrSubscription(_ fields: Fields) throws(RecordError) -> Capabilities? {
         var result: Capabilities?
-        if let value = object.capabilities { result = try capabilities(value) }
-        if let value = object.subscription {
+        if let value = fields.capabilities { result = try capabilities(value) }
+        if let value = fields.subscription {
             guard result == nil else {
                 throw invalid("subscription", "subscription may not be given together with capabilities")
             }
@@ -159,7 +160,8 @@ public enum RecordValidator {
         return result
     }
 
-    /// `capabilities`: an array of StoreKit names (repeats allowed) or an integer bitmask of 1, 2 and 256.
+    /// `capabilities`: an array of StoreKit names (repeats allowed) or an integer bitmask of 1, 2 and 256
+    /// (an integer literal: a fraction, an exponent, a negative value or any other bit is refused; `-0` is 0).
     private static func capabilities(_ value: JSONValue) throws(RecordError) -> Capabilities {
         switch value {
         case .array(let elements):
@@ -224,8 +226,8 @@ public enum RecordValidator {
 
     // MARK: - offer.presented (SPEC 3.2)
 
-    private static func presentedBody(_ object: Fields) throws(RecordError) -> RecordBody {
-        guard let offerValue = object.offer else { throw missing("offer") }
+    private static func presentedBody(_ fields: Fields) throws(RecordError) -> RecordBody {
+        guard let offerValue = fields.offer else { throw missing("offer") }
         guard case .object(let offer) = offerValue else { throw invalid("offer", "offer must be an object") }
 
         guard let action = member(offer, "action") else { throw missing("offer.action") }
@@ -269,13 +271,14 @@ public enum RecordValidator {
         if let value = member(offer, "iTunesItemIdentifier") {
             guard itemID == nil else {
                 throw invalid(
-                    "offer.iTunesItemIdentifier", "offer.iTunesItemIdentifier may not be given together with offer.itemID")
+                    "offer.iTunesItemIdentifier",
+                    "offer.iTunesItemIdentifier may not be given together with offer.itemID")
             }
             itemID = try itemIdentifier(value, field: "offer.iTunesItemIdentifier")
         }
 
         var loaded = true
-        if let value = object.loaded {
+        if let value = fields.loaded {
             guard case .bool(let flag) = value else { throw invalid("loaded", "loaded must be true or false") }
             loaded = flag
         }
@@ -313,22 +316,22 @@ public enum RecordValidator {
     /// The `outcome` row covers `outcome`, `capabilities` and `subscription`: an explicit `outcome` is checked
     /// first, then a `capabilities`/`subscription` given with it is refused at that member; without `outcome`
     /// the pair is validated exactly as on a `capabilities` record (authorization treated as authorized).
-    private static func outcomeBody(_ object: Fields) throws(RecordError) -> RecordBody {
+    private static func outcomeBody(_ fields: Fields) throws(RecordError) -> RecordBody {
         let subscribed: Bool
         var decision: EligibilityDecision?
-        if let value = object.outcome {
+        if let value = fields.outcome {
             guard case .string(let name) = value, equals(name, "subscribed") || equals(name, "declined") else {
                 throw invalid("outcome", "outcome must be subscribed or declined")
             }
-            if object.capabilities != nil {
+            if fields.capabilities != nil {
                 throw invalid("capabilities", "capabilities may not be given together with outcome")
             }
-            if object.subscription != nil {
+            if fields.subscription != nil {
                 throw invalid("subscription", "subscription may not be given together with outcome")
             }
             subscribed = equals(name, "subscribed")
         } else {
-            guard let capabilities = try capabilitiesOrSubscription(object) else {
+            guard let capabilities = try capabilitiesOrSubscription(fields) else {
                 throw RecordError(
                     .missingField, "outcome (or capabilities or subscription) is required", field: "outcome")
             }
@@ -336,7 +339,7 @@ public enum RecordValidator {
             decision = self.decision(authorized: true, capabilities)
         }
         var offerId: String?
-        if let value = object.offerId {
+        if let value = fields.offerId {
             guard case .string(let id) = value, isValidID(id) else {
                 throw invalid(
                     "offerId",
