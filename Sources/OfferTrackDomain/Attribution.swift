@@ -41,7 +41,7 @@ public enum Attribution {
         var candidateIndex: Int? = before > 0 ? before - 1 : nil
         if let offerId,
             let named = presentations[..<before].lastIndex(where: { $0.id == offerId }),
-            details[named].user == outcome.user
+            details[named].user.utf8.elementsEqual(outcome.user.utf8)
         {
             candidateIndex = named
         }
