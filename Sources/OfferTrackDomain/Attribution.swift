@@ -2,13 +2,14 @@
 public enum Attribution {
     /// Attributes one user's records (all of them, in any order; the result does not depend on the order).
     ///
-    /// Records are ordered by `(ts, id)` with ids compared as UTF-8 bytes. The records are expected to share one
-    /// `user`; an `offerId` is only followed to a presentation of the conversion's own user.
+    /// Records are ordered by `(ts, id)` with ids compared as UTF-8 bytes. Every record must belong to the same
+    /// `user` (group the journal by user first): `user` is not looked at, so an `offerId` naming another user's
+    /// presentation finds nothing here and falls back, as rule 4.2 requires.
     public static func attribute(userRecords: [Record], settings: AttributionSettings) -> UserAttribution {
         let ordered = userRecords.sorted(by: RecordOrder.precedes)
         var presentations: [PresentationFact] = []
-        // Per presentation: its user and, when rule 4.4 fails for it, why.
-        var details: [(user: String, failure: UnattributedReason?)] = []
+        // Per presentation: why rule 4.4 fails for it, nil when it passes.
+        var failures: [UnattributedReason?] = []
         var latestCheck: (ts: Int64, decision: EligibilityDecision)?
         var conversion: (record: Record, offerId: String?, presentationsBefore: Int)?
 
@@ -26,7 +27,7 @@ public enum Attribution {
                 }
                 presentations.append(
                     PresentationFact(id: record.id, ts: record.ts, offer: offer, eligible: failure == nil))
-                details.append((record.user, failure))
+                failures.append(failure)
             case .outcome(let subscribed, _, let offerId):
                 if subscribed, conversion == nil {
                     conversion = (record, offerId, presentations.count)
@@ -40,8 +41,7 @@ public enum Attribution {
         // Rule 4.2: the named presentation when valid, else the latest loaded one before the conversion.
         var candidateIndex: Int? = before > 0 ? before - 1 : nil
         if let offerId,
-            let named = presentations[..<before].lastIndex(where: { $0.id == offerId }),
-            details[named].user.utf8.elementsEqual(outcome.user.utf8)
+            let named = presentations[..<before].lastIndex(where: { $0.id.utf8.elementsEqual(offerId.utf8) })
         {
             candidateIndex = named
         }
@@ -54,7 +54,7 @@ public enum Attribution {
         let status: ConversionStatus
         if outcome.ts - candidate.ts > settings.windowMs {
             status = .unattributed(.outsideWindow)
-        } else if let failure = details[index].failure {
+        } else if let failure = failures[index] {
             status = .unattributed(failure)
         } else {
             status = .attributed

@@ -10,7 +10,9 @@ public struct CommissionRules: Sendable, Equatable {
     /// What applies when no rules file is given: USD, default windows, no rules.
     public static let defaults = CommissionRules(currency: "USD", settings: .defaults, rules: [])
 
-    init(currency: String, settings: AttributionSettings, rules: [CommissionRule]) {
+    /// Rules built in code, taken as given (not validated; `init(json:)` validates a file). Among equally specific
+    /// matching rules with the same `from`, the first wins.
+    public init(currency: String, settings: AttributionSettings, rules: [CommissionRule]) {
         self.currency = currency
         self.settings = settings
         self.rules = rules
