@@ -61,10 +61,14 @@ struct UserJourney {
             profile = roll < 68 ? .eligible : roll < 86 ? .subscriber : .ineligible
         }
         var t = t0
-        if rng.chance(92) { emitCheck(profile, at: t, counter: &counter) }
+        // Most users are checked before the offer; a user with no presentation is always checked (every user has
+        // at least one record).
+        let checked = rng.chance(92)
+        if checked { emitCheck(profile, at: t, counter: &counter) }
         if rng.chance(4) { t += rng.int(in: 86_400_001...108_000_000) }  // a stale check
         var presentations: [(id: String, loaded: Bool)] = []
         let count = rng.chance(4) ? 0 : 1 + Int(rng.below(3))
+        if count == 0, !checked { emitCheck(profile, at: t, counter: &counter) }
         for number in 0..<count {
             t += number == 0 ? rng.int(in: 200...3_000) : rng.int(in: 1_000...90_000)
             if number > 0, rng.chance(30) {
@@ -146,10 +150,11 @@ struct UserJourney {
         }
     }
 
-    /// `capabilities` as an array of names or a bitmask, or the MusicKit `subscription` object.
+    /// `capabilities` as an array of names or a bitmask, or the MusicKit `subscription` object (never an empty
+    /// array: `0` says the same).
     private mutating func capabilitiesField(_ c: Capabilities) -> String {
         let roll = rng.below(100)
-        if roll < 50 {
+        if roll < 50, c.playback || c.eligible || c.cloud {
             var names: [String] = []
             if c.playback { names.append("\"musicCatalogPlayback\"") }
             if c.eligible { names.append("\"musicCatalogSubscriptionEligible\"") }
