@@ -61,13 +61,37 @@ enum InterimTimestamp {
         let local = ms + offsetMinutes * 60_000
         let (days, msOfDay) = floorDivide(local, millisecondsPerDay)
         let (year, month, day) = civilFromDays(days)
-        var out = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        out += pad(msOfDay / 3_600_000, 2) + ":" + pad(msOfDay / 60_000 % 60, 2) + ":"
-        out += pad(msOfDay / 1_000 % 60, 2) + "." + pad(msOfDay % 1_000, 3)
-        if offsetMinutes == 0 { return out + "Z" }
-        let sign = offsetMinutes < 0 ? "-" : "+"
-        let magnitude = abs(offsetMinutes)
-        return out + sign + pad(magnitude / 60, 2) + ":" + pad(magnitude % 60, 2)
+        var out: [UInt8] = []
+        out.reserveCapacity(29)
+        append(year, width: 4, to: &out, then: 0x2D)
+        append(month, width: 2, to: &out, then: 0x2D)
+        append(day, width: 2, to: &out, then: 0x54)
+        append(msOfDay / 3_600_000, width: 2, to: &out, then: 0x3A)
+        append(msOfDay / 60_000 % 60, width: 2, to: &out, then: 0x3A)
+        append(msOfDay / 1_000 % 60, width: 2, to: &out, then: 0x2E)
+        append(msOfDay % 1_000, width: 3, to: &out, then: nil)
+        if offsetMinutes == 0 {
+            out.append(0x5A)
+        } else {
+            let magnitude = abs(offsetMinutes)
+            out.append(offsetMinutes < 0 ? 0x2D : 0x2B)
+            append(magnitude / 60, width: 2, to: &out, then: 0x3A)
+            append(magnitude % 60, width: 2, to: &out, then: nil)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `value` (0 ≤ value < 10^width, or wider when larger) zero-padded to `width` digits, then `separator`.
+    private static func append(_ value: Int64, width: Int, to out: inout [UInt8], then separator: UInt8?) {
+        var digits: [UInt8] = []
+        var rest = value
+        repeat {
+            digits.append(UInt8(0x30 + rest % 10))
+            rest /= 10
+        } while rest > 0
+        for _ in digits.count..<Swift.max(width, digits.count) { out.append(0x30) }
+        out.append(contentsOf: digits.reversed())
+        if let separator { out.append(separator) }
     }
 
     /// The UTC date `YYYY-MM-DD` of UTC epoch milliseconds.
