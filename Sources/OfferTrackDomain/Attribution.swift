@@ -1,0 +1,65 @@
+/// The attribution rule of SPEC section 4, a pure function of one user's journaled records.
+public enum Attribution {
+    /// Attributes one user's records (all of them, in any order; the result does not depend on the order).
+    ///
+    /// Records are ordered by `(ts, id)` with ids compared as UTF-8 bytes. Every record must belong to the same
+    /// `user` (group the journal by user first): `user` is not looked at, so an `offerId` naming another user's
+    /// presentation finds nothing here and falls back, as rule 4.2 requires.
+    public static func attribute(userRecords: [Record], settings: AttributionSettings) -> UserAttribution {
+        let ordered = userRecords.sorted(by: RecordOrder.precedes)
+        var presentations: [PresentationFact] = []
+        // Per presentation: why rule 4.4 fails for it, nil when it passes.
+        var failures: [UnattributedReason?] = []
+        var latestCheck: (ts: Int64, decision: EligibilityDecision)?
+        var conversion: (record: Record, offerId: String?, presentationsBefore: Int)?
+
+        for record in ordered {
+            switch record.body {
+            case .capabilities(let decision):
+                latestCheck = (record.ts, decision)
+            case .presented(let offer, let loaded):
+                guard loaded else { continue }
+                let failure: UnattributedReason?
+                if let check = latestCheck, record.ts - check.ts <= settings.freshnessMs {
+                    failure = check.decision == .eligible ? nil : .notEligible
+                } else {
+                    failure = .eligibilityUnknown
+                }
+                presentations.append(
+                    PresentationFact(id: record.id, ts: record.ts, offer: offer, eligible: failure == nil))
+                failures.append(failure)
+            case .outcome(let subscribed, _, let offerId):
+                if subscribed, conversion == nil {
+                    conversion = (record, offerId, presentations.count)
+                }
+            }
+        }
+
+        guard let (outcome, offerId, before) = conversion else {
+            return UserAttribution(presentations: presentations, conversion: nil)
+        }
+        // Rule 4.2: the named presentation when valid, else the latest loaded one before the conversion.
+        var candidateIndex: Int? = before > 0 ? before - 1 : nil
+        if let offerId,
+            let named = presentations[..<before].lastIndex(where: { $0.id.utf8.elementsEqual(offerId.utf8) })
+        {
+            candidateIndex = named
+        }
+        guard let index = candidateIndex else {
+            let result = Conversion(
+                id: outcome.id, ts: outcome.ts, status: .unattributed(.noPresentation), presentation: nil)
+            return UserAttribution(presentations: presentations, conversion: result)
+        }
+        let candidate = presentations[index]
+        let status: ConversionStatus
+        if outcome.ts - candidate.ts > settings.windowMs {
+            status = .unattributed(.outsideWindow)
+        } else if let failure = failures[index] {
+            status = .unattributed(failure)
+        } else {
+            status = .attributed
+        }
+        let result = Conversion(id: outcome.id, ts: outcome.ts, status: status, presentation: candidate)
+        return UserAttribution(presentations: presentations, conversion: result)
+    }
+}

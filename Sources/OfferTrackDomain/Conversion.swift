@@ -1,0 +1,18 @@
+/// A user's conversion (their first `subscribed` outcome) and the result of rules 4.2–4.4.
+public struct Conversion: Sendable, Equatable {
+    /// The outcome record's `id`.
+    public var id: String
+    /// The outcome's `ts` (UTC epoch milliseconds).
+    public var ts: Int64
+    /// Attributed, or unattributed with its reason.
+    public var status: ConversionStatus
+    /// The candidate presentation (rule 4.2), when there was one, attributed or not.
+    public var presentation: PresentationFact?
+
+    public init(id: String, ts: Int64, status: ConversionStatus, presentation: PresentationFact?) {
+        self.id = id
+        self.ts = ts
+        self.status = status
+        self.presentation = presentation
+    }
+}
