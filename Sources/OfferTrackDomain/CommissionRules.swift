@@ -175,7 +175,7 @@ public struct CommissionRules: Sendable, Equatable {
 
     private static func instant(_ object: JSONObject, _ key: String, at: String) throws(RulesError) -> Int64? {
         guard let value = present(object[key]) else { return nil }
-        guard case .string(let text) = value, let ms = InterimTimestamp.parse(text) else {
+        guard case .string(let text) = value, let ms = Timestamp.parse(text) else {
             throw RulesError(path: "\(at).\(key)", "\(at).\(key) must be an RFC 3339 date-time")
         }
         return ms

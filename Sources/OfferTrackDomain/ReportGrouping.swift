@@ -7,13 +7,13 @@ public enum ReportGrouping: String, Sendable, Equatable, CaseIterable {
 
     /// The group of a presentation: its offer's value (nil when absent), or its UTC date for `day`.
     public func key(presentation: PresentationFact) -> String? {
-        self == .day ? InterimTimestamp.formatDay(presentation.ts) : key(offer: presentation.offer)
+        self == .day ? Timestamp.formatDay(presentation.ts) : key(offer: presentation.offer)
     }
 
     /// The group of a conversion: its UTC date for `day`; otherwise the attributed presentation's value, and nil
     /// for unattributed conversions.
     public func key(conversion: Conversion) -> String? {
-        if self == .day { return InterimTimestamp.formatDay(conversion.ts) }
+        if self == .day { return Timestamp.formatDay(conversion.ts) }
         guard conversion.status.isAttributed, let presentation = conversion.presentation else { return nil }
         return key(offer: presentation.offer)
     }

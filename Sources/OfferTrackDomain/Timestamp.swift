@@ -172,3 +172,15 @@ public enum Timestamp {
         bytes.append(contentsOf: digits.reversed())
     }
 }
+
+extension Timestamp {
+    /// The instant `ms` written in local time `offsetMinutes` east of UTC (`+01:00`; `Z` when zero).
+    public static func format(_ ms: Int64, offsetMinutes: Int64) -> String {
+        guard offsetMinutes != 0 else { return format(ms) }
+        let local = format(ms + offsetMinutes * 60_000).dropLast()
+        let magnitude = abs(offsetMinutes)
+        let hours = magnitude / 60 < 10 ? "0\(magnitude / 60)" : "\(magnitude / 60)"
+        let minutes = magnitude % 60 < 10 ? "0\(magnitude % 60)" : "\(magnitude % 60)"
+        return "\(local)\(offsetMinutes < 0 ? "-" : "+")\(hours):\(minutes)"
+    }
+}

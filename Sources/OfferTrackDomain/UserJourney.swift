@@ -228,15 +228,15 @@ struct UserJourney {
         let written: String
         let roll = rng.below(100)
         if roll < 86 {
-            written = InterimTimestamp.format(ts)
+            written = Timestamp.format(ts)
         } else if roll < 92 {
             ts -= ((ts % 1_000) + 1_000) % 1_000
-            let text = InterimTimestamp.format(ts)
+            let text = Timestamp.format(ts)
             written = String(text.prefix(19)) + "Z"
         } else if roll < 99 {
-            written = InterimTimestamp.format(ts, offsetMinutes: rng.pick([60, -300, 330, 540, -180]))
+            written = Timestamp.format(ts, offsetMinutes: rng.pick([60, -300, 330, 540, -180]))
         } else {
-            written = InterimTimestamp.format(ts).replacingT()
+            written = Timestamp.format(ts).replacingT()
         }
         let id = Self.recordId(ts: ts, counter: counter)
         counter &+= 1

@@ -71,7 +71,7 @@ import Testing
         // A journey starts in its slot; a user without a capability check starts with a presentation just after.
         #expect(firsts.filter { $0 < start + 3 * 86_400_000 }.count >= 490)
         #expect(firsts.contains { $0 >= start + 2 * 86_400_000 })
-        #expect(WorkloadSimulator.defaultStart == InterimTimestamp.parse("2026-11-01T00:00:00Z"))
+        #expect(WorkloadSimulator.defaultStart == Timestamp.parse("2026-11-01T00:00:00Z"))
     }
 
     @Test func everyLineHasTheRequiredFields() throws {
@@ -84,7 +84,7 @@ import Testing
             #expect((1...128).contains(record.id.count))
             #expect(record.id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })
             let ts = try #require(Self.member("ts", in: line))
-            #expect(InterimTimestamp.parse(ts) == record.ts)
+            #expect(Timestamp.parse(ts) == record.ts)
             switch record.body {
             case .capabilities(let decision):
                 let authorization =

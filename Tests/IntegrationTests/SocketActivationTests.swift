@@ -8,7 +8,7 @@ import Testing
         let directory = ScratchDirectory()
         let socketPath = directory.file("activated.sock")
         let daemon = try DaemonProcess(
-            in: directory, launcher: ["/usr/bin/systemd-socket-activate", "-l", socketPath])
+            in: directory, launcher: ["/usr/bin/systemd-socket-activate", "-l", socketPath, "-E", "NOTIFY_SOCKET"])
         // The launcher listens first; the daemon is started on the first connection.
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(10_000) }
