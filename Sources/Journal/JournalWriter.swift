@@ -11,12 +11,34 @@ public final class JournalWriter {
     private var connection: Connection?
     private let busyTimeoutMilliseconds: Int32
 
-    /// Opens (creating if needed) and migrates the journal at `path`.
-    public init(path: String, durability: Durability, busyTimeoutMilliseconds: Int32 = 2000) throws {
+    /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
+    public let maintainsDerivedTables: Bool
+
+    /// Opens (creating if needed) and migrates the journal at `path`, and brings attribution's derived tables
+    /// up to date under `settings` (a full recomputation when they were computed under other windows).
+    public init(
+        path: String, durability: Durability, settings: AttributionSettings = .defaults,
+        busyTimeoutMilliseconds: Int32 = 2000, maintainsDerivedTables: Bool = true
+    ) throws {
         self.path = path
         self.durability = durability
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
-        connection = try Self.open(path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds)
+        self.maintainsDerivedTables = maintainsDerivedTables
+        let connection = try Self.open(path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds)
+        self.connection = connection
+        if maintainsDerivedTables { try adopt(settings) }
+    }
+
+    /// Makes the derived tables follow `settings`, recomputing them all if they were computed under others.
+    /// Returns whether a recomputation was needed.
+    @discardableResult
+    public func adopt(_ settings: AttributionSettings) throws -> Bool {
+        let connection = try currentConnection()
+        return try connection.transaction {
+            guard try DerivedTables.settings(on: connection) != settings else { return false }
+            try DerivedTables.rebuild(settings: settings, on: connection)
+            return true
+        }
     }
 
     static func open(path: String, durability: Durability, busyTimeout: Int32) throws -> Connection {
@@ -38,8 +60,22 @@ public final class JournalWriter {
             return try connection.transaction {
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
+                // Keyed by bytes: users are compared by exact scalars, not by Swift's canonical equivalence.
+                var changedUsers: [[UInt8]: String] = [:]
                 for submission in batch {
-                    outcomes.append(try append(submission, receivedAt: receivedAt, on: connection))
+                    let outcome = try append(submission, receivedAt: receivedAt, on: connection)
+                    if case .accepted = outcome {
+                        changedUsers[Array(submission.record.user.utf8)] = submission.record.user
+                    }
+                    outcomes.append(outcome)
+                }
+                // The join, kept current in the same transaction: each touched user is recomputed once.
+                if maintainsDerivedTables, !changedUsers.isEmpty,
+                    let settings = try DerivedTables.settings(on: connection)
+                {
+                    for user in changedUsers.values {
+                        try DerivedTables.refresh(user: user, settings: settings, on: connection)
+                    }
                 }
                 return outcomes
             }
@@ -107,5 +143,13 @@ extension JournalWriter {
     /// The highest `seq` journaled so far (0 when empty).
     public func lastSeq() throws -> Int64 {
         try currentConnection().scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
+    }
+}
+
+extension JournalWriter {
+    /// Recomputes every derived table from the journal under `settings`, in one transaction.
+    public func rebuildDerivedTables(settings: AttributionSettings) throws {
+        let connection = try currentConnection()
+        try connection.transaction { try DerivedTables.rebuild(settings: settings, on: connection) }
     }
 }

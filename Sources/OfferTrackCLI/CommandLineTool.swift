@@ -51,6 +51,18 @@ public enum CommandLineTool {
         case "status":
             if wantsHelp { return try help(StatusCommand.help) }
             return try StatusCommand(arguments: arguments).run()
+        case "report":
+            if wantsHelp { return try help(ReportCommand.help) }
+            return try ReportCommand(arguments: arguments).run()
+        case "rebuild":
+            if wantsHelp { return try help(RebuildCommand.help) }
+            return try RebuildCommand(arguments: arguments).run()
+        case "verify":
+            if wantsHelp { return try help(VerifyCommand.help) }
+            return try VerifyCommand(arguments: arguments).run()
+        case "simulate":
+            if wantsHelp { return try help(SimulateCommand.help) }
+            return try SimulateCommand(arguments: arguments).run()
         default:
             throw CLIError(.usage, "unknown command \(name)\n\(usage)")
         }

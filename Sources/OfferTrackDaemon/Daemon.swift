@@ -64,7 +64,9 @@ public final class Daemon {
         }
         let writer: JournalWriter
         do {
-            writer = try JournalWriter(path: configuration.databasePath, durability: configuration.durability)
+            writer = try JournalWriter(
+                path: configuration.databasePath, durability: configuration.durability,
+                settings: rules.current.rules.settings)
             counters.lastSeq = try writer.lastSeq()
         } catch {
             throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
@@ -431,9 +433,20 @@ public final class Daemon {
 
     private func reloadRules() {
         ServiceManager.notify("RELOADING=1\nMONOTONIC_USEC=\(Clock.monotonicMicroseconds())")
+        let previousSettings = rules.current.rules.settings
         switch rules.reload() {
         case .success(let summary):
             log("rules reloaded: \(summary)")
+            let settings = rules.current.rules.settings
+            if settings != previousSettings {
+                // New windows change attribution itself: recompute the derived tables (the writer is paused).
+                do {
+                    _ = try pipeline.runOnWriter { try $0.adopt(settings) }
+                    log("derived tables recomputed for the new windows")
+                } catch {
+                    log("recomputing derived tables failed (they are rebuilt at the next start): \(error)")
+                }
+            }
         case .failure(let error):
             log("rules reload failed, keeping the previous rules: \(error)")
         }

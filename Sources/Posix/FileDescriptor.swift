@@ -7,7 +7,7 @@ public enum FileDescriptor {
         do {
             let n = try retryingOnInterrupt("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
             return .transferred(n)
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             return .wouldBlock
         }
     }
@@ -19,9 +19,9 @@ public enum FileDescriptor {
                 Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
             }
             return .transferred(n)
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             return .wouldBlock
-        } catch where error.errno == ENOTSOCK {
+        } catch  where error.errno == ENOTSOCK {
             let n = try retryingOnInterrupt("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }
             return .transferred(n)
         }
@@ -33,7 +33,8 @@ public enum FileDescriptor {
         var offset = 0
         while offset < array.count {
             let result = array.withUnsafeBytes { raw in
-                Result { () throws(PosixError) in try write(fd, from: UnsafeRawBufferPointer(rebasing: raw[offset...])) }
+                Result { () throws(PosixError) in try write(fd, from: UnsafeRawBufferPointer(rebasing: raw[offset...]))
+                }
             }
             switch result {
             case .success(.transferred(let count)): offset += count

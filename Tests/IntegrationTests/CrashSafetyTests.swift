@@ -62,7 +62,9 @@ import Testing
             // The next cycle resumes after the highest acknowledged index of each client.
             let known = acknowledgements.seqByID.withLock { $0 }
             for client in 0..<clients {
-                let acked = known.keys.filter { $0.hasPrefix("c\(client)-") }.compactMap { Int($0.split(separator: "-")[1]) }
+                let acked = known.keys.filter { $0.hasPrefix("c\(client)-") }.compactMap {
+                    Int($0.split(separator: "-")[1])
+                }
                 nextIndex[client] = (acked.max() ?? -1) + 1
             }
             _ = cycle

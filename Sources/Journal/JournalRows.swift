@@ -1,0 +1,63 @@
+import OfferTrackDomain
+import SQLite
+
+/// Reading journaled records back as domain `Record`s, for attribution.
+enum JournalRows {
+    /// The columns `record(from:)` expects, in order (after any leading columns at `offset`).
+    static let columns =
+        "id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token, "
+        + "message_identifier, item_id"
+
+    /// One user's records, in no particular order.
+    static func records(of user: String, on connection: Connection) throws -> [Record] {
+        let statement = try connection.prepare("SELECT \(columns) FROM records WHERE user = ?1")
+        try statement.bind(user, at: 1)
+        defer { statement.reset() }
+        var records: [Record] = []
+        while try statement.step() {
+            if let record = record(from: statement, user: user, offset: 0) { records.append(record) }
+        }
+        return records
+    }
+
+    /// Every user's records, one user at a time, in user order (`body` gets each user and their records).
+    static func forEachUser(on connection: Connection, _ body: (String, [Record]) throws -> Void) throws {
+        let statement = try connection.prepare("SELECT user, \(columns) FROM records ORDER BY user")
+        defer { statement.reset() }
+        var currentUser: String?
+        var records: [Record] = []
+        while try statement.step() {
+            let user = statement.text(0) ?? ""
+            if let current = currentUser, !current.utf8.elementsEqual(user.utf8) {
+                try body(current, records)
+                records.removeAll(keepingCapacity: true)
+            }
+            currentUser = user
+            if let record = record(from: statement, user: user, offset: 1) { records.append(record) }
+        }
+        if let currentUser { try body(currentUser, records) }
+    }
+
+    /// Decodes one row of `columns` starting at column `offset`.
+    static func record(from row: Statement, user: String, offset: Int32) -> Record? {
+        let id = row.text(offset) ?? ""
+        let ts = row.int64(offset + 2)
+        let body: RecordBody
+        switch StoredRecord.type(code: row.int64(offset + 1)) {
+        case .capabilities:
+            guard let decision = StoredRecord.decision(code: row.int64(offset + 3)) else { return nil }
+            body = .capabilities(decision)
+        case .offerPresented:
+            let offer = Offer(
+                affiliateToken: row.text(offset + 7), campaignToken: row.text(offset + 8),
+                messageIdentifier: row.text(offset + 9), itemID: row.text(offset + 10))
+            body = .presented(offer, loaded: row.int64(offset + 5) == 1)
+        case .subscriptionOutcome:
+            let decision = row.isNull(offset + 3) ? nil : StoredRecord.decision(code: row.int64(offset + 3))
+            body = .outcome(subscribed: row.int64(offset + 4) == 1, decision: decision, offerId: row.text(offset + 6))
+        case nil:
+            return nil
+        }
+        return Record(id: id, ts: ts, user: user, body: body)
+    }
+}

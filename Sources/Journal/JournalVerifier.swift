@@ -1,0 +1,140 @@
+import OfferTrackDomain
+import SQLite
+
+/// `offertrack verify`: the journal's integrity and the derived tables' invariants.
+public enum JournalVerifier {
+    /// One check and its verdict.
+    public struct Check: Sendable {
+        public let name: String
+        public let problems: [String]
+        public var passed: Bool { problems.isEmpty }
+    }
+
+    /// Runs every check in one snapshot.
+    public static func verify(_ reader: JournalReader) throws -> [Check] {
+        let connection = reader.connection
+        try connection.execute("BEGIN")
+        defer { connection.rollbackIfActive() }
+        var checks: [Check] = []
+        let integrity = try connection.scalarText("PRAGMA integrity_check") ?? "no answer"
+        checks.append(Check(name: "integrity_check", problems: integrity == "ok" ? [] : [integrity]))
+        checks.append(
+            Check(
+                name: "derived presentations trace to loaded offer.presented records of the same user",
+                problems: try ids(
+                    connection,
+                    """
+                    SELECT d.id FROM derived_presentations d LEFT JOIN records r ON r.id = d.id
+                    WHERE r.id IS NULL OR r.type != 1 OR r.loaded != 1 OR r.user != d.user OR r.ts != d.ts
+                    """)))
+        checks.append(
+            Check(
+                name: "derived conversions trace to subscribed outcomes (and their offers) of the same user",
+                problems: try ids(
+                    connection,
+                    """
+                    SELECT d.id FROM derived_conversions d LEFT JOIN records r ON r.id = d.id
+                    LEFT JOIN records p ON p.id = d.offer_id
+                    WHERE r.id IS NULL OR r.type != 2 OR r.subscribed != 1 OR r.user != d.user OR r.ts != d.ts
+                       OR (d.offer_id IS NOT NULL AND (p.id IS NULL OR p.type != 1 OR p.user != d.user))
+                    """)))
+        let extraConversions =
+            try connection.scalarInt("SELECT count(*) - count(DISTINCT user) FROM derived_conversions") ?? 0
+        checks.append(
+            Check(
+                name: "at most one conversion per user",
+                problems: extraConversions == 0 ? [] : ["\(extraConversions) users with more than one conversion"]))
+        checks.append(try recomputationCheck(connection))
+        return checks
+    }
+
+    private static func ids(_ connection: Connection, _ sql: String) throws -> [String] {
+        let statement = try connection.prepare(sql + " LIMIT 20")
+        defer { statement.reset() }
+        var found: [String] = []
+        while try statement.step() { found.append("record \(statement.text(0) ?? "?")") }
+        return found
+    }
+
+    /// The derived tables equal attribution recomputed from scratch under the windows they record.
+    private static func recomputationCheck(_ connection: Connection) throws -> Check {
+        let name = "derived tables equal a fresh recomputation"
+        guard let settings = try DerivedTables.settings(on: connection) else {
+            return Check(name: name, problems: ["the derived tables were never computed (start the daemon or rebuild)"])
+        }
+        var expected: [String] = []
+        try JournalRows.forEachUser(on: connection) { user, records in
+            let attribution = Attribution.attribute(userRecords: records, settings: settings)
+            for fact in attribution.presentations {
+                expected.append(
+                    presentationRow(
+                        user: user, fact.id, fact.ts, fact.offer.affiliateToken, fact.offer.campaignToken,
+                        fact.offer.effectiveMessageIdentifier, fact.offer.itemID, fact.eligible))
+            }
+            if let conversion = attribution.conversion {
+                var reason: String?
+                if case .unattributed(let why) = conversion.status { reason = why.rawValue }
+                let offer = conversion.presentation?.offer
+                expected.append(
+                    conversionRow(
+                        user: user, conversion.id, conversion.ts, reason, conversion.presentation?.id,
+                        conversion.presentation?.ts, offer?.affiliateToken, offer?.campaignToken,
+                        offer?.effectiveMessageIdentifier, offer?.itemID))
+            }
+        }
+        var actual: [String] = []
+        let presentations = try connection.prepare(
+            """
+            SELECT user, id, ts, affiliate_token, campaign_token, message_identifier, item_id, eligible
+            FROM derived_presentations
+            """)
+        defer { presentations.reset() }
+        while try presentations.step() {
+            let p = presentations
+            actual.append(
+                presentationRow(
+                    user: p.text(0) ?? "", p.text(1) ?? "", p.int64(2), p.text(3), p.text(4), p.text(5) ?? "",
+                    p.text(6), p.int64(7) == 1))
+        }
+        let conversions = try connection.prepare(
+            "SELECT user, \(DerivedTables.conversionColumns) FROM derived_conversions")
+        defer { conversions.reset() }
+        while try conversions.step() {
+            let c = conversions
+            actual.append(
+                conversionRow(
+                    user: c.text(0) ?? "", c.text(1) ?? "", c.int64(2), c.text(3), c.text(4),
+                    c.isNull(5) ? nil : c.int64(5), c.text(6), c.text(7), c.text(8), c.text(9)))
+        }
+        let expectedSet = Set(expected.map { Array($0.utf8) })
+        let actualSet = Set(actual.map { Array($0.utf8) })
+        var problems: [String] = []
+        if expected.count != actual.count {
+            problems.append("\(actual.count) derived rows, a recomputation gives \(expected.count)")
+        }
+        for row in expectedSet.subtracting(actualSet).prefix(10) {
+            problems.append("missing: \(String(decoding: row, as: UTF8.self))")
+        }
+        for row in actualSet.subtracting(expectedSet).prefix(10) {
+            problems.append("unexpected: \(String(decoding: row, as: UTF8.self))")
+        }
+        return Check(name: name, problems: problems)
+    }
+
+    private static func presentationRow(
+        user: String, _ id: String, _ ts: Int64, _ affiliate: String?, _ campaign: String?, _ message: String,
+        _ item: String?, _ eligible: Bool
+    ) -> String {
+        "presentation user=\(user) id=\(id) ts=\(ts) affiliate=\(affiliate ?? "\u{1}") campaign=\(campaign ?? "\u{1}") "
+            + "message=\(message) item=\(item ?? "\u{1}") eligible=\(eligible)"
+    }
+
+    private static func conversionRow(
+        user: String, _ id: String, _ ts: Int64, _ reason: String?, _ offerId: String?, _ presentedAt: Int64?,
+        _ affiliate: String?, _ campaign: String?, _ message: String?, _ item: String?
+    ) -> String {
+        "conversion user=\(user) id=\(id) ts=\(ts) reason=\(reason ?? "attributed") offer=\(offerId ?? "\u{1}") "
+            + "presented=\(presentedAt.map(String.init) ?? "\u{1}") affiliate=\(affiliate ?? "\u{1}") "
+            + "campaign=\(campaign ?? "\u{1}") message=\(message ?? "\u{1}") item=\(item ?? "\u{1}")"
+    }
+}

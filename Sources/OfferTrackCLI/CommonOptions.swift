@@ -1,0 +1,47 @@
+import Journal
+import OfferTrackDomain
+import Posix
+
+/// What every command takes: the journal and the rules file (SPEC section 6).
+struct CommonOptions {
+    let databasePath: String
+    let rulesPath: String?
+
+    init(_ arguments: CommandArguments) {
+        databasePath = Paths.database(arguments.value("--db"))
+        rulesPath = arguments.value("--rules")
+    }
+
+    /// The rules file's contents, or the built-in rules when none is given. A bad file is exit 78.
+    func loadRules() throws(CLIError) -> RulesFile {
+        guard let rulesPath else { return .builtIn }
+        guard let bytes = FileSystem.readFile(rulesPath) else {
+            throw CLIError(.configuration, "cannot read the rules file \(rulesPath)")
+        }
+        do {
+            return try RulesFile(bytes: bytes)
+        } catch {
+            let key = error.path.map { " (at \($0))" } ?? ""
+            throw CLIError(.configuration, "\(rulesPath): \(error.message)\(key)")
+        }
+    }
+
+    /// Opens the journal read-only: 66 when it does not exist, 69 when it cannot be read.
+    func openJournal() throws(CLIError) -> JournalReader {
+        do {
+            return try JournalReader(path: databasePath)
+        } catch {
+            if case .missing = error { throw CLIError(.noInput, "\(error)") }
+            throw CLIError(.unavailable, "\(error)")
+        }
+    }
+}
+
+/// Parsing the CLI's `--since`/`--until` values.
+enum TimeArgument {
+    /// RFC 3339, or `YYYY-MM-DD` meaning UTC midnight.
+    static func parse(_ text: String, option: String) throws(CLIError) -> Int64 {
+        if let ms = Timestamp.parse(text) ?? Timestamp.parseDay(text) { return ms }
+        throw CLIError(.usage, "\(option) takes an RFC 3339 time or YYYY-MM-DD, not \(text)")
+    }
+}

@@ -1,0 +1,141 @@
+import Journal
+import OfferTrackDomain
+import Posix
+
+/// `offertrack rebuild`: recomputes every derived table from the journal.
+struct RebuildCommand {
+    static let help = """
+        Usage: offertrack rebuild [--db PATH] [--rules PATH]
+
+        Recomputes attribution's derived tables from every journaled record, under the windows of the rules
+        file, in one transaction. Reports before and after are identical. While it runs it holds the journal's
+        write lock: the daemon answers storage_unavailable and clients retry.
+
+        Example:
+          offertrack rebuild --db /var/lib/offertrack/offertrack.db --rules /etc/offertrack/rules.json
+        """
+
+    let options: CommonOptions
+
+    init(arguments: [String]) throws(CLIError) {
+        let parsed = try CommandArguments(arguments, valued: ["--db", "--rules"])
+        guard parsed.positionals.isEmpty else { throw CLIError(.usage, "rebuild takes no arguments") }
+        options = CommonOptions(parsed)
+    }
+
+    func run() throws(CLIError) -> Int32 {
+        let rules = try options.loadRules()
+        guard ProcessInfo.fileSize(options.databasePath) != nil else {
+            throw CLIError(.noInput, "no journal at \(options.databasePath)")
+        }
+        do {
+            let writer = try JournalWriter(
+                path: options.databasePath, durability: .full, settings: rules.rules.settings,
+                busyTimeoutMilliseconds: 30_000, maintainsDerivedTables: false)
+            try writer.rebuildDerivedTables(settings: rules.rules.settings)
+        } catch {
+            throw CLIError(.tryAgain, "rebuilding \(options.databasePath): \(error)")
+        }
+        try Output.write("rebuilt the derived tables of \(options.databasePath)\n")
+        return 0
+    }
+}
+
+/// `offertrack verify`: integrity and invariants.
+struct VerifyCommand {
+    static let help = """
+        Usage: offertrack verify [--db PATH] [--rules PATH]
+
+        Runs PRAGMA integrity_check and checks the invariants: every derived row traces back to journaled
+        records, at most one conversion per user, and the derived tables equal a recomputation from scratch.
+        Prints one line per check. Exit 0 when all pass, 65 when one fails.
+
+        Example:
+          offertrack verify --db /var/lib/offertrack/offertrack.db
+        """
+
+    let options: CommonOptions
+
+    init(arguments: [String]) throws(CLIError) {
+        let parsed = try CommandArguments(arguments, valued: ["--db", "--rules"])
+        guard parsed.positionals.isEmpty else { throw CLIError(.usage, "verify takes no arguments") }
+        options = CommonOptions(parsed)
+    }
+
+    func run() throws(CLIError) -> Int32 {
+        _ = try options.loadRules()
+        let reader = try options.openJournal()
+        let checks: [JournalVerifier.Check]
+        do { checks = try JournalVerifier.verify(reader) } catch {
+            throw CLIError(.ioError, "reading \(options.databasePath): \(error)")
+        }
+        var text = ""
+        for check in checks {
+            text += "\(check.passed ? "ok" : "FAILED"): \(check.name)\n"
+            for problem in check.problems { text += "  \(problem)\n" }
+        }
+        try Output.write(text)
+        return checks.allSatisfy(\.passed) ? 0 : ExitCode.dataError.rawValue
+    }
+}
+
+/// `offertrack simulate`: a deterministic NDJSON workload on stdout.
+struct SimulateCommand {
+    static let help = """
+        Usage: offertrack simulate --users N [--seed S] [--start TS] [--days D]
+
+        Prints a realistic, deterministic NDJSON workload: capability checks in every authorization state and
+        form, presentations with and without tokens, explicit and derived outcomes, late and duplicate records.
+        The same arguments always print the same bytes. --start defaults to 2026-11-01T00:00:00Z, --days to 1.
+
+        Example:
+          offertrack simulate --users 1000 | offertrack ingest -
+        """
+
+    let users: Int
+    let seed: UInt64
+    let start: Int64
+    let days: Int
+
+    init(arguments: [String]) throws(CLIError) {
+        let parsed = try CommandArguments(
+            arguments, valued: ["--users", "--seed", "--start", "--days", "--db", "--rules"])
+        guard parsed.positionals.isEmpty else { throw CLIError(.usage, "simulate takes no arguments") }
+        guard let usersText = parsed.value("--users") else { throw CLIError(.usage, "simulate needs --users N") }
+        guard let users = Int(usersText), users >= 0 else {
+            throw CLIError(.usage, "--users must be a whole number, not \(usersText)")
+        }
+        self.users = users
+        let seedText = parsed.value("--seed") ?? "1"
+        guard let seed = UInt64(seedText) else { throw CLIError(.usage, "--seed must be a whole number") }
+        self.seed = seed
+        start =
+            try parsed.value("--start").map { text throws(CLIError) in
+                try TimeArgument.parse(text, option: "--start")
+            } ?? WorkloadSimulator.defaultStart
+        let daysText = parsed.value("--days") ?? "1"
+        guard let days = Int(daysText), days >= 1, days <= 3650 else {
+            throw CLIError(.usage, "--days must be from 1 to 3650, not \(daysText)")
+        }
+        self.days = days
+    }
+
+    func run() throws(CLIError) -> Int32 {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 17)
+        for line in WorkloadSimulator(users: users, seed: seed, start: start, days: days).lines {
+            buffer.append(contentsOf: line.utf8)
+            buffer.append(UInt8(ascii: "\n"))
+            if buffer.count >= 1 << 16 {
+                try flush(&buffer)
+            }
+        }
+        try flush(&buffer)
+        return 0
+    }
+
+    private func flush(_ buffer: inout [UInt8]) throws(CLIError) {
+        do { try FileDescriptor.writeAll(1, buffer) } catch { throw CLIError(.ioError, "stdout: \(error)") }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
