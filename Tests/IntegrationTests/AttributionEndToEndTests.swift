@@ -1,0 +1,118 @@
+import Foundation
+import OfferTrackDomain
+import Testing
+
+/// Attribution through the real daemon and CLI: order independence, rebuild, verify, both report paths.
+@Suite struct AttributionEndToEndTests {
+    static let rules = """
+        {"currency":"EUR","rules":[{"affiliateToken":"*","amountMinor":500},
+        {"affiliateToken":"1010lKxy","amountMinor":700},
+        {"affiliateToken":"1010lKxy","campaignToken":"spring26","amountMinor":900,"from":"2026-11-02T00:00:00Z"}]}
+        """
+    /// Other windows than the daemon's: reports with these recompute in memory.
+    static let narrowRules = """
+        {"currency":"EUR","attributionWindowHours":2,"eligibilityFreshnessHours":1,
+        "rules":[{"affiliateToken":"*","amountMinor":300}]}
+        """
+
+    static let workload: [String] = Array(WorkloadSimulator(users: 120, seed: 7, days: 3).lines)
+
+    /// Runs the CLI; expects exit 0 and returns stdout.
+    static func cli(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let outcome = try Shell.run(Binaries.cli, arguments, environment: ["PATH": "/usr/bin:/bin"])
+        #expect(outcome.status == 0, "offertrack \(arguments): \(outcome.output)", sourceLocation: sourceLocation)
+        return outcome.output
+    }
+
+    /// Every grouping in JSON, plus the table, as one string.
+    static func allReports(db: String, rules: String) throws -> String {
+        var text = ""
+        for grouping in ReportGrouping.allCases {
+            text += try cli(["report", "--db", db, "--rules", rules, "--by", grouping.rawValue, "--format", "json"])
+        }
+        text += try cli(["report", "--db", db, "--rules", rules, "--since", "2026-11-01T12:00:00Z", "--format", "csv"])
+        return text
+    }
+
+    @Test func reportsAreTheSameWhateverOrderTheRecordsArriveIn() throws {
+        let directory = ScratchDirectory()
+        let rulesPath = directory.file("rules.json")
+        try Self.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        var generator = SystemRandomNumberGenerator()
+        var reference: String?
+        for round in 0..<4 {
+            let order = round == 0 ? Self.workload : Self.workload.shuffled(using: &generator)
+            let db = directory.file("order-\(round).db")
+            let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath], databasePath: db)
+            guard daemon.waitReady() else { return }
+            let client = try LineClient(path: daemon.socketPath)
+            let half = order.count / 2
+            let first = client.exchange(Array(order[..<half]))
+            // A report taken midway must not disturb what comes after.
+            _ = try Self.allReports(db: db, rules: rulesPath)
+            let second = client.exchange(Array(order[half...]))
+            let answers = first + second
+            #expect(answers.count == order.count)
+            #expect(answers.allSatisfy { $0.status == "accepted" || $0.status == "duplicate" })
+            let reports = try Self.allReports(db: db, rules: rulesPath)
+            if let reference {
+                #expect(reports == reference, "order \(round) changed the reports")
+            } else {
+                reference = reports
+                #expect(
+                    reports.contains(#""commissionMinor":"#)
+                        && !reports.contains(#""attributed":0,"commissionMinor":0}]"#))
+            }
+            daemon.signal(2)
+            #expect(daemon.waitExit() == 0)
+            _ = try FileManager.default.removeItem(atPath: directory.file("offertrack.sock"))
+        }
+    }
+
+    @Test func rebuildLeavesReportsByteIdenticalAndVerifyPasses() throws {
+        let directory = ScratchDirectory()
+        let rulesPath = directory.file("rules.json")
+        let narrowPath = directory.file("narrow.json")
+        try Self.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        try Self.narrowRules.write(toFile: narrowPath, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath])
+        guard daemon.waitReady() else { return }
+        let client = try LineClient(path: daemon.socketPath)
+        #expect(client.exchange(Self.workload).count == Self.workload.count)
+        let db = daemon.databasePath
+
+        let before = try Self.allReports(db: db, rules: rulesPath)
+        #expect(try Self.cli(["rebuild", "--db", db, "--rules", rulesPath]).contains("rebuilt"))
+        #expect(try Self.allReports(db: db, rules: rulesPath) == before)
+        let verify = try Self.cli(["verify", "--db", db, "--rules", rulesPath])
+        #expect(verify.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 5, "\(verify)")
+
+        // Other windows: the in-memory recomputation must equal the derived tables rebuilt under them.
+        let recomputed = try Self.allReports(db: db, rules: narrowPath)
+        #expect(recomputed != before)
+        _ = try Self.cli(["rebuild", "--db", db, "--rules", narrowPath])
+        #expect(try Self.allReports(db: db, rules: narrowPath) == recomputed)
+        // Records that arrive now are maintained under the windows the tables record.
+        let late = Array(WorkloadSimulator(users: 30, seed: 99, days: 1).lines)
+        #expect(client.exchange(late).allSatisfy { $0.status == "accepted" || $0.status == "duplicate" })
+        let afterLate = try Self.cli(["verify", "--db", db])
+        #expect(!afterLate.contains("FAILED"), "\(afterLate)")
+    }
+
+    @Test func reportRejectsAnEmptyRangeAndBadRules() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        let db = daemon.databasePath
+        let range = try Shell.run(
+            Binaries.cli, ["report", "--db", db, "--since", "2026-11-02", "--until", "2026-11-01"])
+        #expect(range.status == 64)
+        let bad = directory.file("bad.json")
+        try #"{"currency":"usd","rules":[]}"#.write(toFile: bad, atomically: true, encoding: .utf8)
+        let rules = try Shell.run(Binaries.cli, ["report", "--db", db, "--rules", bad])
+        #expect(rules.status == 78 && rules.output.contains("currency"), "\(rules.output)")
+        let missing = try Shell.run(Binaries.cli, ["report", "--db", directory.file("nope.db")])
+        #expect(missing.status == 66)
+        #expect(try Self.cli(["report", "--db", db, "--format", "json"]) == "[]\n")
+    }
+}

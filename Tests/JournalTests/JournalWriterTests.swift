@@ -1,0 +1,85 @@
+import Foundation
+import Journal
+import OfferTrackDomain
+import SQLite
+import Testing
+
+/// The journal writer against a real SQLite file: idempotency, migrations, the join kept current.
+@Suite struct JournalWriterTests {
+    let path = "/tmp/journal-test-\(UInt32.random(in: 0...UInt32.max)).db"
+
+    static func submission(_ line: String) throws -> Submission {
+        guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else {
+            throw SQLiteError(code: 0, message: "invalid test line \(line)")
+        }
+        return Submission(record: record, line: Array(line.utf8))
+    }
+
+    static func capabilities(_ id: String, user: String = "u", ts: String = "2026-11-28T10:00:00Z") -> String {
+        #"{"type":"capabilities","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","authorization":3,"capabilities":2}"#
+    }
+
+    @Test func duplicatesAndConflictsAreDecidedWithinOneBatchToo() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal)
+        let same = Self.capabilities("a")
+        let other = Self.capabilities("a", ts: "2026-11-28T10:00:01Z")
+        let outcomes = try writer.append(
+            [
+                try Self.submission(same), try Self.submission(same), try Self.submission(other),
+                try Self.submission(Self.capabilities("b")),
+            ],
+            receivedAt: 0)
+        #expect(outcomes == [.accepted(seq: 1), .duplicate(seq: 1), .conflict, .accepted(seq: 2)])
+        #expect(try writer.lastSeq() == 2)
+    }
+
+    @Test func aVersion1JournalIsMigratedAndItsDerivedTablesComputed() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // A journal as version 1 left it: records only.
+        let old = try Connection(path: path, mode: .readWriteCreate)
+        try old.execute(
+            """
+            CREATE TABLE records (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type INTEGER NOT NULL,
+                ts INTEGER NOT NULL, user TEXT NOT NULL, received_at INTEGER NOT NULL, decision INTEGER,
+                subscribed INTEGER, loaded INTEGER, offer_id TEXT, affiliate_token TEXT, campaign_token TEXT,
+                message_identifier TEXT, item_id TEXT, line TEXT NOT NULL);
+            CREATE INDEX records_by_user ON records(user, ts, id);
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+            INSERT INTO records VALUES (1, 'p1', 1, 1000, 'u', 0, NULL, NULL, 1, NULL, 'aff', NULL, NULL, NULL, '{}');
+            PRAGMA user_version = 1;
+            """)
+        _ = old
+        let writer = try JournalWriter(path: path, durability: .full)
+        _ = writer
+        let check = try Connection(path: path, mode: .readOnly)
+        #expect(try check.scalarInt("PRAGMA user_version") == Schema.currentVersion)
+        #expect(try check.scalarInt("SELECT count(*) FROM derived_presentations") == 1)
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let newer = try Connection(path: path, mode: .readWriteCreate)
+        try newer.execute("PRAGMA user_version = 99")
+        #expect(throws: Schema.NewerSchemaError.self) { try JournalWriter(path: path, durability: .full) }
+    }
+
+    @Test func theJoinFollowsLateRecordsExactlyAsARebuild() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal)
+        // An outcome before its presentation, and the eligibility check last of all.
+        let lines = [
+            #"{"type":"subscription.outcome","id":"o1","ts":"2026-11-28T10:05:00Z","user":"u","outcome":"subscribed"}"#,
+            #"{"type":"offer.presented","id":"p1","ts":"2026-11-28T10:01:00Z","user":"u","offer":{"action":"subscribe","affiliateToken":"aff"}}"#,
+            Self.capabilities("c1", ts: "2026-11-28T10:00:00Z"),
+        ]
+        for line in lines { _ = try writer.append([try Self.submission(line)], receivedAt: 0) }
+        let reader = try JournalReader(path: path)
+        let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults)
+        #expect(
+            incremental == [ReportRow(key: "aff", presented: 1, presentedEligible: 1, conversions: 1, attributed: 1)])
+        try writer.rebuildDerivedTables(settings: .defaults)
+        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults) == incremental)
+        #expect(try JournalVerifier.verify(reader).allSatisfy(\.passed))
+    }
+}
