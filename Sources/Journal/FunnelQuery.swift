@@ -46,13 +46,8 @@ public enum FunnelQuery {
                     key: groupKey, presented: Int(presentations.int64(1)),
                     presentedEligible: Int(presentations.int64(2))))
         }
-        let conversions = try connection.prepare(
-            "SELECT \(DerivedTables.conversionColumns) FROM derived_conversions WHERE ts >= ?1 AND ts < ?2")
-        try bind(range, to: conversions)
-        defer { conversions.reset() }
-        while try conversions.step() {
-            let conversion = DerivedTables.conversion(from: conversions)
-            accumulator.add(EvaluatedConversion(conversion, rules: rules), grouping: grouping, range: range)
+        try ConversionSource.forEachFromDerivedTables(connection, range: range, rules: rules) {
+            accumulator.add($0, grouping: grouping, range: range)
         }
         return accumulator.rows()
     }
@@ -73,7 +68,7 @@ public enum FunnelQuery {
         return accumulator.rows()
     }
 
-    private static func bind(_ range: ReportRange, to statement: Statement) throws {
+    static func bind(_ range: ReportRange, to statement: Statement) throws {
         try statement.bind(range.since ?? Int64.min, at: 1)
         try statement.bind(range.until ?? Int64.max, at: 2)
     }

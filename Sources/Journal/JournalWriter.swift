@@ -88,7 +88,7 @@ public final class JournalWriter {
         }
     }
 
-    fileprivate func currentConnection() throws -> Connection {
+    func currentConnection() throws -> Connection {
         if let connection { return connection }
         let reopened = try Self.open(path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds)
         connection = reopened

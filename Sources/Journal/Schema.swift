@@ -56,6 +56,30 @@ public enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX derived_conversions_by_ts ON derived_conversions(ts);
         """,
+        // 3: the commission export (SPEC section 7): every published day's exact files, and for each published
+        // day and conversion the row in force (the last row that added it), from which adjustments are computed.
+        """
+        CREATE TABLE published_days (
+            day TEXT PRIMARY KEY,
+            generated_at INTEGER NOT NULL,
+            csv BLOB NOT NULL,
+            manifest BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE export_ledger (
+            original_date TEXT NOT NULL,
+            conversion_id TEXT NOT NULL,
+            converted_at INTEGER NOT NULL,
+            offer_id TEXT NOT NULL,
+            presented_at INTEGER NOT NULL,
+            affiliate_token TEXT NOT NULL,
+            campaign_token TEXT,
+            message_identifier TEXT NOT NULL,
+            item_id TEXT,
+            amount_minor INTEGER NOT NULL,
+            currency TEXT NOT NULL,
+            PRIMARY KEY (original_date, conversion_id)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version a fully migrated journal has.

@@ -51,6 +51,9 @@ public enum CommandLineTool {
         case "status":
             if wantsHelp { return try help(StatusCommand.help) }
             return try StatusCommand(arguments: arguments).run()
+        case "export":
+            if wantsHelp { return try help(ExportCommand.help) }
+            return try ExportCommand(arguments: arguments).run()
         case "report":
             if wantsHelp { return try help(ReportCommand.help) }
             return try ReportCommand(arguments: arguments).run()

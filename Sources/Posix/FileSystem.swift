@@ -37,3 +37,37 @@ extension FileDescriptor {
         try? writeAll(2, Array("\r\u{1b}[K\(line)".utf8))
     }
 }
+
+extension FileSystem {
+    /// Replaces `path` with `bytes` atomically: writes a temporary file beside it, syncs it, renames it over
+    /// `path`, then syncs the directory so the rename itself is durable.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(PosixError) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = "\(directory)/.\(name).\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw PosixError("open(\(temporary))", errno: errno) }
+        var failure: PosixError?
+        do {
+            try FileDescriptor.writeAll(fd, bytes)
+        } catch {
+            failure = error
+        }
+        if failure == nil && fsync(fd) != 0 { failure = PosixError("fsync(\(temporary))", errno: errno) }
+        FileDescriptor.close(fd)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw PosixError("rename(\(path))", errno: code)
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            FileDescriptor.close(directoryFD)
+        }
+    }
+}

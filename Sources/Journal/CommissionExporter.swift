@@ -1,0 +1,159 @@
+import OfferTrackDomain
+import SQLite
+
+/// Publishes export days (SPEC section 7) inside the journal, so that a published day is immutable and later
+/// changes become adjustments in the next day published.
+public enum CommissionExporter {
+    /// The files of one exported day.
+    public struct Files: Sendable {
+        public let csv: [UInt8]
+        public let manifest: [UInt8]
+        /// True when the day was published before: these are the bytes first published.
+        public let republished: Bool
+    }
+
+    /// Why a day cannot be exported.
+    public enum Refusal: Error, CustomStringConvertible {
+        case earlierThanLatest(day: String, latest: String)
+        case gap(day: String, firstMissing: String)
+        case badDay(String)
+
+        public var description: String {
+            switch self {
+            case .earlierThanLatest(let day, let latest):
+                "\(day) was never published and is earlier than the latest published day \(latest); "
+                    + "its conversions are reported through adjustments only"
+            case .gap(let day, let firstMissing):
+                "exporting \(day) would leave a gap: export \(firstMissing) first"
+            case .badDay(let text): "\(text) is not a YYYY-MM-DD date"
+            }
+        }
+    }
+
+    static let dayMs: Int64 = 86_400_000
+
+    /// Exports `day` (`YYYY-MM-DD`): the stored files when it is published, else publishes it now.
+    public static func export(
+        journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000
+    ) throws -> Files {
+        guard let dayStart = Timestamp.parseDay(day) else { throw Refusal.badDay(day) }
+        let writer = try JournalWriter(
+            path: journalPath, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+            maintainsDerivedTables: false)
+        return try writer.withConnection { connection in
+            try connection.transaction {
+                if let published = try publishedFiles(day, on: connection) { return published }
+                let publishedDays = try connection.allTexts("SELECT day FROM published_days ORDER BY day")
+                if let latest = publishedDays.last, let latestStart = Timestamp.parseDay(latest) {
+                    if dayStart < latestStart { throw Refusal.earlierThanLatest(day: day, latest: latest) }
+                    if dayStart > latestStart + dayMs {
+                        throw Refusal.gap(day: day, firstMissing: Timestamp.formatDay(latestStart + dayMs))
+                    }
+                }
+                let firstStart = publishedDays.first.flatMap(Timestamp.parseDay) ?? dayStart
+                let range = ReportRange(since: firstStart, until: dayStart + dayMs)
+                var current: [String: [CommissionRow]] = [:]
+                try ConversionSource.forEach(connection, range: range, rules: rules.rules) { evaluated in
+                    guard let row = CommissionRow(evaluated, currency: rules.rules.currency) else { return }
+                    current[Timestamp.formatDay(row.convertedAt), default: []].append(row)
+                }
+                let plan = ExportPlan(day: day, current: current, inForce: try ledger(on: connection))
+                let csv = plan.csv
+                let manifest = plan.manifest(
+                    currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
+                try record(plan, csv: csv, manifest: manifest, generatedAt: now, on: connection)
+                return Files(csv: csv, manifest: manifest, republished: false)
+            }
+        }
+    }
+
+    private static func publishedFiles(_ day: String, on connection: Connection) throws -> Files? {
+        let statement = try connection.prepare("SELECT csv, manifest FROM published_days WHERE day = ?1")
+        try statement.bind(day, at: 1)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return Files(csv: statement.bytes(0), manifest: statement.bytes(1), republished: true)
+    }
+
+    private static func ledger(on connection: Connection) throws -> [String: [[UInt8]: CommissionRow]] {
+        var inForce: [String: [[UInt8]: CommissionRow]] = [:]
+        for day in try connection.allTexts("SELECT day FROM published_days") { inForce[day] = [:] }
+        let statement = try connection.prepare(
+            """
+            SELECT original_date, conversion_id, converted_at, offer_id, presented_at, affiliate_token,
+                campaign_token, message_identifier, item_id, amount_minor, currency FROM export_ledger
+            """)
+        defer { statement.reset() }
+        while try statement.step() {
+            let s = statement
+            let row = CommissionRow(
+                conversionId: s.text(1) ?? "", convertedAt: s.int64(2), offerId: s.text(3) ?? "",
+                presentedAt: s.int64(4), affiliateToken: s.text(5) ?? "", campaignToken: s.text(6),
+                messageIdentifier: s.text(7) ?? "", itemID: s.text(8), amountMinor: s.int64(9),
+                currency: s.text(10) ?? "")
+            inForce[s.text(0) ?? "", default: [:]][Array(row.conversionId.utf8)] = row
+        }
+        return inForce
+    }
+
+    /// Stores the published files and the rows now in force: the day's rows, and each adjusted conversion.
+    private static func record(
+        _ plan: ExportPlan, csv: [UInt8], manifest: [UInt8], generatedAt: Int64, on connection: Connection
+    ) throws {
+        let publish = try connection.prepare(
+            "INSERT INTO published_days (day, generated_at, csv, manifest) VALUES (?1, ?2, ?3, ?4)")
+        try publish.bind(plan.day, at: 1)
+        try publish.bind(generatedAt, at: 2)
+        try publish.bindText(csv, at: 3)
+        try publish.bindText(manifest, at: 4)
+        try publish.run()
+        var touched: [(day: String, id: String)] = plan.lines.compactMap { line in
+            line.kind == .adjustment ? line.originalDate.map { ($0, line.row.conversionId) } : nil
+        }
+        touched += plan.lines.filter { $0.kind == .commission }.map { (plan.day, $0.row.conversionId) }
+        let delete = try connection.prepare(
+            "DELETE FROM export_ledger WHERE original_date = ?1 AND conversion_id = ?2")
+        let insert = try connection.prepare(
+            """
+            INSERT INTO export_ledger (original_date, conversion_id, converted_at, offer_id, presented_at,
+                affiliate_token, campaign_token, message_identifier, item_id, amount_minor, currency)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            """)
+        for (day, id) in touched {
+            try delete.bind(day, at: 1)
+            try delete.bind(id, at: 2)
+            try delete.run()
+            guard let row = plan.inForce[day]?[Array(id.utf8)] else { continue }
+            try insert.bind(day, at: 1)
+            try insert.bind(row.conversionId, at: 2)
+            try insert.bind(row.convertedAt, at: 3)
+            try insert.bind(row.offerId, at: 4)
+            try insert.bind(row.presentedAt, at: 5)
+            try insert.bind(row.affiliateToken, at: 6)
+            try insert.bind(row.campaignToken, at: 7)
+            try insert.bind(row.messageIdentifier, at: 8)
+            try insert.bind(row.itemID, at: 9)
+            try insert.bind(row.amountMinor, at: 10)
+            try insert.bind(row.currency, at: 11)
+            try insert.run()
+        }
+    }
+}
+
+extension Connection {
+    /// The first column of every row of `sql`, as text.
+    func allTexts(_ sql: String) throws -> [String] {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        var values: [String] = []
+        while try statement.step() { values.append(statement.text(0) ?? "") }
+        return values
+    }
+}
+
+extension JournalWriter {
+    /// Runs `body` with the writer's connection (for maintenance commands that need their own transactions).
+    func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+        try body(try currentConnection())
+    }
+}

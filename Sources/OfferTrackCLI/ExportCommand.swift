@@ -1,0 +1,67 @@
+import Journal
+import OfferTrackDomain
+import Posix
+
+/// `offertrack export --date D [--out DIR]`: the nightly commission export (SPEC section 7).
+struct ExportCommand {
+    static let help = """
+        Usage: offertrack export --date YYYY-MM-DD [--out DIR] [--db PATH] [--rules PATH]
+
+        Writes DIR/commissions-D.csv and DIR/commissions-D.manifest.json (atomically: write, sync, rename).
+        The first export of a day publishes it inside the journal; exporting a published day again rewrites
+        exactly the files first published. Days are published in order without gaps: a day earlier than the
+        latest published one, or one that would leave a gap, is refused (exit 65) and nothing is written.
+        Changes that reach already-published days appear as adjustment rows in the next day exported.
+        --out defaults to the current directory; --rules is required (amounts, currency, rulesSha256).
+
+        Example:
+          offertrack export --date 2026-11-29 --out /var/lib/offertrack/exports --rules /etc/offertrack/rules.json
+        """
+
+    let options: CommonOptions
+    let day: String
+    let outputDirectory: String
+
+    init(arguments: [String]) throws(CLIError) {
+        let parsed = try CommandArguments(arguments, valued: ["--db", "--rules", "--date", "--out"])
+        guard parsed.positionals.isEmpty else { throw CLIError(.usage, "export takes no arguments") }
+        options = CommonOptions(parsed)
+        guard let day = parsed.value("--date") else { throw CLIError(.usage, "export needs --date YYYY-MM-DD") }
+        guard let start = Timestamp.parseDay(day), Timestamp.formatDay(start) == day else {
+            throw CLIError(.usage, "--date must be a YYYY-MM-DD date, not \(day)")
+        }
+        self.day = day
+        outputDirectory = parsed.value("--out") ?? "."
+        guard options.rulesPath != nil else {
+            throw CLIError(.usage, "export needs --rules PATH (amounts, currency and rulesSha256 come from it)")
+        }
+    }
+
+    func run() throws(CLIError) -> Int32 {
+        let rules = try options.loadRules()
+        guard ProcessInfo.fileSize(options.databasePath) != nil else {
+            throw CLIError(.noInput, "no journal at \(options.databasePath)")
+        }
+        guard ProcessInfo.isDirectory(outputDirectory) else {
+            throw CLIError(.cannotCreate, "\(outputDirectory) is not a directory")
+        }
+        let files: CommissionExporter.Files
+        do {
+            files = try CommissionExporter.export(
+                journalPath: options.databasePath, day: day, rules: rules, now: Clock.wallMilliseconds())
+        } catch let refusal as CommissionExporter.Refusal {
+            throw CLIError(.dataError, "refused: \(refusal)")
+        } catch {
+            throw CLIError(.tryAgain, "exporting \(day) from \(options.databasePath): \(error)")
+        }
+        let base = "\(outputDirectory)/commissions-\(day)"
+        do {
+            try FileSystem.writeAtomically(files.csv, to: "\(base).csv")
+            try FileSystem.writeAtomically(files.manifest, to: "\(base).manifest.json")
+        } catch {
+            throw CLIError(.cannotCreate, "writing \(base): \(error) (the day is published; export it again)")
+        }
+        try Output.write("\(files.republished ? "rewrote" : "published") \(base).csv and \(base).manifest.json\n")
+        return 0
+    }
+}

@@ -1,0 +1,100 @@
+/// The nightly export of one day (SPEC section 7): its rows, and the rows in force afterwards.
+///
+/// `inForce` maps each published day to the row currently in force for each of its conversions (keyed by the
+/// conversion id's bytes). The plan adds day D's `commission` rows, and for every published day whose computed
+/// rows differ from those in force, a reversal of the row in force and the row computed now (`adjustment`).
+public struct ExportPlan: Sendable {
+    /// One line of the export.
+    public struct Line: Sendable, Equatable {
+        public enum Kind: String, Sendable {
+            case commission
+            case adjustment
+        }
+
+        public var kind: Kind
+        public var row: CommissionRow
+        /// A reversal carries the row in force with its amount negated.
+        public var isReversal: Bool
+        /// The published day an adjustment corrects; nil for commission rows.
+        public var originalDate: String?
+
+        public var signedAmount: Int64 { isReversal ? 0 - row.amountMinor : row.amountMinor }
+
+        public var fields: [String] {
+            row.fields(kind: kind.rawValue, originalDate: originalDate ?? "", negated: isReversal)
+        }
+    }
+
+    public let day: String
+    public let lines: [Line]
+    /// The rows in force after this export: published day → conversion id bytes → row.
+    public let inForce: [String: [[UInt8]: CommissionRow]]
+
+    /// Plans the export of `day`. `current` holds the rows computed now for `day` and every published day
+    /// (grouped by UTC day of `convertedAt`); `inForce` the rows in force before this export.
+    public init(day: String, current: [String: [CommissionRow]], inForce: [String: [[UInt8]: CommissionRow]]) {
+        self.day = day
+        var lines: [Line] = []
+        var ledger = inForce
+        for publishedDay in inForce.keys.sorted(by: RecordOrder.idPrecedes) {
+            let previous = inForce[publishedDay] ?? [:]
+            var now: [[UInt8]: CommissionRow] = [:]
+            for row in current[publishedDay] ?? [] { now[Array(row.conversionId.utf8)] = row }
+            for id in Set(previous.keys).union(now.keys) {
+                let before = previous[id]
+                let after = now[id]
+                if let before, let after, before.isSameRow(as: after) { continue }
+                if let before {
+                    lines.append(Line(kind: .adjustment, row: before, isReversal: true, originalDate: publishedDay))
+                }
+                if let after {
+                    lines.append(Line(kind: .adjustment, row: after, isReversal: false, originalDate: publishedDay))
+                }
+                ledger[publishedDay, default: [:]][id] = after
+            }
+        }
+        var today: [[UInt8]: CommissionRow] = [:]
+        for row in current[day] ?? [] {
+            lines.append(Line(kind: .commission, row: row, isReversal: false, originalDate: nil))
+            today[Array(row.conversionId.utf8)] = row
+        }
+        ledger[day] = today
+        self.lines = lines.sorted(by: Self.precedes)
+        self.inForce = ledger
+    }
+
+    /// SPEC order: `converted_at`, then `conversion_id` bytes, then a reversal before the row replacing it.
+    static func precedes(_ lhs: Line, _ rhs: Line) -> Bool {
+        if lhs.row.convertedAt != rhs.row.convertedAt { return lhs.row.convertedAt < rhs.row.convertedAt }
+        if !lhs.row.conversionId.utf8.elementsEqual(rhs.row.conversionId.utf8) {
+            return RecordOrder.idPrecedes(lhs.row.conversionId, rhs.row.conversionId)
+        }
+        if lhs.isReversal != rhs.isReversal { return lhs.isReversal }
+        // The same conversion corrected for two published days cannot happen (its day is fixed); keep stable.
+        return (lhs.originalDate ?? "") < (rhs.originalDate ?? "")
+    }
+
+    /// The CSV file's bytes: header, then one line per row, every line ending in `\n`.
+    public var csv: [UInt8] {
+        var text = CSVField.line(Self.header)
+        for line in lines { text += CSVField.line(line.fields) }
+        return Array(text.utf8)
+    }
+
+    /// The manifest's bytes for this plan's CSV, first published at `generatedAt`.
+    public func manifest(currency: String, rulesSha256: String, generatedAt: Int64) -> [UInt8] {
+        let commission = lines.filter { $0.kind == .commission }.reduce(Int64(0)) { $0 + $1.signedAmount }
+        let adjustment = lines.filter { $0.kind == .adjustment }.reduce(Int64(0)) { $0 + $1.signedAmount }
+        let text =
+            "{\"date\":\(JSONStringLiteral.quote(day)),\"rows\":\(lines.count),"
+            + "\"commissionMinor\":\(commission),\"adjustmentMinor\":\(adjustment),"
+            + "\"currency\":\(JSONStringLiteral.quote(currency)),\"sha256\":\"\(SHA256.hex(of: csv))\","
+            + "\"rulesSha256\":\"\(rulesSha256)\",\"generatedAt\":\(JSONStringLiteral.quote(Timestamp.format(generatedAt)))}\n"
+        return Array(text.utf8)
+    }
+
+    public static let header = [
+        "kind", "conversion_id", "converted_at", "offer_id", "presented_at", "affiliate_token", "campaign_token",
+        "message_identifier", "item_id", "amount_minor", "currency", "original_date",
+    ]
+}
