@@ -26,18 +26,40 @@ enum DerivedTables {
         return AttributionSettings(windowMs: window, freshnessMs: freshness)
     }
 
-    /// Recomputes one user's rows from their journaled records.
+    /// Recomputes one user's rows from their journaled records; rows and roll-ups change only if the result did.
     static func refresh(user: String, settings: AttributionSettings, on connection: Connection) throws {
         let records = try JournalRows.records(of: user, on: connection)
-        try replace(user: user, with: Attribution.attribute(userRecords: records, settings: settings), on: connection)
+        let now = Attribution.attribute(userRecords: records, settings: settings)
+        let before = try stored(user: user, on: connection)
+        if fingerprint(before) == fingerprint(now) { return }
+        var rollup = DayRollup()
+        count(before, sign: -1, into: &rollup)
+        count(now, sign: 1, into: &rollup)
+        for sql in [
+            "DELETE FROM derived_presentations WHERE user = ?1", "DELETE FROM derived_conversions WHERE user = ?1",
+        ] {
+            let delete = try connection.prepare(sql)
+            try delete.bind(user, at: 1)
+            try delete.run()
+        }
+        try insert(user: user, now, on: connection)
+        try rollup.write(on: connection)
     }
 
     /// Replaces everything from scratch (inside the caller's transaction) under `settings`.
     static func rebuild(settings: AttributionSettings, on connection: Connection) throws {
-        try connection.execute("DELETE FROM derived_presentations; DELETE FROM derived_conversions;")
+        try connection.execute(
+            """
+            DELETE FROM derived_presentations; DELETE FROM derived_conversions;
+            DELETE FROM presentation_days; DELETE FROM conversion_days;
+            """)
+        var rollup = DayRollup()
         try JournalRows.forEachUser(on: connection) { user, records in
-            try insert(user: user, Attribution.attribute(userRecords: records, settings: settings), on: connection)
+            let attribution = Attribution.attribute(userRecords: records, settings: settings)
+            try insert(user: user, attribution, on: connection)
+            count(attribution, sign: 1, into: &rollup)
         }
+        try rollup.write(on: connection)
         let store = try connection.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
         for (key, value) in [(windowKey, settings.windowMs), (freshnessKey, settings.freshnessMs)] {
             try store.bind(key, at: 1)
@@ -46,15 +68,65 @@ enum DerivedTables {
         }
     }
 
-    private static func replace(user: String, with attribution: UserAttribution, on connection: Connection) throws {
-        for sql in [
-            "DELETE FROM derived_presentations WHERE user = ?1", "DELETE FROM derived_conversions WHERE user = ?1",
-        ] {
-            let delete = try connection.prepare(sql)
-            try delete.bind(user, at: 1)
-            try delete.run()
+    private static func count(_ attribution: UserAttribution, sign: Int64, into rollup: inout DayRollup) {
+        for fact in attribution.presentations { rollup.count(fact, sign: sign) }
+        if let conversion = attribution.conversion { rollup.count(conversion, sign: sign) }
+    }
+
+    /// The user's rows as stored, in the shape `Attribution.attribute` returns.
+    static func stored(user: String, on connection: Connection) throws -> UserAttribution {
+        let presentations = try connection.prepare(
+            """
+            SELECT id, ts, affiliate_token, campaign_token, message_identifier, item_id, eligible
+            FROM derived_presentations WHERE user = ?1
+            """)
+        try presentations.bind(user, at: 1)
+        defer { presentations.reset() }
+        var facts: [PresentationFact] = []
+        while try presentations.step() {
+            let p = presentations
+            let offer = Offer(
+                affiliateToken: p.text(2), campaignToken: p.text(3), messageIdentifier: p.text(4), itemID: p.text(5))
+            facts.append(PresentationFact(id: p.text(0) ?? "", ts: p.int64(1), offer: offer, eligible: p.int64(6) == 1))
         }
-        try insert(user: user, attribution, on: connection)
+        let conversions = try connection.prepare("SELECT \(conversionColumns) FROM derived_conversions WHERE user = ?1")
+        try conversions.bind(user, at: 1)
+        defer { conversions.reset() }
+        let conversion = try conversions.step() ? DerivedTables.conversion(from: conversions) : nil
+        return UserAttribution(presentations: facts, conversion: conversion)
+    }
+
+    /// Every stored column of a user's rows, as bytes, for change detection by exact content.
+    static func fingerprint(_ attribution: UserAttribution) -> [UInt8] {
+        var bytes: [UInt8] = []
+        func add(_ text: String?) {
+            if let text { bytes.append(contentsOf: text.utf8) }
+            bytes.append(text == nil ? 1 : 0)
+        }
+        let ordered = attribution.presentations.sorted {
+            RecordOrder.precedes(ts: $0.ts, id: $0.id, ts: $1.ts, id: $1.id)
+        }
+        for fact in ordered {
+            add(fact.id)
+            add(String(fact.ts))
+            add(fact.offer.affiliateToken)
+            add(fact.offer.campaignToken)
+            add(fact.offer.effectiveMessageIdentifier)
+            add(fact.offer.itemID)
+            add(fact.eligible ? "1" : "0")
+        }
+        if let conversion = attribution.conversion {
+            add(conversion.id)
+            add(String(conversion.ts))
+            if case .unattributed(let reason) = conversion.status { add(reason.rawValue) } else { add(nil) }
+            add(conversion.presentation?.id)
+            add(conversion.presentation.map { String($0.ts) })
+            add(conversion.presentation?.offer.affiliateToken)
+            add(conversion.presentation?.offer.campaignToken)
+            add(conversion.presentation?.offer.effectiveMessageIdentifier)
+            add(conversion.presentation?.offer.itemID)
+        }
+        return bytes
     }
 
     private static func insert(user: String, _ attribution: UserAttribution, on connection: Connection) throws {

@@ -11,19 +11,134 @@ public enum FunnelQuery {
     public static func rows(
         _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules
     ) throws -> [ReportRow] {
+        try rows(reader, grouping: grouping, range: range, rules: rules, recompute: false)
+    }
+
+    /// `recompute` forces the in-memory path (tests compare both paths).
+    static func rows(
+        _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
+        recompute: Bool
+    ) throws -> [ReportRow] {
         let connection = reader.connection
         try connection.execute("BEGIN")
         defer { connection.rollbackIfActive() }
-        if try DerivedTables.settings(on: connection) == rules.settings {
+        if !recompute, try DerivedTables.settings(on: connection) == rules.settings {
             return try fromDerivedTables(connection, grouping: grouping, range: range, rules: rules)
         }
         return try recomputed(connection, grouping: grouping, range: range, rules: rules)
     }
 
+    /// Whole days come from the daily roll-ups; the partial days at the range's edges, and days on which a
+    /// commission rule starts or ends, from the derived rows.
     private static func fromDerivedTables(
         _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules
     ) throws -> [ReportRow] {
         var accumulator = ReportAccumulator()
+        let dayMs = DayRollup.dayMs
+        // Whole days inside the range: [firstDay, endDay).
+        let firstDay = range.since.map { DayRollup.day(of: $0 - 1) + 1 } ?? Int64.min / dayMs
+        let endDay = range.until.map { DayRollup.day(of: $0) } ?? Int64.max / dayMs
+        var partial: [ReportRange] = []
+        if firstDay >= endDay {
+            partial = [range]
+        } else {
+            if let since = range.since, since < firstDay * dayMs {
+                partial.append(ReportRange(since: since, until: firstDay * dayMs))
+            }
+            if let until = range.until, until > endDay * dayMs {
+                partial.append(ReportRange(since: endDay * dayMs, until: until))
+            }
+            try addPresentationDays(connection, from: firstDay, to: endDay, grouping: grouping, into: &accumulator)
+            let changingDays = try addConversionDays(
+                connection, from: firstDay, to: endDay, grouping: grouping, rules: rules, into: &accumulator)
+            for day in changingDays {
+                try ConversionSource.forEachFromDerivedTables(
+                    connection, range: ReportRange(since: day * dayMs, until: (day + 1) * dayMs), rules: rules
+                ) { accumulator.add($0, grouping: grouping, range: range) }
+            }
+        }
+        for part in partial {
+            try addPresentations(connection, in: part, grouping: grouping, into: &accumulator)
+            try ConversionSource.forEachFromDerivedTables(connection, range: part, rules: rules) {
+                accumulator.add($0, grouping: grouping, range: range)
+            }
+        }
+        return accumulator.rows()
+    }
+
+    private static func groupKey(
+        _ grouping: ReportGrouping, day: Int64, affiliate: String?, campaign: String?, message: String?
+    ) -> String? {
+        switch grouping {
+        case .affiliate: affiliate.flatMap { $0.isEmpty ? nil : $0 }
+        case .campaign: campaign.flatMap { $0.isEmpty ? nil : $0 }
+        case .message: message.flatMap { $0.isEmpty ? nil : $0 }
+        case .day: Timestamp.formatDay(day * DayRollup.dayMs)
+        }
+    }
+
+    private static func addPresentationDays(
+        _ connection: Connection, from firstDay: Int64, to endDay: Int64, grouping: ReportGrouping,
+        into accumulator: inout ReportAccumulator
+    ) throws {
+        let rows = try connection.prepare(
+            """
+            SELECT day, affiliate_token, campaign_token, message_identifier, presented, eligible
+            FROM presentation_days WHERE day >= ?1 AND day < ?2 AND presented != 0
+            """)
+        try rows.bind(firstDay, at: 1)
+        try rows.bind(endDay, at: 2)
+        defer { rows.reset() }
+        while try rows.step() {
+            let key = groupKey(
+                grouping, day: rows.int64(0), affiliate: rows.text(1), campaign: rows.text(2), message: rows.text(3))
+            accumulator.merge(ReportRow(key: key, presented: Int(rows.int64(4)), presentedEligible: Int(rows.int64(5))))
+        }
+    }
+
+    /// Adds the roll-up's conversions of whole days; returns the days whose amounts change within the day
+    /// (a rule's `from` or `until` inside it), which the caller reads row by row instead.
+    private static func addConversionDays(
+        _ connection: Connection, from firstDay: Int64, to endDay: Int64, grouping: ReportGrouping,
+        rules: CommissionRules, into accumulator: inout ReportAccumulator
+    ) throws -> [Int64] {
+        let rows = try connection.prepare(
+            """
+            SELECT day, attributed, affiliate_token, campaign_token, message_identifier, conversions
+            FROM conversion_days WHERE day >= ?1 AND day < ?2 AND conversions != 0
+            """)
+        try rows.bind(firstDay, at: 1)
+        try rows.bind(endDay, at: 2)
+        defer { rows.reset() }
+        var changingDays: Set<Int64> = []
+        while try rows.step() {
+            let day = rows.int64(0)
+            let start = day * DayRollup.dayMs
+            guard rules.amountsAreConstant(from: start, until: start + DayRollup.dayMs) else {
+                changingDays.insert(day)
+                continue
+            }
+            let attributed = rows.int64(1) == 1
+            let affiliate = rows.text(2).flatMap { $0.isEmpty ? nil : $0 }
+            let campaign = rows.text(3).flatMap { $0.isEmpty ? nil : $0 }
+            let count = rows.int64(5)
+            var amount: Int64 = 0
+            if attributed, let affiliate {
+                amount = (rules.amount(affiliateToken: affiliate, campaignToken: campaign, at: start) ?? 0) * count
+            }
+            let key = groupKey(grouping, day: day, affiliate: affiliate, campaign: campaign, message: rows.text(4))
+            accumulator.merge(
+                ReportRow(
+                    key: attributed || grouping == .day ? key : nil, conversions: Int(count),
+                    attributed: attributed ? Int(count) : 0, commissionMinor: amount))
+        }
+        return changingDays.sorted()
+    }
+
+    private static func addPresentations(
+        _ connection: Connection, in range: ReportRange, grouping: ReportGrouping,
+        into accumulator: inout ReportAccumulator
+    ) throws {
         let key: String =
             switch grouping {
             case .affiliate: "affiliate_token"
@@ -46,10 +161,6 @@ public enum FunnelQuery {
                     key: groupKey, presented: Int(presentations.int64(1)),
                     presentedEligible: Int(presentations.int64(2))))
         }
-        try ConversionSource.forEachFromDerivedTables(connection, range: range, rules: rules) {
-            accumulator.add($0, grouping: grouping, range: range)
-        }
-        return accumulator.rows()
     }
 
     private static func recomputed(

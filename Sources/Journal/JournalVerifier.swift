@@ -45,7 +45,43 @@ public enum JournalVerifier {
                 name: "at most one conversion per user",
                 problems: extraConversions == 0 ? [] : ["\(extraConversions) users with more than one conversion"]))
         checks.append(try recomputationCheck(connection))
+        checks.append(try rollupCheck(connection))
         return checks
+    }
+
+    /// The daily roll-ups equal the derived rows aggregated by day and group.
+    private static func rollupCheck(_ connection: Connection) throws -> Check {
+        let day = "(ts - ((ts % 86400000) + 86400000) % 86400000) / 86400000"
+        let presentations = """
+            SELECT day, affiliate_token, campaign_token, message_identifier, presented, eligible
+            FROM presentation_days WHERE presented != 0 OR eligible != 0
+            """
+        let presentationsFromRows = """
+            SELECT \(day), coalesce(affiliate_token, ''), coalesce(campaign_token, ''), message_identifier,
+                count(*), sum(eligible) FROM derived_presentations GROUP BY 1, 2, 3, 4
+            """
+        let conversions = """
+            SELECT day, attributed, affiliate_token, campaign_token, message_identifier, conversions
+            FROM conversion_days WHERE conversions != 0
+            """
+        let conversionsFromRows = """
+            SELECT \(day), reason IS NULL,
+                CASE WHEN reason IS NULL THEN coalesce(affiliate_token, '') ELSE '' END,
+                CASE WHEN reason IS NULL THEN coalesce(campaign_token, '') ELSE '' END,
+                CASE WHEN reason IS NULL THEN coalesce(message_identifier, '') ELSE '' END,
+                count(*) FROM derived_conversions GROUP BY 1, 2, 3, 4, 5
+            """
+        var problems: [String] = []
+        for (name, a, b) in [
+            ("presentation_days", presentations, presentationsFromRows),
+            ("conversion_days", conversions, conversionsFromRows),
+        ] {
+            let differing =
+                try connection.scalarInt("SELECT count(*) FROM (\(a) EXCEPT \(b))") ?? 0
+                + (connection.scalarInt("SELECT count(*) FROM (\(b) EXCEPT \(a))") ?? 0)
+            if differing != 0 { problems.append("\(name): \(differing) groups differ from the derived rows") }
+        }
+        return Check(name: "daily roll-ups equal the derived rows", problems: problems)
     }
 
     private static func ids(_ connection: Connection, _ sql: String) throws -> [String] {

@@ -28,7 +28,9 @@ public enum Schema {
         """,
         // 2: attribution's derived tables (SPEC section 4), maintained per user as records arrive. Message
         // identifiers are stored with the `join` default applied. The windows they were computed with are in
-        // `meta` (`derived_window_ms`, `derived_freshness_ms`); absent means never computed.
+        // `meta` (`derived_window_ms`, `derived_freshness_ms`); absent means never computed. The `*_days` tables
+        // are daily roll-ups of the two (absent tokens as '', which no valid token is; unattributed conversions
+        // with no tokens) so that a report reads one row per day and group instead of one per record.
         """
         CREATE TABLE derived_presentations (
             id TEXT NOT NULL,
@@ -55,6 +57,24 @@ public enum Schema {
             item_id TEXT
         ) WITHOUT ROWID;
         CREATE INDEX derived_conversions_by_ts ON derived_conversions(ts);
+        CREATE TABLE presentation_days (
+            day INTEGER NOT NULL,
+            affiliate_token TEXT NOT NULL,
+            campaign_token TEXT NOT NULL,
+            message_identifier TEXT NOT NULL,
+            presented INTEGER NOT NULL,
+            eligible INTEGER NOT NULL,
+            PRIMARY KEY (day, affiliate_token, campaign_token, message_identifier)
+        ) WITHOUT ROWID;
+        CREATE TABLE conversion_days (
+            day INTEGER NOT NULL,
+            attributed INTEGER NOT NULL,
+            affiliate_token TEXT NOT NULL,
+            campaign_token TEXT NOT NULL,
+            message_identifier TEXT NOT NULL,
+            conversions INTEGER NOT NULL,
+            PRIMARY KEY (day, attributed, affiliate_token, campaign_token, message_identifier)
+        ) WITHOUT ROWID;
         """,
         // 3: the commission export (SPEC section 7): every published day's exact files, and for each published
         // day and conversion the row in force (the last row that added it), from which adjustments are computed.

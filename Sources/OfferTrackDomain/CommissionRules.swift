@@ -201,3 +201,13 @@ public struct CommissionRules: Sendable, Equatable {
             }
     }
 }
+
+extension CommissionRules {
+    /// Whether every amount is the same at every instant of `[start, end)`: no rule starts or ends inside it.
+    public func amountsAreConstant(from start: Int64, until end: Int64) -> Bool {
+        rules.allSatisfy { rule in
+            !(rule.from.map { $0 > start && $0 < end } ?? false)
+                && !(rule.until.map { $0 > start && $0 < end } ?? false)
+        }
+    }
+}

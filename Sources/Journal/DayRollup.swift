@@ -1,0 +1,86 @@
+import OfferTrackDomain
+import SQLite
+
+/// Pending changes to the daily roll-ups (`presentation_days`, `conversion_days`), netted in memory and written
+/// with one upsert per touched group.
+struct DayRollup {
+    /// A roll-up group; text as bytes so that keys compare by exact scalars.
+    struct Key: Hashable {
+        var day: Int64
+        var attributed: Int64
+        var affiliate: [UInt8]
+        var campaign: [UInt8]
+        var message: [UInt8]
+    }
+
+    static let dayMs: Int64 = 86_400_000
+
+    /// The UTC day number of `ts` (floor division, so times before 1970 fall on the right day).
+    static func day(of ts: Int64) -> Int64 {
+        ts >= 0 ? ts / dayMs : -((-ts - 1) / dayMs) - 1
+    }
+
+    private(set) var presentations: [Key: (presented: Int64, eligible: Int64)] = [:]
+    private(set) var conversions: [Key: Int64] = [:]
+
+    var isEmpty: Bool { presentations.isEmpty && conversions.isEmpty }
+
+    mutating func count(_ fact: PresentationFact, sign: Int64) {
+        let key = Key(
+            day: Self.day(of: fact.ts), attributed: 0, affiliate: Array((fact.offer.affiliateToken ?? "").utf8),
+            campaign: Array((fact.offer.campaignToken ?? "").utf8),
+            message: Array(fact.offer.effectiveMessageIdentifier.utf8))
+        let current = presentations[key] ?? (0, 0)
+        presentations[key] = (current.presented + sign, current.eligible + (fact.eligible ? sign : 0))
+    }
+
+    mutating func count(_ conversion: Conversion, sign: Int64) {
+        var key = Key(day: Self.day(of: conversion.ts), attributed: 0, affiliate: [], campaign: [], message: [])
+        if conversion.status.isAttributed, let offer = conversion.presentation?.offer {
+            key.attributed = 1
+            key.affiliate = Array((offer.affiliateToken ?? "").utf8)
+            key.campaign = Array((offer.campaignToken ?? "").utf8)
+            key.message = Array(offer.effectiveMessageIdentifier.utf8)
+        }
+        conversions[key, default: 0] += sign
+    }
+
+    /// Adds the netted changes to the roll-up tables.
+    func write(on connection: Connection) throws {
+        if !presentations.isEmpty {
+            let upsert = try connection.prepare(
+                """
+                INSERT INTO presentation_days (day, affiliate_token, campaign_token, message_identifier, presented,
+                    eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT DO UPDATE SET presented = presented + excluded.presented,
+                    eligible = eligible + excluded.eligible
+                """)
+            for (key, delta) in presentations where delta.presented != 0 || delta.eligible != 0 {
+                try upsert.bind(key.day, at: 1)
+                try upsert.bindText(key.affiliate, at: 2)
+                try upsert.bindText(key.campaign, at: 3)
+                try upsert.bindText(key.message, at: 4)
+                try upsert.bind(delta.presented, at: 5)
+                try upsert.bind(delta.eligible, at: 6)
+                try upsert.run()
+            }
+        }
+        if !conversions.isEmpty {
+            let upsert = try connection.prepare(
+                """
+                INSERT INTO conversion_days (day, attributed, affiliate_token, campaign_token, message_identifier,
+                    conversions) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT DO UPDATE SET conversions = conversions + excluded.conversions
+                """)
+            for (key, delta) in conversions where delta != 0 {
+                try upsert.bind(key.day, at: 1)
+                try upsert.bind(key.attributed, at: 2)
+                try upsert.bindText(key.affiliate, at: 3)
+                try upsert.bindText(key.campaign, at: 4)
+                try upsert.bindText(key.message, at: 5)
+                try upsert.bind(delta, at: 6)
+                try upsert.run()
+            }
+        }
+    }
+}
