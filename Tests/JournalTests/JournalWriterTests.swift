@@ -83,3 +83,20 @@ import Testing
         #expect(try JournalVerifier.verify(reader).allSatisfy(\.passed))
     }
 }
+
+extension JournalWriterTests {
+    @Test func verifyCatchesADerivedRowThatNoLongerMatchesTheJournal() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal)
+        let lines = [
+            Self.capabilities("c1"),
+            #"{"type":"offer.presented","id":"p1","ts":"2026-11-28T10:01:00Z","user":"u","offer":{"action":"subscribe"}}"#,
+        ]
+        _ = try writer.append(lines.map { try Self.submission($0) }, receivedAt: 0)
+        #expect(try JournalVerifier.verify(try JournalReader(path: path)).allSatisfy(\.passed))
+        let tamper = try Connection(path: path, mode: .readWriteCreate)
+        try tamper.execute("UPDATE derived_presentations SET eligible = 0")
+        let failed = try JournalVerifier.verify(try JournalReader(path: path)).filter { !$0.passed }.map(\.name)
+        #expect(failed == ["derived tables equal a fresh recomputation", "daily roll-ups equal the derived rows"])
+    }
+}
