@@ -35,6 +35,9 @@ public final class Daemon {
     private let listenerDescription: String
 
     private var connections: [UInt64: ClientConnection] = [:]
+    /// Refused peers: answered and shut down for writing; their input is discarded until they close (or a
+    /// second passes), because closing with unread input would reset the connection before they read why.
+    private var lingering: [UInt64: (fd: Int32, deadline: Int64)] = [:]
     private var nextToken = Token.firstConnection
     private var waiting: [CommitJob] = []
     private var queuedBytes = 0
@@ -140,6 +143,7 @@ public final class Daemon {
             if stopping && drainFinished(now: now) { break }
         }
         for connection in Array(connections.values) { close(connection) }
+        for token in Array(lingering.keys) { closeRefused(token) }
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
         return 0
     }
@@ -158,7 +162,7 @@ public final class Daemon {
             }
             guard let fd = accepted else { return }
             guard let peer = try? UnixSocket.peerCredentials(fd), policy.allows(peer) else {
-                refuseUnauthorized(fd)
+                refuseUnauthorized(fd, now: now)
                 continue
             }
             let connection = ClientConnection(
@@ -170,14 +174,42 @@ public final class Daemon {
         if connections.count >= configuration.maxConnections { watchListener(false) }
     }
 
-    private func refuseUnauthorized(_ fd: Int32) {
+    private func refuseUnauthorized(_ fd: Int32, now: Int64) {
         let line = ResponseLine.rejected(
             id: nil,
             RecordError(.unauthorized, "this peer's uid and gid are not allowed to send records")
         ).encoded
         _ = line.withUnsafeBytes { try? FileDescriptor.write(fd, from: $0) }
-        FileDescriptor.close(fd)
+        UnixSocket.shutdownWrite(fd)
         counters.rejected += 1
+        let token = nextToken
+        nextToken += 1
+        do {
+            try epoll.add(fd, events: .readable, token: token)
+            lingering[token] = (fd, now + 1000)
+        } catch {
+            FileDescriptor.close(fd)
+        }
+    }
+
+    /// Discards a refused peer's input; closes once it has closed too.
+    private func drainRefused(_ token: UInt64) {
+        guard let entry = lingering[token] else { return }
+        while true {
+            switch try? FileDescriptor.read(entry.fd, into: readBuffer) {
+            case .transferred(let count) where count > 0: continue
+            case .wouldBlock: return
+            default:
+                closeRefused(token)
+                return
+            }
+        }
+    }
+
+    private func closeRefused(_ token: UInt64) {
+        guard let entry = lingering.removeValue(forKey: token) else { return }
+        epoll.remove(entry.fd)
+        FileDescriptor.close(entry.fd)
     }
 
     private func watchListener(_ watch: Bool) {
@@ -191,6 +223,10 @@ public final class Daemon {
     }
 
     private func serviceConnection(_ token: UInt64, events: Epoll.Events, now: Int64) {
+        if lingering[token] != nil {
+            drainRefused(token)
+            return
+        }
         guard let connection = connections[token] else { return }
         if events.contains(.readable) && !connection.readingPaused && !connection.inputEnded {
             read(from: connection, now: now)
@@ -472,6 +508,7 @@ public final class Daemon {
         }
         if now - lastIdleSweep >= 1000 {
             lastIdleSweep = now
+            for (token, entry) in lingering where entry.deadline <= now { closeRefused(token) }
             let limit = Int64(configuration.idleTimeoutSeconds) * 1000
             for connection in Array(connections.values) where now - connection.lastProgressMilliseconds > limit {
                 close(connection)
