@@ -42,32 +42,22 @@ public enum CommandLineTool {
     }
 
     private static func dispatch(_ name: String, _ arguments: [String]) throws(CLIError) -> Int32 {
-        let wantsHelp = arguments.contains("--help")
+        guard let type = command(named: name) else { throw CLIError(.usage, "unknown command \(name)\n\(usage)") }
+        if arguments.contains("--help") { return try help(type.help) }
+        var command = try type.init(arguments: arguments)
+        return try command.run()
+    }
+
+    private static func command(named name: String) -> (any Command.Type)? {
         switch name {
-        case "ingest":
-            if wantsHelp { return try help(IngestCommand.help) }
-            var command = try IngestCommand(arguments: arguments)
-            return try command.run()
-        case "status":
-            if wantsHelp { return try help(StatusCommand.help) }
-            return try StatusCommand(arguments: arguments).run()
-        case "export":
-            if wantsHelp { return try help(ExportCommand.help) }
-            return try ExportCommand(arguments: arguments).run()
-        case "report":
-            if wantsHelp { return try help(ReportCommand.help) }
-            return try ReportCommand(arguments: arguments).run()
-        case "rebuild":
-            if wantsHelp { return try help(RebuildCommand.help) }
-            return try RebuildCommand(arguments: arguments).run()
-        case "verify":
-            if wantsHelp { return try help(VerifyCommand.help) }
-            return try VerifyCommand(arguments: arguments).run()
-        case "simulate":
-            if wantsHelp { return try help(SimulateCommand.help) }
-            return try SimulateCommand(arguments: arguments).run()
-        default:
-            throw CLIError(.usage, "unknown command \(name)\n\(usage)")
+        case "ingest": IngestCommand.self
+        case "status": StatusCommand.self
+        case "export": ExportCommand.self
+        case "report": ReportCommand.self
+        case "rebuild": RebuildCommand.self
+        case "verify": VerifyCommand.self
+        case "simulate": SimulateCommand.self
+        default: nil
         }
     }
 

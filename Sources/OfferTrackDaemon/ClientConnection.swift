@@ -57,15 +57,6 @@ final class ClientConnection {
         releaseReadyAnswers()
     }
 
-    /// Answers every slot still pending with `response(slotNumber)` (used at the drain deadline).
-    func answerAllPending(with response: ResponseLine, where isPending: (UInt64) -> Bool) {
-        for index in slotsHead..<slots.count where slots[index] == nil {
-            let number = firstSlotNumber + UInt64(index - slotsHead)
-            if isPending(number) { slots[index] = response.encoded }
-        }
-        releaseReadyAnswers()
-    }
-
     /// Moves the answered prefix of the slots into the output buffer.
     private func releaseReadyAnswers() {
         while slotsHead < slots.count, let ready = slots[slotsHead] {

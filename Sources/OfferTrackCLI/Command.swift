@@ -1,0 +1,15 @@
+/// One `offertrack` command: built from its arguments, then run to an exit code.
+protocol Command {
+    /// The `--help` text, with an example.
+    static var help: String { get }
+    init(arguments: [String]) throws(CLIError)
+    mutating func run() throws(CLIError) -> Int32
+}
+
+extension IngestCommand: Command {}
+extension StatusCommand: Command {}
+extension ExportCommand: Command {}
+extension ReportCommand: Command {}
+extension RebuildCommand: Command {}
+extension VerifyCommand: Command {}
+extension SimulateCommand: Command {}
