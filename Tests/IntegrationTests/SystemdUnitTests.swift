@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+/// The units in `systemd/`, checked offline with systemd's own tools (systemd is not PID 1 here).
+@Suite struct SystemdUnitTests {
+    static let units = [
+        "offertrackd.socket", "offertrackd.service", "offertrack-export.service", "offertrack-export.timer",
+    ]
+
+    /// Copies the units into `directory` with the installed paths pointed at this build: `systemd-analyze
+    /// verify` checks that every ExecStart= binary exists and is executable, and /usr/local is empty here.
+    static func installedForTest(in directory: ScratchDirectory) throws -> [String] {
+        let replacements = [
+            "/usr/local/bin/offertrackd ": "\(Binaries.daemon) ",
+            "/usr/local/bin/offertrack ": "\(Binaries.cli) ",
+            "/usr/local/lib/offertrack/offertrack-export-catchup": Repository.file("scripts/offertrack-export-catchup"),
+        ]
+        return try units.map { name in
+            let path = directory.file(name)
+            try UnitFile(name).text(replacing: replacements).write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+    }
+
+    @Test func verifyIsCleanOnEveryUnit() throws {
+        let directory = ScratchDirectory()
+        let paths = try Self.installedForTest(in: directory)
+        let outcome = try Shell.run("/usr/bin/systemd-analyze", ["verify"] + paths)
+        #expect(outcome.status == 0, "\(outcome.output)")
+        for name in Self.units {
+            #expect(!outcome.output.contains(name), "systemd-analyze verify: \(outcome.output)")
+        }
+    }
+
+    /// As shipped, the only complaint is the not-yet-installed executables, nothing about the units.
+    @Test func verifyOnTheShippedUnitsOnlyMissesTheInstalledBinaries() throws {
+        let paths = Self.units.map { Repository.file("systemd/\($0)") }
+        let outcome = try Shell.run("/usr/bin/systemd-analyze", ["verify"] + paths)
+        let complaints = outcome.output.split(separator: "\n")
+        #expect(!complaints.isEmpty)
+        for line in complaints {
+            #expect(line.contains("/usr/local/") && line.contains("is not executable"), "\(line)")
+        }
+    }
+
+    @Test(arguments: ["offertrackd.service", "offertrack-export.service"])
+    func securityExposureIsAtMostOne(unit: String) throws {
+        let directory = ScratchDirectory()
+        let paths = try Self.installedForTest(in: directory)
+        let path = try #require(paths.first { $0.hasSuffix("/\(unit)") })
+        // --threshold is on systemd's 0–100 scale: 10 is an exposure of 1.0.
+        let outcome = try Shell.run(
+            "/usr/bin/systemd-analyze", ["security", "--offline=true", "--threshold=10", "--no-pager", path])
+        #expect(outcome.status == 0, "\(outcome.output)")
+        let exposure = try #require(Self.overallExposure(outcome.output), "\(outcome.output)")
+        #expect(exposure <= 1.0, "\(outcome.output)")
+    }
+
+    /// The number in "→ Overall exposure level for NAME: 0.4 SAFE".
+    static func overallExposure(_ output: String) -> Double? {
+        guard let line = output.split(separator: "\n").last(where: { $0.contains("Overall exposure level") }),
+            let colon = line.lastIndex(of: ":")
+        else { return nil }
+        return line[line.index(after: colon)...].split(separator: " ").first.flatMap { Double($0) }
+    }
+
+    @Test func theDaemonServiceKeepsWhatTheDaemonNeeds() throws {
+        let service = try UnitFile("offertrackd.service")
+        #expect(service.value("Type") == "notify")
+        #expect(service.value("NotifyAccess") == "main")
+        #expect(service.value("ExecReload") == "/bin/kill -HUP $MAINPID")
+        #expect(service.value("WatchdogSec").flatMap(UnitFile.seconds) ?? 0 > 0)
+        // SO_PEERCRED needs real uids/gids: PrivateUsers= would map every peer to nobody.
+        #expect(service.values("PrivateUsers").allSatisfy { $0 == "no" })
+        #expect(service.value("DynamicUser") == nil)
+        // Stopping waits for the drain (--drain-timeout, default 5 s) with a wide margin.
+        let command = try #require(service.command("ExecStart"))
+        let drain = command.firstIndex(of: "--drain-timeout").flatMap { Double(command[$0 + 1]) } ?? 5
+        let stop = try #require(service.value("TimeoutStopSec").flatMap(UnitFile.seconds))
+        #expect(stop >= drain * 2 + 10)
+    }
+
+    @Test func theSocketOutlivesTheServiceAndGatesWriters() throws {
+        let socket = try UnitFile("offertrackd.socket")
+        let service = try UnitFile("offertrackd.service")
+        let listen = try #require(socket.value("ListenStream"))
+        #expect(listen.hasPrefix("/"))
+        // A RuntimeDirectory= is deleted when the service stops, which would take the socket with it.
+        for runtime in service.values("RuntimeDirectory").flatMap({ $0.split(separator: " ") }) {
+            #expect(!listen.hasPrefix("/run/\(runtime)/"))
+        }
+        #expect(socket.value("SocketMode") == "0660")
+        #expect(socket.value("SocketUser") == service.value("User"))
+        #expect(try #require(service.command("ExecStart")).contains(socket.value("SocketGroup") ?? "?"))
+    }
+
+    @Test func theExportSharesTheDaemonsUserAndStateDirectory() throws {
+        let service = try UnitFile("offertrackd.service")
+        let export = try UnitFile("offertrack-export.service")
+        #expect(export.value("Type") == "oneshot")
+        #expect(export.value("User") == service.value("User"))
+        #expect(export.value("StateDirectory") == service.value("StateDirectory"))
+        let timer = try UnitFile("offertrack-export.timer")
+        #expect(timer.value("OnCalendar") == "*-*-* 00:15:00 UTC")
+        #expect(timer.value("Persistent") == "true")
+    }
+}
