@@ -1,3 +1,4 @@
+import Dispatch
 import Posix
 
 /// A client connection to offertrackd that sends lines and reads their answers in order.
@@ -22,21 +23,47 @@ struct DaemonConnection {
     }
 
     /// Sends every line and returns the answers received, in order (fewer if the connection drops).
-    func exchange(_ lines: [[UInt8]]) throws(PosixError) -> [DaemonResponse] {
+    ///
+    /// Lines go out in chunks from a second thread while this one reads answers, with at most
+    /// `chunksInFlight` chunks unanswered: the daemon never waits for the client, and the client's memory and
+    /// the daemon's backlog stay bounded.
+    func exchange(_ lines: [[UInt8]], chunkSize: Int = 1024, chunksInFlight: Int = 8) throws(PosixError)
+        -> [DaemonResponse]
+    {
         guard let fd, let reader else { throw PosixError("send", errno: 107) }  // ENOTCONN
-        var payload: [UInt8] = []
-        payload.reserveCapacity(lines.reduce(0) { $0 + $1.count + 1 })
-        for line in lines {
-            payload.append(contentsOf: line)
-            payload.append(UInt8(ascii: "\n"))
+        let chunks = stride(from: 0, to: lines.count, by: chunkSize).map { start in
+            var payload: [UInt8] = []
+            for line in lines[start..<min(lines.count, start + chunkSize)] {
+                payload.append(contentsOf: line)
+                payload.append(UInt8(ascii: "\n"))
+            }
+            return payload
         }
-        try FileDescriptor.writeAll(fd, payload)
+        // Created at zero and raised: libdispatch traps when a semaphore dies below its initial value.
+        let permits = DispatchSemaphore(value: 0)
+        for _ in 0..<chunksInFlight { permits.signal() }
+        let sent = DispatchGroup()
+        sent.enter()
+        DispatchQueue.global().async {
+            defer { sent.leave() }
+            for chunk in chunks {
+                permits.wait()
+                guard (try? FileDescriptor.writeAll(fd, chunk)) != nil else { return }
+            }
+        }
         var answers: [DaemonResponse] = []
         answers.reserveCapacity(lines.count)
         while answers.count < lines.count {
             guard let line = try? reader.nextLine(), let answer = DaemonResponse(line: line) else { break }
             answers.append(answer)
+            if answers.count % chunkSize == 0 { permits.signal() }
         }
+        if answers.count < lines.count {
+            // The connection is broken: unblock the sender (its writes fail) before returning.
+            UnixSocket.shutdownWrite(fd)
+            for _ in 0...chunks.count { permits.signal() }
+        }
+        sent.wait()
         return answers
     }
 

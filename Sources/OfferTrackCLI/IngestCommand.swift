@@ -17,8 +17,8 @@ struct IngestCommand {
           offertrack simulate --users 1000 | offertrack ingest - --socket ./offertrack.sock
         """
 
-    /// Lines sent before waiting for their answers.
-    static let window = 2048
+    /// Lines read from the input and delivered (retries included) before the next are read.
+    static let window = 65536
 
     struct Line {
         let number: Int
