@@ -1,0 +1,81 @@
+import Foundation
+import Posix
+import Testing
+
+/// `offertrack ingest` delivers everything exactly once in effect across daemon crashes and a full disk.
+@Suite struct IngestRetryTests {
+    /// Runs `offertrack ingest FILE` in the background; the result arrives when it exits.
+    final class IngestRun: @unchecked Sendable {
+        let process = Process()
+        let output = Pipe()
+
+        init(file: String, socket: String) throws {
+            process.executableURL = URL(fileURLWithPath: Binaries.cli)
+            process.arguments = ["ingest", file, "--socket", socket, "--retry-for", "60"]
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+        }
+
+        func finish() -> (status: Int32, output: String) {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    static func writeLines(_ lines: [String], to path: String) throws {
+        try Data(lines.map { $0 + "\n" }.joined().utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func aDaemonKilledAndRestartedMidIngestLosesAndDoublesNothing() throws {
+        let directory = ScratchDirectory()
+        let lines = TestRecords.stream(prefix: "k", count: 60000)
+        let file = directory.file("records.ndjson")
+        try Self.writeLines(lines, to: file)
+        let notify = try NotifyListener(in: directory)
+        var daemon = try DaemonProcess(in: directory, notify: notify)
+        guard daemon.waitReady() else { return }
+        let ingest = try IngestRun(file: file, socket: daemon.socketPath)
+        usleep(300_000)
+        daemon.kill()
+        usleep(500_000)
+        notify.reset()
+        daemon = try DaemonProcess(in: directory, notify: notify)
+        daemon.waitReady()
+        let result = ingest.finish()
+        #expect(result.status == 0, "\(result.output)")
+        let counts = result.output.split(separator: "\n").reduce(into: [String: Int]()) { counts, line in
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Int(parts[1]) { counts[String(parts[0])] = value }
+        }
+        #expect((counts["accepted"] ?? 0) + (counts["duplicate"] ?? 0) == lines.count, "\(result.output)")
+        #expect(counts["rejected"] == 0)
+        let inspector = try JournalInspector(path: daemon.databasePath)
+        #expect(try inspector.count() == Int64(lines.count))
+        #expect(try inspector.integrityCheck() == "ok")
+    }
+
+    @Test func storageUnavailableIsRetriedUntilRoomComesBack() throws {
+        let directory = ScratchDirectory()
+        let mountPoint = directory.file("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mountPoint])
+        try #require(mount.status == 0, "this test needs to mount a tmpfs (root): \(mount.output)")
+        defer { _ = try? Shell.run("/bin/umount", ["-l", mountPoint]) }
+        let daemon = try DaemonProcess(in: directory, databasePath: "\(mountPoint)/offertrack.db")
+        guard daemon.waitReady() else { return }
+        let filler = "\(mountPoint)/filler"
+        _ = try Shell.run("/bin/dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        let lines = TestRecords.stream(prefix: "f", count: 20000)
+        let file = directory.file("records.ndjson")
+        try Self.writeLines(lines, to: file)
+        let ingest = try IngestRun(file: file, socket: daemon.socketPath)
+        #expect(daemon.notify.waitFor(timeout: 10) { $0.contains("JOURNAL FAILING") } != nil)
+        try FileManager.default.removeItem(atPath: filler)
+        let result = ingest.finish()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.hasPrefix("accepted 20000\nduplicate 0\nrejected 0\n"), "\(result.output)")
+        #expect(try JournalInspector(path: daemon.databasePath).count() == 20000)
+    }
+}
