@@ -54,7 +54,7 @@ final class BenchRun {
             let rate = try JournalBaseline.writerRowsPerSecond(
                 workload, batch: batch, durability: .full, path: newDatabase())
             baselineRowsPerSecond = max(baselineRowsPerSecond, rate)
-            report.rows.append(
+            add(
                 ResultRow(
                     section: "1 Baseline", name: "`JournalWriter.append`, batches of \(batch), in process",
                     value: "\(Format.grouped(rate)) rows/s", comparison: ""))
@@ -62,7 +62,7 @@ final class BenchRun {
         let batch = scale.baselineBatches.last ?? 1000
         progress("baseline: raw INSERT, batches of \(batch)")
         let raw = try JournalBaseline.rawRowsPerSecond(workload, batch: batch, durability: .full, path: newDatabase())
-        report.rows.append(
+        add(
             ResultRow(
                 section: "1 Baseline", name: "raw `INSERT (line)` via `SQLite` wrapper, no index, batches of \(batch)",
                 value: "\(Format.grouped(raw)) rows/s",
@@ -84,7 +84,7 @@ final class BenchRun {
             ingestByClients[clients] = rate
             let memory = try daemon.memory()
             if clients == scale.clientCounts.last { rssUnderLoad = memory }
-            report.rows.append(
+            add(
                 ResultRow(
                     section: "2 offertrackd",
                     name: "durable ingest, \(clients) pipelining client\(clients == 1 ? "" : "s")",
@@ -92,7 +92,7 @@ final class BenchRun {
                     comparison: "\(Format.ratio(rate / baselineRowsPerSecond)) baseline; daemon VmHWM "
                         + "\(Format.fixed(memory.peakMiB, 1)) MiB"))
             if clients == scale.clientCounts.first {
-                report.rows.append(
+                add(
                     ResultRow(
                         section: "4 Footprint", name: "process start → `READY=1`, empty journal",
                         value: "\(Format.fixed(daemon.readyMilliseconds, 1)) ms", comparison: ""))
@@ -103,20 +103,20 @@ final class BenchRun {
         guard let produced = lastDaemon else { return }
         progress("offertrackd: restart on the journal of the last run, \(scale.idleConnections) idle connections")
         let restarted = try startDaemon(label: "restart", databasePath: produced.databasePath)
-        report.rows.append(
+        add(
             ResultRow(
                 section: "4 Footprint",
                 name: "process start → `READY=1`, journal of \(Format.grouped(Double(scale.records))) records",
                 value: "\(Format.fixed(restarted.readyMilliseconds, 1)) ms", comparison: ""))
         let idle = try IdleConnections.memory(with: scale.idleConnections, daemon: restarted)
         rssIdle = idle
-        report.rows.append(
+        add(
             ResultRow(
                 section: "4 Footprint", name: "daemon peak RSS (VmHWM), \(scale.idleConnections) idle connections",
                 value: "\(Format.fixed(idle.peakMiB, 1)) MiB",
                 comparison: "VmRSS \(Format.fixed(idle.currentMiB, 1)) MiB; target ≤ 64 MiB"))
         if let underLoad = rssUnderLoad, let clients = scale.clientCounts.last {
-            report.rows.append(
+            add(
                 ResultRow(
                     section: "4 Footprint", name: "daemon peak RSS (VmHWM), \(clients) pipelining clients",
                     value: "\(Format.fixed(underLoad.peakMiB, 1)) MiB", comparison: "target ≤ 128 MiB"))
@@ -135,7 +135,7 @@ final class BenchRun {
                 socketPath: daemon.socketPath)
             offset = end
             latencies.append(result)
-            report.rows.append(
+            add(
                 ResultRow(
                     section: "2 offertrackd",
                     name: "ack latency p50 / p99 / p999 at \(Format.grouped(load)) records/s, "
@@ -153,13 +153,13 @@ final class BenchRun {
         progress("JSON: RecordValidator.validate and JSONDecoder")
         let validator = try JSONCost.validatorNanoseconds(workload, passes: scale.jsonPasses)
         let decoder = try JSONCost.decoderNanoseconds(workload, passes: scale.jsonPasses)
-        report.rows.append(
+        add(
             ResultRow(
                 section: "3 JSON", name: "`RecordValidator.validate` (parse + validate) per line",
                 value: "\(Format.fixed(validator / 1000, 2)) µs",
                 comparison: "\(Format.ratio(validator / decoder)) the cost of `JSONDecoder` "
                     + "(\(Format.ratio(decoder / validator)) faster)"))
-        report.rows.append(
+        add(
             ResultRow(
                 section: "3 JSON", name: "Foundation `JSONDecoder` into a `Codable` struct, per line",
                 value: "\(Format.fixed(decoder / 1000, 2)) µs", comparison: "reused decoder"))
@@ -167,7 +167,7 @@ final class BenchRun {
 
     private func measureBigJournal() throws {
         guard options.big else {
-            report.rows.append(
+            add(
                 ResultRow(
                     section: "4 Footprint", name: "process start → `READY=1`, 10M-record journal",
                     value: "not measured", comparison: "run with `--big`"))
@@ -188,7 +188,7 @@ final class BenchRun {
         }
         let ready = readies.sorted()[readies.count / 2]
         readyOnBigJournal = ready
-        report.rows.append(
+        add(
             ResultRow(
                 section: "4 Footprint",
                 name: "process start → `READY=1`, \(Format.grouped(Double(count)))-record journal",
@@ -240,6 +240,12 @@ final class BenchRun {
     private func newDatabase() -> String {
         databaseNumber += 1
         return scratch.file("journal-\(databaseNumber).db")
+    }
+
+    /// Adds a row to the report and shows it at once (a long run shows its numbers as it goes).
+    private func add(_ row: ResultRow) {
+        report.rows.append(row)
+        progress("  \(row.name): \(row.value) (\(row.comparison))")
     }
 
     private func progress(_ message: String) {

@@ -17,12 +17,12 @@ struct BenchScale {
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
         latencyLoads: [1000, 10_000, 50_000], latencySeconds: [5, 3, 3], latencyClients: 8, jsonPasses: 1,
-        idleConnections: 1000)
+        idleConnections: 100)
 
     static let smoke = BenchScale(
         records: 600, baselineBatches: [100], clientCounts: [1, 4],
         latencyLoads: [1000, 10_000], latencySeconds: [0.1, 0.02], latencyClients: 4, jsonPasses: 1,
-        idleConnections: 50)
+        idleConnections: 100)
 
     /// Records needed by the latency runs, one slice after another.
     var latencyRecords: [Int] {

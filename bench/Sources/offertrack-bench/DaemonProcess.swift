@@ -64,6 +64,22 @@ final class DaemonProcess {
         throw BenchFailure("offertrackd did not send READY=1; its stderr:\n\(log)")
     }
 
+    /// Waits for a `STATUS=` notification whose value satisfies `predicate` (the daemon sends one a second when
+    /// its status changed).
+    func waitForStatus(timeoutSeconds: Double, _ predicate: (String) -> Bool) throws {
+        let deadline = Stopwatch.now() + UInt64(timeoutSeconds * 1e9)
+        var last = "none"
+        while Stopwatch.now() < deadline {
+            guard let datagram = notify.receive(timeoutMilliseconds: 100) else { continue }
+            for line in String(decoding: datagram, as: UTF8.self).split(separator: "\n")
+            where line.hasPrefix("STATUS=") {
+                last = String(line.dropFirst("STATUS=".count))
+                if predicate(last) { return }
+            }
+        }
+        throw BenchFailure("offertrackd did not reach the expected status within \(timeoutSeconds) s; last: \(last)")
+    }
+
     /// Stops the daemon with SIGTERM (a clean drain) and waits for it; fails if it does not exit 0.
     func stop() throws {
         Signals.send(Signals.terminate, to: pid)
@@ -80,10 +96,5 @@ final class DaemonProcess {
     /// The daemon's memory figures from `/proc/PID/status`.
     func memory() throws -> ProcessMemory {
         try ProcessMemory.read(pid: pid)
-    }
-
-    /// Open descriptors of the daemon (to see that idle connections were accepted).
-    func openDescriptorCount() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
     }
 }

@@ -15,23 +15,15 @@ enum IdleConnections {
         return UInt(limit.rlim_cur)
     }
 
-    /// Opens `count` connections to `daemon`, waits until it holds them all, and returns its memory then.
+    /// Opens `count` connections to `daemon`, waits until its `STATUS=` says it serves them all, and returns its
+    /// memory then.
     static func memory(with count: Int, daemon: DaemonProcess) throws -> ProcessMemory {
-        let before = daemon.openDescriptorCount()
         var descriptors: [Int32] = []
         defer { for fd in descriptors { FileDescriptor.close(fd) } }
         for _ in 0..<count {
             descriptors.append(try UnixSocket.connect(path: daemon.socketPath))
         }
-        let deadline = Stopwatch.now() + 30_000_000_000
-        while daemon.openDescriptorCount() < before + count {
-            guard Stopwatch.now() < deadline else {
-                throw BenchFailure(
-                    "offertrackd holds \(daemon.openDescriptorCount() - before) of \(count) idle connections after 30 s"
-                )
-            }
-            Stopwatch.sleep(seconds: 0.01)
-        }
+        try daemon.waitForStatus(timeoutSeconds: 30) { $0.hasPrefix("serving: \(count) connections;") }
         Stopwatch.sleep(seconds: 0.2)
         return try daemon.memory()
     }
