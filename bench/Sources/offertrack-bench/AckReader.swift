@@ -73,3 +73,10 @@ enum AcceptedAnswer {
                 + String(decoding: line, as: UTF8.self))
     }
 }
+
+extension UnixSocket {
+    /// Shuts down both directions, so a thread blocked writing to `fd` fails at once.
+    static func shutdownBoth(_ fd: Int32) {
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+    }
+}

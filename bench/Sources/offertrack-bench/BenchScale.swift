@@ -17,7 +17,7 @@ struct BenchScale {
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
         latencyLoads: [1000, 10_000, 50_000], latencySeconds: [5, 3, 3], latencyClients: 8, jsonPasses: 1,
-        idleConnections: 100)
+        idleConnections: 1000)
 
     static let smoke = BenchScale(
         records: 600, baselineBatches: [100], clientCounts: [1, 4],

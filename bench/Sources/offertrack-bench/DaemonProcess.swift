@@ -9,7 +9,9 @@ final class DaemonProcess {
     /// Milliseconds from just before the process was spawned to the `READY=1` datagram.
     private(set) var readyMilliseconds: Double = 0
     private let process = Process()
-    private let notify: DatagramSocket
+    private let notify: NotifyCollector
+    /// Notifications already looked at by `waitForStatus`.
+    private var notificationsSeen = 0
     private let logPath: String
 
     /// Starts the daemon (default flags: durability full) and waits for `READY=1`.
@@ -22,7 +24,7 @@ final class DaemonProcess {
         socketPath = scratch.file("\(label).sock")
         self.databasePath = databasePath
         logPath = scratch.file("\(label).log")
-        notify = try DatagramSocket(path: scratch.file("\(label).notify"))
+        notify = try NotifyCollector(path: scratch.file("\(label).notify"))
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--socket", socketPath, "--db", databasePath] + arguments
@@ -41,6 +43,7 @@ final class DaemonProcess {
             Signals.send(Signals.kill, to: pid)
             process.waitUntilExit()
         }
+        notify.stop()
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -49,35 +52,25 @@ final class DaemonProcess {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     private func waitReady(start: UInt64) throws {
-        let deadline = start + 120_000_000_000
-        while Stopwatch.now() < deadline {
-            guard let datagram = notify.receive(timeoutMilliseconds: 100) else {
-                guard process.isRunning else { break }
-                continue
-            }
-            let received = Stopwatch.now()
-            if String(decoding: datagram, as: UTF8.self).split(separator: "\n").contains("READY=1") {
-                readyMilliseconds = Double(received - start) / 1e6
-                return
-            }
+        let process = self.process
+        guard
+            let ready = notify.waitFor(timeoutSeconds: 120, while: { process.isRunning }, { $0 == "READY=1" })
+        else {
+            throw BenchFailure("offertrackd did not send READY=1; its stderr:\n\(log)")
         }
-        throw BenchFailure("offertrackd did not send READY=1; its stderr:\n\(log)")
+        readyMilliseconds = Double(ready.at - start) / 1e6
+        notificationsSeen = ready.seen
     }
 
     /// Waits for a `STATUS=` notification whose value satisfies `predicate` (the daemon sends one a second when
     /// its status changed).
-    func waitForStatus(timeoutSeconds: Double, _ predicate: (String) -> Bool) throws {
-        let deadline = Stopwatch.now() + UInt64(timeoutSeconds * 1e9)
-        var last = "none"
-        while Stopwatch.now() < deadline {
-            guard let datagram = notify.receive(timeoutMilliseconds: 100) else { continue }
-            for line in String(decoding: datagram, as: UTF8.self).split(separator: "\n")
-            where line.hasPrefix("STATUS=") {
-                last = String(line.dropFirst("STATUS=".count))
-                if predicate(last) { return }
-            }
+    func waitForStatus(timeoutSeconds: Double, _ predicate: @escaping (Substring) -> Bool) throws {
+        let isStatus: (Substring) -> Bool = { $0.hasPrefix("STATUS=") && predicate($0.dropFirst("STATUS=".count)) }
+        guard let found = notify.waitFor(timeoutSeconds: timeoutSeconds, skip: notificationsSeen, isStatus) else {
+            let last = notify.last { $0.hasPrefix("STATUS=") } ?? "none"
+            throw BenchFailure("offertrackd did not reach the expected status in \(timeoutSeconds) s; last: \(last)")
         }
-        throw BenchFailure("offertrackd did not reach the expected status within \(timeoutSeconds) s; last: \(last)")
+        notificationsSeen = found.seen
     }
 
     /// Stops the daemon with SIGTERM (a clean drain) and waits for it; fails if it does not exit 0.

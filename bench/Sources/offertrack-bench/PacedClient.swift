@@ -69,8 +69,10 @@ final class PacedClient: @unchecked Sendable {
             }
         } catch let error as BenchFailure {
             failure = error
+            UnixSocket.shutdownBoth(fd)  // unblocks the writer
         } catch {
             failure = BenchFailure("reading answers failed: \(error)")
+            UnixSocket.shutdownBoth(fd)
         }
     }
 

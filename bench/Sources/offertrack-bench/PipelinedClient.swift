@@ -50,8 +50,10 @@ final class PipelinedClient: @unchecked Sendable {
                     }
                 } catch let failure as BenchFailure {
                     readFailure = failure
+                    UnixSocket.shutdownBoth(fd)  // unblocks the writer
                 } catch {
                     readFailure = BenchFailure("reading answers failed: \(error)")
+                    UnixSocket.shutdownBoth(fd)
                 }
                 finishedAt = Stopwatch.now()
             },
