@@ -48,6 +48,13 @@ let package = Package(
         ),
         .executableTarget(name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "Posix"], swiftSettings: strictSettings),
         .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI", "Posix"], swiftSettings: strictSettings),
+        // The release benchmark (`scripts/bench`): baselines, end-to-end ingest, latency, footprint.
+        .executableTarget(
+            name: "offertrack-bench",
+            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "Posix"],
+            path: "bench/Sources/offertrack-bench",
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "DomainTests", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",

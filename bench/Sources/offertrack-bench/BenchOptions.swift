@@ -1,0 +1,58 @@
+import Foundation
+
+/// The command line of `offertrack-bench`.
+struct BenchOptions {
+    /// Every measurement tiny (a few hundred records, a few clients): checks the harness still works.
+    var smoke = false
+    /// Also build a 10M-record journal and time the daemon's start on it.
+    var big = false
+    /// Records in the `--big` journal.
+    var bigRecords = 10_000_000
+    /// The `offertrackd` binary; by default the one beside this executable.
+    var daemonPath: String?
+    /// Also write the report to this file.
+    var outputPath: String?
+
+    static let usage = """
+        usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
+          --smoke          run every measurement tiny (seconds), for CI
+          --big            also time READY=1 on a journal of --big-records records (default 10000000)
+          --daemon PATH    the offertrackd binary (default: beside this executable)
+          --output FILE    also write the markdown report to FILE
+        """
+
+    /// Parses `arguments` (without the program name).
+    static func parse(_ arguments: [String]) throws(BenchFailure) -> BenchOptions {
+        var options = BenchOptions()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--smoke": options.smoke = true
+            case "--big": options.big = true
+            case "--big-records":
+                guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
+                    throw BenchFailure("--big-records needs a positive integer\n\(usage)")
+                }
+                options.bigRecords = count
+            case "--daemon":
+                guard let path = remaining.popFirst() else { throw BenchFailure("--daemon needs a path\n\(usage)") }
+                options.daemonPath = path
+            case "--output":
+                guard let path = remaining.popFirst() else { throw BenchFailure("--output needs a path\n\(usage)") }
+                options.outputPath = path
+            case "--help", "-h":
+                throw BenchFailure(usage, exitCode: 0)
+            default:
+                throw BenchFailure("unknown argument \(argument)\n\(usage)")
+            }
+        }
+        return options
+    }
+
+    /// The daemon binary to run.
+    var resolvedDaemonPath: String {
+        if let daemonPath { return daemonPath }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("offertrackd").path
+    }
+}

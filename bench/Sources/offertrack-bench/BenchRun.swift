@@ -1,0 +1,254 @@
+import Journal
+import OfferTrackDomain
+import Posix
+
+/// Runs every section in order and collects the report.
+final class BenchRun {
+    private let options: BenchOptions
+    private let scale: BenchScale
+    private let scratch: ScratchDirectory
+    private var report: Report
+    private var databaseNumber = 0
+
+    // Figures the targets are judged on.
+    private var baselineRowsPerSecond = 0.0
+    private var ingestByClients: [Int: Double] = [:]
+    private var latencies: [LatencyResult] = []
+    private var rssUnderLoad: ProcessMemory?
+    private var rssIdle: ProcessMemory?
+    private var readyOnBigJournal: Double?
+
+    init(options: BenchOptions) throws {
+        self.options = options
+        scale = options.smoke ? .smoke : .full
+        scratch = try ScratchDirectory()
+        report = Report(machine: .current(), mode: options.smoke ? "smoke" : "full run")
+    }
+
+    /// Measures everything; returns the markdown report.
+    func run() throws -> String {
+        IdleConnections.raiseDescriptorLimit()
+        progress("generating \(scale.records) simulated records")
+        let workload = Workload(count: scale.records)
+        report.notes.append(
+            "\(Format.grouped(Double(workload.count))) unique `WorkloadSimulator` records (seed 1, repeats removed), "
+                + "\(Format.fixed(workload.averageLineBytes, 0)) bytes per line on average; "
+                + "durability full (WAL, `synchronous=FULL`) everywhere unless stated; databases on "
+                + "`\(scratch.path)` (ext4, not tmpfs)")
+        try measureBaseline(workload)
+        try measureIngest(workload)
+        try measureLatency(workload)
+        try measureJSON(workload)
+        try measureBigJournal()
+        report.rows += QueryCost.measure()
+        judgeTargets()
+        report.sortRowsBySection()
+        return report.markdown
+    }
+
+    // MARK: Sections
+
+    private func measureBaseline(_ workload: Workload) throws {
+        for batch in scale.baselineBatches {
+            progress("baseline: JournalWriter.append, batches of \(batch)")
+            let rate = try JournalBaseline.writerRowsPerSecond(
+                workload, batch: batch, durability: .full, path: newDatabase())
+            baselineRowsPerSecond = max(baselineRowsPerSecond, rate)
+            add(
+                ResultRow(
+                    section: "1 Baseline", name: "`JournalWriter.append`, batches of \(batch), in process",
+                    value: "\(Format.grouped(rate)) rows/s", comparison: ""))
+        }
+        let batch = scale.baselineBatches.last ?? 1000
+        progress("baseline: raw INSERT, batches of \(batch)")
+        let raw = try JournalBaseline.rawRowsPerSecond(workload, batch: batch, durability: .full, path: newDatabase())
+        add(
+            ResultRow(
+                section: "1 Baseline", name: "raw `INSERT (line)` via `SQLite` wrapper, no index, batches of \(batch)",
+                value: "\(Format.grouped(raw)) rows/s",
+                comparison: "the schema's cost: the baseline runs at \(Format.ratio(baselineRowsPerSecond / raw)) raw"))
+        report.rows = report.rows.map { row in
+            guard row.section == "1 Baseline", row.comparison.isEmpty else { return row }
+            return ResultRow(
+                section: row.section, name: row.name, value: row.value,
+                comparison: "the baseline is the best of these: \(Format.grouped(baselineRowsPerSecond)) rows/s")
+        }
+    }
+
+    private func measureIngest(_ workload: Workload) throws {
+        var lastDaemon: DaemonProcess?
+        for clients in scale.clientCounts {
+            progress("offertrackd: \(clients) pipelining clients")
+            let daemon = try startDaemon(label: "ingest-\(clients)", databasePath: newDatabase())
+            let rate = try IngestThroughput.measure(workload, clients: clients, socketPath: daemon.socketPath)
+            ingestByClients[clients] = rate
+            let memory = try daemon.memory()
+            if clients == scale.clientCounts.last { rssUnderLoad = memory }
+            add(
+                ResultRow(
+                    section: "2 offertrackd",
+                    name: "durable ingest, \(clients) pipelining client\(clients == 1 ? "" : "s")",
+                    value: "\(Format.grouped(rate)) records/s",
+                    comparison: "\(Format.ratio(rate / baselineRowsPerSecond)) baseline; daemon VmHWM "
+                        + "\(Format.fixed(memory.peakMiB, 1)) MiB"))
+            if clients == scale.clientCounts.first {
+                add(
+                    ResultRow(
+                        section: "4 Footprint", name: "process start → `READY=1`, empty journal",
+                        value: "\(Format.fixed(daemon.readyMilliseconds, 1)) ms", comparison: ""))
+            }
+            try daemon.stop()
+            lastDaemon = daemon
+        }
+        guard let produced = lastDaemon else { return }
+        progress("offertrackd: restart on the journal of the last run, \(scale.idleConnections) idle connections")
+        let restarted = try startDaemon(label: "restart", databasePath: produced.databasePath)
+        add(
+            ResultRow(
+                section: "4 Footprint",
+                name: "process start → `READY=1`, journal of \(Format.grouped(Double(scale.records))) records",
+                value: "\(Format.fixed(restarted.readyMilliseconds, 1)) ms", comparison: ""))
+        let idle = try IdleConnections.memory(with: scale.idleConnections, daemon: restarted)
+        rssIdle = idle
+        add(
+            ResultRow(
+                section: "4 Footprint", name: "daemon peak RSS (VmHWM), \(scale.idleConnections) idle connections",
+                value: "\(Format.fixed(idle.peakMiB, 1)) MiB",
+                comparison: "VmRSS \(Format.fixed(idle.currentMiB, 1)) MiB; target ≤ 64 MiB"))
+        if let underLoad = rssUnderLoad, let clients = scale.clientCounts.last {
+            add(
+                ResultRow(
+                    section: "4 Footprint", name: "daemon peak RSS (VmHWM), \(clients) pipelining clients",
+                    value: "\(Format.fixed(underLoad.peakMiB, 1)) MiB", comparison: "target ≤ 128 MiB"))
+        }
+        try restarted.stop()
+    }
+
+    private func measureLatency(_ workload: Workload) throws {
+        let daemon = try startDaemon(label: "latency", databasePath: newDatabase())
+        var offset = 0
+        for (load, count) in zip(scale.latencyLoads, scale.latencyRecords) {
+            let end = min(offset + count, workload.count)
+            progress("latency: \(Format.grouped(load)) records/s offered by \(scale.latencyClients) clients")
+            let result = try AckLatency.measure(
+                workload.submissions[offset..<end], recordsPerSecond: load, clients: scale.latencyClients,
+                socketPath: daemon.socketPath)
+            offset = end
+            latencies.append(result)
+            add(
+                ResultRow(
+                    section: "2 offertrackd",
+                    name: "ack latency p50 / p99 / p999 at \(Format.grouped(load)) records/s, "
+                        + "\(scale.latencyClients) clients",
+                    value: "\(Format.fixed(result.p50Milliseconds, 2)) / \(Format.fixed(result.p99Milliseconds, 2)) / "
+                        + "\(Format.fixed(result.p999Milliseconds, 2)) ms",
+                    comparison: "\(Format.grouped(Double(result.samples))) samples, achieved "
+                        + "\(Format.grouped(result.achievedPerSecond))/s, max \(Format.fixed(result.maxMilliseconds, 2)) ms"
+                ))
+        }
+        try daemon.stop()
+    }
+
+    private func measureJSON(_ workload: Workload) throws {
+        progress("JSON: RecordValidator.validate and JSONDecoder")
+        let validator = try JSONCost.validatorNanoseconds(workload, passes: scale.jsonPasses)
+        let decoder = try JSONCost.decoderNanoseconds(workload, passes: scale.jsonPasses)
+        add(
+            ResultRow(
+                section: "3 JSON", name: "`RecordValidator.validate` (parse + validate) per line",
+                value: "\(Format.fixed(validator / 1000, 2)) µs",
+                comparison: "\(Format.ratio(validator / decoder)) the cost of `JSONDecoder` "
+                    + "(\(Format.ratio(decoder / validator)) faster)"))
+        add(
+            ResultRow(
+                section: "3 JSON", name: "Foundation `JSONDecoder` into a `Codable` struct, per line",
+                value: "\(Format.fixed(decoder / 1000, 2)) µs", comparison: "reused decoder"))
+    }
+
+    private func measureBigJournal() throws {
+        guard options.big else {
+            add(
+                ResultRow(
+                    section: "4 Footprint", name: "process start → `READY=1`, 10M-record journal",
+                    value: "not measured", comparison: "run with `--big`"))
+            return
+        }
+        let count = options.bigRecords
+        let path = newDatabase()
+        progress("building a \(Format.grouped(Double(count)))-record journal")
+        let seconds = try BigJournal.build(path: path, count: count) {
+            self.progress("  \(Format.grouped(Double($0))) records")
+        }
+        let size = Double(Posix.ProcessInfo.fileSize(path) ?? 0) / 1_048_576
+        var readies: [Double] = []
+        for attempt in 1...3 {
+            let daemon = try startDaemon(label: "big-\(attempt)", databasePath: path)
+            readies.append(daemon.readyMilliseconds)
+            try daemon.stop()
+        }
+        let ready = readies.sorted()[readies.count / 2]
+        readyOnBigJournal = ready
+        add(
+            ResultRow(
+                section: "4 Footprint",
+                name: "process start → `READY=1`, \(Format.grouped(Double(count)))-record journal",
+                value: "\(Format.fixed(ready, 1)) ms",
+                comparison: "median of 3 (\(readies.map { Format.fixed($0, 1) }.joined(separator: ", ")) ms); "
+                    + "journal \(Format.fixed(size, 0)) MiB, built in \(Format.fixed(seconds, 0)) s, warm page cache"))
+        scratch.removeDatabase(path)
+    }
+
+    // MARK: Targets
+
+    private func judgeTargets() {
+        let judged = !options.smoke
+        let eight = ingestByClients[8].map { $0 / baselineRowsPerSecond }
+        report.targets.append(
+            TargetVerdict(
+                name: "durable ingest, 8 clients", goal: "≥ 0.5× baseline rows/s",
+                measured: eight.map(Format.ratio) ?? "–", met: judged ? eight.map { $0 >= 0.5 } : nil))
+        let at10k = latencies.first { $0.offeredPerSecond == 10_000 }
+        report.targets.append(
+            TargetVerdict(
+                name: "ack latency at 10,000 records/s", goal: "p99 ≤ 5 ms",
+                measured: at10k.map { "p99 \(Format.fixed($0.p99Milliseconds, 2)) ms" } ?? "–",
+                met: judged ? at10k.map { $0.p99Milliseconds <= 5 } : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "RSS, 1,000 idle connections", goal: "≤ 64 MiB",
+                measured: rssIdle.map { "\(Format.fixed($0.peakMiB, 1)) MiB" } ?? "–",
+                met: judged ? rssIdle.map { $0.peakMiB <= 64 } : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "RSS, 64 clients", goal: "≤ 128 MiB",
+                measured: rssUnderLoad.map { "\(Format.fixed($0.peakMiB, 1)) MiB" } ?? "–",
+                met: judged ? rssUnderLoad.map { $0.peakMiB <= 128 } : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "READY on a 10M-record journal", goal: "≤ 200 ms",
+                measured: readyOnBigJournal.map { "\(Format.fixed($0, 1)) ms" } ?? "– (needs `--big`)",
+                met: judged && options.bigRecords >= 10_000_000 ? readyOnBigJournal.map { $0 <= 200 } : nil))
+    }
+
+    // MARK: Helpers
+
+    private func startDaemon(label: String, databasePath: String) throws -> DaemonProcess {
+        try DaemonProcess(
+            binary: options.resolvedDaemonPath, scratch: scratch, databasePath: databasePath, label: label)
+    }
+
+    private func newDatabase() -> String {
+        databaseNumber += 1
+        return scratch.file("journal-\(databaseNumber).db")
+    }
+
+    /// Adds a row to the report and shows it at once (a long run shows its numbers as it goes).
+    private func add(_ row: ResultRow) {
+        report.rows.append(row)
+        progress("  \(row.name): \(row.value) (\(row.comparison))")
+    }
+
+    private func progress(_ message: String) {
+        FileDescriptor.printError("offertrack-bench: \(message)")
+    }
+}

@@ -1,0 +1,31 @@
+/// How big each measurement is: the full run, or `--smoke` (tiny, for CI).
+struct BenchScale {
+    /// Simulated records in the workload every section shares.
+    let records: Int
+    /// Batch sizes of the in-process `JournalWriter.append` baseline.
+    let baselineBatches: [Int]
+    /// Concurrent pipelining clients of the end-to-end runs.
+    let clientCounts: [Int]
+    /// Offered loads (records/s) of the latency runs, and how long each lasts.
+    let latencyLoads: [Double]
+    let latencySeconds: [Double]
+    let latencyClients: Int
+    /// Passes over the workload for the JSON costs.
+    let jsonPasses: Int
+    let idleConnections: Int
+
+    static let full = BenchScale(
+        records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
+        latencyLoads: [1000, 10_000, 50_000], latencySeconds: [5, 3, 3], latencyClients: 8, jsonPasses: 1,
+        idleConnections: 1000)
+
+    static let smoke = BenchScale(
+        records: 600, baselineBatches: [100], clientCounts: [1, 4],
+        latencyLoads: [1000, 10_000], latencySeconds: [0.1, 0.02], latencyClients: 4, jsonPasses: 1,
+        idleConnections: 100)
+
+    /// Records needed by the latency runs, one slice after another.
+    var latencyRecords: [Int] {
+        zip(latencyLoads, latencySeconds).map { max(latencyClients, Int($0 * $1)) }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Posix
+
+/// A release `offertrackd` on a scratch socket and journal, with a stand-in for systemd's notification socket
+/// so the time from process start to `READY=1` can be measured.
+final class DaemonProcess {
+    let socketPath: String
+    let databasePath: String
+    /// Milliseconds from just before the process was spawned to the `READY=1` datagram.
+    private(set) var readyMilliseconds: Double = 0
+    private let process = Process()
+    private let notify: NotifyCollector
+    /// Notifications already looked at by `waitForStatus`.
+    private var notificationsSeen = 0
+    private let logPath: String
+
+    /// Starts the daemon (default flags: durability full) and waits for `READY=1`.
+    init(
+        binary: String, scratch: ScratchDirectory, databasePath: String, label: String, arguments: [String] = []
+    ) throws {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw BenchFailure("no offertrackd at \(binary): build it with `swift build -c release` or pass --daemon")
+        }
+        socketPath = scratch.file("\(label).sock")
+        self.databasePath = databasePath
+        logPath = scratch.file("\(label).log")
+        notify = try NotifyCollector(path: scratch.file("\(label).notify"))
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--socket", socketPath, "--db", databasePath] + arguments
+        var environment = Foundation.ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notify.path
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        let start = Stopwatch.now()
+        try process.run()
+        try waitReady(start: start)
+    }
+
+    deinit {
+        if process.isRunning {
+            Signals.send(Signals.kill, to: pid)
+            process.waitUntilExit()
+        }
+        notify.stop()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// What the daemon wrote to stderr (for failure messages).
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    private func waitReady(start: UInt64) throws {
+        let process = self.process
+        guard
+            let ready = notify.waitFor(timeoutSeconds: 120, while: { process.isRunning }, { $0 == "READY=1" })
+        else {
+            throw BenchFailure("offertrackd did not send READY=1; its stderr:\n\(log)")
+        }
+        readyMilliseconds = Double(ready.at - start) / 1e6
+        notificationsSeen = ready.seen
+    }
+
+    /// Waits for a `STATUS=` notification whose value satisfies `predicate` (the daemon sends one a second when
+    /// its status changed).
+    func waitForStatus(timeoutSeconds: Double, _ predicate: @escaping (Substring) -> Bool) throws {
+        let isStatus: (Substring) -> Bool = { $0.hasPrefix("STATUS=") && predicate($0.dropFirst("STATUS=".count)) }
+        guard let found = notify.waitFor(timeoutSeconds: timeoutSeconds, skip: notificationsSeen, isStatus) else {
+            let last = notify.last { $0.hasPrefix("STATUS=") } ?? "none"
+            throw BenchFailure("offertrackd did not reach the expected status in \(timeoutSeconds) s; last: \(last)")
+        }
+        notificationsSeen = found.seen
+    }
+
+    /// Stops the daemon with SIGTERM (a clean drain) and waits for it; fails if it does not exit 0.
+    func stop() throws {
+        Signals.send(Signals.terminate, to: pid)
+        let deadline = Stopwatch.now() + 60_000_000_000
+        while process.isRunning && Stopwatch.now() < deadline { Stopwatch.sleep(seconds: 0.005) }
+        guard !process.isRunning else {
+            throw BenchFailure("offertrackd did not stop within 60 s of SIGTERM; its stderr:\n\(log)")
+        }
+        guard process.terminationStatus == 0 else {
+            throw BenchFailure("offertrackd exited \(process.terminationStatus); its stderr:\n\(log)")
+        }
+    }
+
+    /// The daemon's memory figures from `/proc/PID/status`.
+    func memory() throws -> ProcessMemory {
+        try ProcessMemory.read(pid: pid)
+    }
+}
