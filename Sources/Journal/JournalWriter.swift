@@ -13,18 +13,23 @@ public final class JournalWriter {
 
     /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
     public let maintainsDerivedTables: Bool
+    /// Whether commits checkpoint the WAL themselves (SQLite's default); off when a `Checkpointer` does it.
+    public let checkpointsOnCommit: Bool
 
     /// Opens (creating if needed) and migrates the journal at `path`, and brings attribution's derived tables
     /// up to date under `settings` (a full recomputation when they were computed under other windows).
     public init(
         path: String, durability: Durability, settings: AttributionSettings = .defaults,
-        busyTimeoutMilliseconds: Int32 = 2000, maintainsDerivedTables: Bool = true
+        busyTimeoutMilliseconds: Int32 = 2000, maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true
     ) throws {
         self.path = path
         self.durability = durability
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.maintainsDerivedTables = maintainsDerivedTables
-        let connection = try Self.open(path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds)
+        self.checkpointsOnCommit = checkpointsOnCommit
+        let connection = try Self.open(
+            path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds,
+            checkpointsOnCommit: checkpointsOnCommit)
         self.connection = connection
         if maintainsDerivedTables { try adopt(settings) }
     }
@@ -41,7 +46,9 @@ public final class JournalWriter {
         }
     }
 
-    static func open(path: String, durability: Durability, busyTimeout: Int32) throws -> Connection {
+    static func open(path: String, durability: Durability, busyTimeout: Int32, checkpointsOnCommit: Bool) throws
+        -> Connection
+    {
         let connection = try Connection(path: path, mode: .readWriteCreate)
         connection.setBusyTimeout(milliseconds: busyTimeout)
         let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
@@ -49,6 +56,7 @@ public final class JournalWriter {
             throw SQLiteError(code: 1, message: "journal_mode=WAL answered \(mode ?? "nothing")", sql: nil)
         }
         try connection.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        if !checkpointsOnCommit { try connection.execute("PRAGMA wal_autocheckpoint=0") }
         try Schema.migrate(connection)
         return connection
     }
@@ -90,7 +98,9 @@ public final class JournalWriter {
 
     func currentConnection() throws -> Connection {
         if let connection { return connection }
-        let reopened = try Self.open(path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds)
+        let reopened = try Self.open(
+            path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds,
+            checkpointsOnCommit: checkpointsOnCommit)
         connection = reopened
         return reopened
     }
@@ -140,6 +150,12 @@ public final class JournalWriter {
 }
 
 extension JournalWriter {
+    /// Closes the connection (SQLite checkpoints and removes the WAL when it is the last one). A later append
+    /// reopens it.
+    public func close() {
+        connection = nil
+    }
+
     /// The highest `seq` journaled so far (0 when empty).
     public func lastSeq() throws -> Int64 {
         try currentConnection().scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0

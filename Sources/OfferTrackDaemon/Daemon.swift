@@ -19,8 +19,11 @@ public final class Daemon {
     static let maxUnansweredPerConnection = 4096
     /// …or this many answer bytes wait for it to read them.
     static let maxOutputPerConnection = 1 << 20
-    /// Every connection stops being read while this many bytes of records wait for the writer.
-    static let maxQueuedBytes = 64 << 20
+    /// Every connection stops being read while this many bytes of records wait for the writer…
+    static let maxQueuedBytes = 48 << 20
+    /// …counting each record's line and what holding it costs besides (the parsed record, the job, the slot),
+    /// measured at about 400 bytes.
+    static func queuedCost(of line: [UInt8]) -> Int { line.count + 400 }
     static let readChunk = 65536
     static let readsPerWakeup = 4
 
@@ -28,6 +31,7 @@ public final class Daemon {
     private let epoll: Epoll
     private let signals: SignalChannel
     private let pipeline: CommitPipeline
+    private let checkpointer: Checkpointer
     private let policy: PeerPolicy
     private let rules: RulesHolder
     private var listener: Int32?
@@ -69,8 +73,9 @@ public final class Daemon {
         do {
             writer = try JournalWriter(
                 path: configuration.databasePath, durability: configuration.durability,
-                settings: rules.current.rules.settings)
+                settings: rules.current.rules.settings, checkpointsOnCommit: false)
             counters.lastSeq = try writer.lastSeq()
+            checkpointer = try Checkpointer(path: configuration.databasePath)
         } catch {
             throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
         }
@@ -144,6 +149,8 @@ public final class Daemon {
         }
         for connection in Array(connections.values) { close(connection) }
         for token in Array(lingering.keys) { closeRefused(token) }
+        checkpointer.stop()
+        pipeline.runOnWriter { $0.close() }
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
         return 0
     }
@@ -296,7 +303,7 @@ public final class Daemon {
                 waiting.append(
                     CommitJob(
                         connection: connection.token, slot: slot, submission: Submission(record: record, line: bytes)))
-                queuedBytes += bytes.count
+                queuedBytes += Self.queuedCost(of: bytes)
             case .rejected(let id, let error):
                 counters.rejected += 1
                 connection.answerImmediately(.rejected(id: id, error))
@@ -381,7 +388,7 @@ public final class Daemon {
                         to: job)
                 }
             }
-            for job in result.jobs { queuedBytes -= job.submission.line.count }
+            for job in result.jobs { queuedBytes -= Self.queuedCost(of: job.submission.line) }
             for token in Set(result.jobs.map(\.connection)) {
                 if let connection = connections[token] { settle(connection, now: now) }
             }
@@ -452,7 +459,7 @@ public final class Daemon {
             let abandoned = waiting
             waiting.removeAll()
             for job in abandoned {
-                queuedBytes -= job.submission.line.count
+                queuedBytes -= Self.queuedCost(of: job.submission.line)
                 deliver(
                     .rejected(
                         id: job.submission.record.id,

@@ -4,6 +4,7 @@ import Glibc
 public final class DatagramSocket {
     public let fd: Int32
     public let path: String
+    private var closed = false
 
     /// Binds a datagram socket at `path`.
     public init(path: String) throws(PosixError) {
@@ -28,7 +29,12 @@ public final class DatagramSocket {
         guard rc == 0 else { throw PosixError("bind", errno: errno) }
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Closes the socket and removes its path (once).
+    public func close() {
+        guard !closed else { return }
+        closed = true
         FileDescriptor.close(fd)
         unlink(path)
     }

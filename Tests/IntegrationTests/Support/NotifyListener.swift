@@ -1,29 +1,58 @@
 import Foundation
 import Posix
+import Synchronization
 
 /// A stand-in for systemd's notification socket: collects what the daemon sends with `sd_notify`.
+///
+/// A background thread reads continuously, as systemd does: the socket's queue is short (10 datagrams here)
+/// and a daemon whose notifications are not read blocks in `sd_notify`.
 final class NotifyListener {
-    let socket: DatagramSocket
-    private(set) var messages: [String] = []
+    /// What the reading thread shares with the listener (the thread must not keep the listener alive).
+    private final class Inbox: @unchecked Sendable {
+        // @unchecked: `socket` is read only by the reading thread; the rest is synchronized.
+        let socket: DatagramSocket
+        let received = Mutex<[String]>([])
+        let stopped = Atomic<Bool>(false)
+        let finished = DispatchSemaphore(value: 0)
 
-    init(in directory: ScratchDirectory) throws {
-        socket = try DatagramSocket(path: directory.file("notify.sock"))
+        init(socket: DatagramSocket) { self.socket = socket }
     }
 
-    var path: String { socket.path }
+    private let inbox: Inbox
+
+    init(in directory: ScratchDirectory) throws {
+        let inbox = Inbox(socket: try DatagramSocket(path: directory.file("notify.sock")))
+        self.inbox = inbox
+        Thread {
+            while !inbox.stopped.load(ordering: .relaxed) {
+                if let datagram = inbox.socket.receive(timeoutMilliseconds: 50) {
+                    let message = String(decoding: datagram, as: UTF8.self)
+                    inbox.received.withLock { $0.append(message) }
+                }
+            }
+            inbox.finished.signal()
+        }.start()
+    }
+
+    deinit {
+        inbox.stopped.store(true, ordering: .relaxed)
+        inbox.finished.wait()
+        inbox.socket.close()
+    }
+
+    var path: String { inbox.socket.path }
+
+    /// Every message received so far (since the last `reset`).
+    var messages: [String] { inbox.received.withLock { $0 } }
 
     /// Waits for a message satisfying `predicate` (already received ones included); returns it or nil.
     func waitFor(timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
-        if let found = messages.first(where: predicate) { return found }
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let remaining = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
-            guard let datagram = socket.receive(timeoutMilliseconds: remaining) else { continue }
-            let message = String(decoding: datagram, as: UTF8.self)
-            messages.append(message)
-            if predicate(message) { return message }
-        }
-        return nil
+        repeat {
+            if let found = messages.first(where: predicate) { return found }
+            usleep(5000)
+        } while Date() < deadline
+        return messages.first(where: predicate)
     }
 
     /// Waits for a message containing the line `assignment` (e.g. `READY=1`).
@@ -32,5 +61,5 @@ final class NotifyListener {
     }
 
     /// Forgets the messages received so far.
-    func reset() { messages.removeAll() }
+    func reset() { inbox.received.withLock { $0.removeAll() } }
 }
