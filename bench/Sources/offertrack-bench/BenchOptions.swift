@@ -49,6 +49,11 @@ struct BenchOptions {
         return options
     }
 
+    /// The `offertrack` CLI: beside the daemon binary.
+    var resolvedCLIPath: String {
+        URL(fileURLWithPath: resolvedDaemonPath).deletingLastPathComponent().appendingPathComponent("offertrack").path
+    }
+
     /// The daemon binary to run.
     var resolvedDaemonPath: String {
         if let daemonPath { return daemonPath }

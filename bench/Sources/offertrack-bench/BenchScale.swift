@@ -13,6 +13,10 @@ struct BenchScale {
     /// Passes over the workload for the JSON costs.
     let jsonPasses: Int
     let idleConnections: Int
+    /// Records in the journal `report` is timed on (besides `--big`'s).
+    var queryRecords = 1_000_000
+    /// Users simulated on the one busy day whose export is timed (about 0.27 conversions each).
+    var busyDayUsers = 380_000
 
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
@@ -22,7 +26,7 @@ struct BenchScale {
     static let smoke = BenchScale(
         records: 600, baselineBatches: [100], clientCounts: [1, 4],
         latencyLoads: [1000, 10_000], latencySeconds: [0.1, 0.02], latencyClients: 4, jsonPasses: 1,
-        idleConnections: 100)
+        idleConnections: 100, queryRecords: 2000, busyDayUsers: 300)
 
     /// Records needed by the latency runs, one slice after another.
     var latencyRecords: [Int] {

@@ -3,6 +3,26 @@ import OfferTrackDomain
 
 /// Builds a large journal quickly, in process, through `JournalWriter` (durability normal, big batches).
 enum BigJournal {
+    static let defaultStart = WorkloadSimulator.defaultStart
+
+    /// Every unique record `users` simulated users make over `days`, appended to a new journal at `path`.
+    static func build(path: String, users: Int, days: Int) throws -> (count: Int, seconds: Double) {
+        let writer = try JournalWriter(path: path, durability: .normal)
+        let start = Stopwatch.now()
+        var batch: [Submission] = []
+        var written = 0
+        for simulated in WorkloadSimulator(users: users, seed: 43, days: days) where !simulated.isDuplicate {
+            batch.append(Submission(record: simulated.record, line: Array(simulated.line.utf8)))
+            if batch.count == 8192 {
+                _ = try writer.append(batch, receivedAt: 0)
+                written += batch.count
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        _ = try writer.append(batch, receivedAt: 0)
+        return (written + batch.count, Stopwatch.seconds(since: start))
+    }
+
     /// Appends `count` unique simulated records to a new journal at `path`; returns the seconds it took.
     static func build(path: String, count: Int, progress: (Int) -> Void) throws -> Double {
         let writer = try JournalWriter(path: path, durability: .normal)

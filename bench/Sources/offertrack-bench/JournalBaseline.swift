@@ -6,10 +6,11 @@ import SQLite
 /// Section 1: the journal's physical limit, in process, without the daemon.
 enum JournalBaseline {
     /// Rows/s of `JournalWriter.append` with the production schema and durability, in batches of `batch`.
+    /// `join` keeps attribution's derived tables current in the same transactions, as the daemon does.
     static func writerRowsPerSecond(
-        _ workload: Workload, batch: Int, durability: Durability, path: String
+        _ workload: Workload, batch: Int, durability: Durability, path: String, join: Bool = true
     ) throws -> Double {
-        let writer = try JournalWriter(path: path, durability: durability)
+        let writer = try JournalWriter(path: path, durability: durability, maintainsDerivedTables: join)
         let receivedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let start = Stopwatch.now()
         var index = 0

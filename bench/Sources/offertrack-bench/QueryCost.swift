@@ -1,22 +1,85 @@
-/// Section 5: query costs. `offertrack report` and `offertrack export` are being written on another branch.
-///
-/// TODO(queries): once they exist, fill in `measure`: build journals of 1M and 10M records with `BigJournal`,
-/// time `offertrack report --db PATH` (and `--by day`) on each, and `offertrack export --date D --out DIR` for the
-/// simulated day with the most conversions; return one `ResultRow` per measurement with the time in ms. Until
-/// then the rows say so instead of showing a number.
+import Foundation
+import OfferTrackDomain
+import Posix
+
+/// Section 5: what `offertrack report` and `offertrack export` cost on large journals, timed as whole CLI runs.
 enum QueryCost {
-    /// The rows of section 5.
-    static func measure() -> [ResultRow] {
-        [
+    /// A rules file with a rule for every token, so exports carry real amounts.
+    static let rules = """
+        {"currency":"USD","rules":[{"affiliateToken":"*","amountMinor":500},
+        {"affiliateToken":"1010lKxy","amountMinor":700},
+        {"affiliateToken":"1010lKxy","campaignToken":"spring26","amountMinor":900}]}
+        """
+
+    /// The median wall time in ms of running the CLI with `arguments` (3 runs); fails unless it exits 0.
+    static func milliseconds(cli: String, _ arguments: [String], runs: Int = 3) throws -> (ms: Double, output: String) {
+        var times: [Double] = []
+        var output = ""
+        for _ in 0..<runs {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: cli)
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            let start = Stopwatch.now()
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            times.append(Stopwatch.seconds(since: start) * 1000)
+            output = String(decoding: data, as: UTF8.self)
+            guard process.terminationStatus == 0 else {
+                throw BenchFailure("offertrack \(arguments.joined(separator: " ")) failed: \(output)")
+            }
+        }
+        return (times.sorted()[times.count / 2], output)
+    }
+
+    /// Rows for `report` (by affiliate, and by day as JSON) on the journal at `path` of `records` records.
+    static func reportRows(cli: String, path: String, records: Int) throws -> [ResultRow] {
+        let size = Double(Posix.ProcessInfo.fileSize(path) ?? 0) / 1_048_576
+        let byAffiliate = try milliseconds(cli: cli, ["report", "--db", path])
+        let byDay = try milliseconds(cli: cli, ["report", "--db", path, "--by", "day", "--format", "json"])
+        let partial = try milliseconds(
+            cli: cli, ["report", "--db", path, "--since", "2026-11-03T05:00:00Z", "--until", "2026-11-20T07:00:00Z"])
+        let name = "\(Format.grouped(Double(records))) records"
+        return [
             ResultRow(
-                section: "5 Queries", name: "`report` over 1M records", value: "not yet available",
-                comparison: "TODO: the CLI command is not written yet"),
+                section: "5 Queries", name: "`report` over \(name)", value: "\(Format.fixed(byAffiliate.ms, 1)) ms",
+                comparison: "median of 3, whole CLI run; journal \(Format.fixed(size, 0)) MiB; target ≤ 1 s at 10M"),
             ResultRow(
-                section: "5 Queries", name: "`report` over 10M records", value: "not yet available",
-                comparison: "TODO: the CLI command is not written yet"),
+                section: "5 Queries", name: "`report --by day --format json` over \(name)",
+                value: "\(Format.fixed(byDay.ms, 1)) ms", comparison: "median of 3"),
             ResultRow(
-                section: "5 Queries", name: "`export` of a busy day", value: "not yet available",
-                comparison: "TODO: the CLI command is not written yet"),
+                section: "5 Queries", name: "`report` with mid-day `--since`/`--until` over \(name)",
+                value: "\(Format.fixed(partial.ms, 1)) ms", comparison: "median of 3; edge days read row by row"),
         ]
+    }
+
+    /// The first export of one busy simulated day (`users` users on one day): its time and conversion count.
+    static func exportRow(cli: String, scratch: ScratchDirectory, users: Int) throws -> (ResultRow, Double, Int) {
+        let path = scratch.file("busy-day.db")
+        let records = try BigJournal.build(path: path, users: users, days: 1)
+        let rulesPath = scratch.file("rules.json")
+        try rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        let out = scratch.file("exports")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let day = Timestamp.formatDay(BigJournal.defaultStart)
+        // The first export publishes the day; later ones rewrite the stored bytes, so time the first.
+        let first = try milliseconds(
+            cli: cli, ["export", "--db", path, "--rules", rulesPath, "--date", day, "--out", out], runs: 1)
+        let csv = (try? String(contentsOfFile: "\(out)/commissions-\(day).csv", encoding: .utf8)) ?? ""
+        let rows = max(0, csv.split(separator: "\n").count - 1)
+        let again = try milliseconds(
+            cli: cli, ["export", "--db", path, "--rules", rulesPath, "--date", day, "--out", out], runs: 3)
+        scratch.removeDatabase(path)
+        let row = ResultRow(
+            section: "5 Queries",
+            name: "`export` of a busy day (\(Format.grouped(Double(rows))) commission rows, "
+                + "\(Format.grouped(Double(records.count))) records)",
+            value: "\(Format.fixed(first.ms, 1)) ms",
+            comparison: "first publication, whole CLI run; re-export of the published day "
+                + "\(Format.fixed(again.ms, 1)) ms; target ≤ 1 s for 100,000")
+        return (row, first.ms, rows)
     }
 }
