@@ -26,24 +26,47 @@ enum DerivedTables {
         return AttributionSettings(windowMs: window, freshnessMs: freshness)
     }
 
-    /// Recomputes one user's rows from their journaled records; rows and roll-ups change only if the result did.
-    static func refresh(user: String, settings: AttributionSettings, on connection: Connection) throws {
+    /// Recomputes one user's rows after `added` (ids as bytes) joined their journaled records, and writes only
+    /// the rows that changed (and the roll-up groups they count in): usually one new presentation, or nothing.
+    ///
+    /// The rows before are attribution over the user's records without `added`: the derived tables always
+    /// equal that (they change only in the transaction that journals records), so nothing is read back.
+    ///
+    /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
+    static func refresh(
+        user: String, added: Set<[UInt8]>, settings: AttributionSettings, rollup: inout DayRollup,
+        on connection: Connection
+    ) throws {
         let records = try JournalRows.records(of: user, on: connection)
         let now = Attribution.attribute(userRecords: records, settings: settings)
-        let before = try stored(user: user, on: connection)
-        if fingerprint(before) == fingerprint(now) { return }
-        var rollup = DayRollup()
-        count(before, sign: -1, into: &rollup)
-        count(now, sign: 1, into: &rollup)
-        for sql in [
-            "DELETE FROM derived_presentations WHERE user = ?1", "DELETE FROM derived_conversions WHERE user = ?1",
-        ] {
-            let delete = try connection.prepare(sql)
-            try delete.bind(user, at: 1)
-            try delete.run()
+        let earlier = records.count == added.count ? [] : records.filter { !added.contains(Array($0.id.utf8)) }
+        let before =
+            earlier.isEmpty
+            ? UserAttribution(presentations: [], conversion: nil)
+            : Attribution.attribute(userRecords: earlier, settings: settings)
+        // Presentations by id bytes, with every stored column as bytes.
+        var previous: [[UInt8]: (fact: PresentationFact, print: [UInt8])] = [:]
+        for fact in before.presentations { previous[Array(fact.id.utf8)] = (fact, fingerprint(fact)) }
+        var next: [[UInt8]: (fact: PresentationFact, print: [UInt8])] = [:]
+        for fact in now.presentations { next[Array(fact.id.utf8)] = (fact, fingerprint(fact)) }
+        for (id, old) in previous where next[id]?.print != old.print {
+            try delete(from: "derived_presentations", ts: old.fact.ts, id: old.fact.id, on: connection)
+            rollup.count(old.fact, sign: -1)
         }
-        try insert(user: user, now, on: connection)
-        try rollup.write(on: connection)
+        for (id, new) in next where previous[id]?.print != new.print {
+            try insertPresentation(user: user, new.fact, on: connection)
+            rollup.count(new.fact, sign: 1)
+        }
+        if before.conversion.map(fingerprint) != now.conversion.map(fingerprint) {
+            if let old = before.conversion {
+                try delete(from: "derived_conversions", ts: old.ts, id: old.id, on: connection)
+                rollup.count(old, sign: -1)
+            }
+            if let new = now.conversion {
+                try insertConversion(user: user, new, on: connection)
+                rollup.count(new, sign: 1)
+            }
+        }
     }
 
     /// Replaces everything from scratch (inside the caller's transaction) under `settings`.
@@ -73,82 +96,71 @@ enum DerivedTables {
         if let conversion = attribution.conversion { rollup.count(conversion, sign: sign) }
     }
 
-    /// The user's rows as stored, in the shape `Attribution.attribute` returns.
-    static func stored(user: String, on connection: Connection) throws -> UserAttribution {
-        let presentations = try connection.prepare(
-            """
-            SELECT id, ts, affiliate_token, campaign_token, message_identifier, item_id, eligible
-            FROM derived_presentations WHERE user = ?1
-            """)
-        try presentations.bind(user, at: 1)
-        defer { presentations.reset() }
-        var facts: [PresentationFact] = []
-        while try presentations.step() {
-            let p = presentations
-            let offer = Offer(
-                affiliateToken: p.text(2), campaignToken: p.text(3), messageIdentifier: p.text(4), itemID: p.text(5))
-            facts.append(PresentationFact(id: p.text(0) ?? "", ts: p.int64(1), offer: offer, eligible: p.int64(6) == 1))
-        }
-        let conversions = try connection.prepare("SELECT \(conversionColumns) FROM derived_conversions WHERE user = ?1")
-        try conversions.bind(user, at: 1)
-        defer { conversions.reset() }
-        let conversion = try conversions.step() ? DerivedTables.conversion(from: conversions) : nil
-        return UserAttribution(presentations: facts, conversion: conversion)
-    }
-
-    /// Every stored column of a user's rows, as bytes, for change detection by exact content.
-    static func fingerprint(_ attribution: UserAttribution) -> [UInt8] {
+    /// Every stored column of a presentation row, as bytes, for change detection by exact content.
+    static func fingerprint(_ fact: PresentationFact) -> [UInt8] {
         var bytes: [UInt8] = []
-        func add(_ text: String?) {
-            if let text { bytes.append(contentsOf: text.utf8) }
-            bytes.append(text == nil ? 1 : 0)
-        }
-        let ordered = attribution.presentations.sorted {
-            RecordOrder.precedes(ts: $0.ts, id: $0.id, ts: $1.ts, id: $1.id)
-        }
-        for fact in ordered {
-            add(fact.id)
-            add(String(fact.ts))
-            add(fact.offer.affiliateToken)
-            add(fact.offer.campaignToken)
-            add(fact.offer.effectiveMessageIdentifier)
-            add(fact.offer.itemID)
-            add(fact.eligible ? "1" : "0")
-        }
-        if let conversion = attribution.conversion {
-            add(conversion.id)
-            add(String(conversion.ts))
-            if case .unattributed(let reason) = conversion.status { add(reason.rawValue) } else { add(nil) }
-            add(conversion.presentation?.id)
-            add(conversion.presentation.map { String($0.ts) })
-            add(conversion.presentation?.offer.affiliateToken)
-            add(conversion.presentation?.offer.campaignToken)
-            add(conversion.presentation?.offer.effectiveMessageIdentifier)
-            add(conversion.presentation?.offer.itemID)
-        }
+        append(
+            [
+                fact.id, String(fact.ts), fact.offer.affiliateToken, fact.offer.campaignToken,
+                fact.offer.effectiveMessageIdentifier, fact.offer.itemID, fact.eligible ? "1" : "0",
+            ], to: &bytes)
         return bytes
     }
 
-    private static func insert(user: String, _ attribution: UserAttribution, on connection: Connection) throws {
-        if !attribution.presentations.isEmpty {
-            let insert = try connection.prepare(
-                """
-                INSERT INTO derived_presentations (id, user, ts, affiliate_token, campaign_token, message_identifier,
-                    item_id, eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                """)
-            for fact in attribution.presentations {
-                try insert.bind(fact.id, at: 1)
-                try insert.bind(user, at: 2)
-                try insert.bind(fact.ts, at: 3)
-                try insert.bind(fact.offer.affiliateToken, at: 4)
-                try insert.bind(fact.offer.campaignToken, at: 5)
-                try insert.bind(fact.offer.effectiveMessageIdentifier, at: 6)
-                try insert.bind(fact.offer.itemID, at: 7)
-                try insert.bind(fact.eligible ? 1 : 0, at: 8)
-                try insert.run()
-            }
+    /// Every stored column of a conversion row, as bytes.
+    static func fingerprint(_ conversion: Conversion) -> [UInt8] {
+        var reason: String?
+        if case .unattributed(let why) = conversion.status { reason = why.rawValue }
+        let presentation = conversion.presentation
+        var bytes: [UInt8] = []
+        append(
+            [
+                conversion.id, String(conversion.ts), reason, presentation?.id, presentation.map { String($0.ts) },
+                presentation?.offer.affiliateToken, presentation?.offer.campaignToken,
+                presentation?.offer.effectiveMessageIdentifier, presentation?.offer.itemID,
+            ], to: &bytes)
+        return bytes
+    }
+
+    /// Each value's bytes and a terminator that also tells absent (1) from present (0); control characters
+    /// cannot occur in stored values, so the encoding is unambiguous.
+    private static func append(_ values: [String?], to bytes: inout [UInt8]) {
+        for value in values {
+            if let value { bytes.append(contentsOf: value.utf8) }
+            bytes.append(value == nil ? 1 : 0)
         }
-        guard let conversion = attribution.conversion else { return }
+    }
+
+    private static func insert(user: String, _ attribution: UserAttribution, on connection: Connection) throws {
+        for fact in attribution.presentations { try insertPresentation(user: user, fact, on: connection) }
+        if let conversion = attribution.conversion { try insertConversion(user: user, conversion, on: connection) }
+    }
+
+    private static func insertPresentation(user: String, _ fact: PresentationFact, on connection: Connection) throws {
+        let insert = try connection.prepare(
+            """
+            INSERT INTO derived_presentations (id, user, ts, affiliate_token, campaign_token, message_identifier,
+                item_id, eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
+        try insert.bind(fact.id, at: 1)
+        try insert.bind(user, at: 2)
+        try insert.bind(fact.ts, at: 3)
+        try insert.bind(fact.offer.affiliateToken, at: 4)
+        try insert.bind(fact.offer.campaignToken, at: 5)
+        try insert.bind(fact.offer.effectiveMessageIdentifier, at: 6)
+        try insert.bind(fact.offer.itemID, at: 7)
+        try insert.bind(fact.eligible ? 1 : 0, at: 8)
+        try insert.run()
+    }
+
+    private static func delete(from table: String, ts: Int64, id: String, on connection: Connection) throws {
+        let delete = try connection.prepare("DELETE FROM \(table) WHERE ts = ?1 AND id = ?2")
+        try delete.bind(ts, at: 1)
+        try delete.bind(id, at: 2)
+        try delete.run()
+    }
+
+    private static func insertConversion(user: String, _ conversion: Conversion, on connection: Connection) throws {
         let insert = try connection.prepare(
             """
             INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,

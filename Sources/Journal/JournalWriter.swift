@@ -57,6 +57,7 @@ public final class JournalWriter {
         }
         try connection.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         if !checkpointsOnCommit { try connection.execute("PRAGMA wal_autocheckpoint=0") }
+        try connection.execute("PRAGMA cache_size=-32768")
         try Schema.migrate(connection)
         return connection
     }
@@ -69,11 +70,13 @@ public final class JournalWriter {
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
                 // Keyed by bytes: users are compared by exact scalars, not by Swift's canonical equivalence.
-                var changedUsers: [[UInt8]: String] = [:]
+                var changedUsers: [[UInt8]: (user: String, added: Set<[UInt8]>)] = [:]
                 for submission in batch {
                     let outcome = try append(submission, receivedAt: receivedAt, on: connection)
                     if case .accepted = outcome {
-                        changedUsers[Array(submission.record.user.utf8)] = submission.record.user
+                        let record = submission.record
+                        changedUsers[Array(record.user.utf8), default: (record.user, [])].added.insert(
+                            Array(record.id.utf8))
                     }
                     outcomes.append(outcome)
                 }
@@ -81,9 +84,12 @@ public final class JournalWriter {
                 if maintainsDerivedTables, !changedUsers.isEmpty,
                     let settings = try DerivedTables.settings(on: connection)
                 {
-                    for user in changedUsers.values {
-                        try DerivedTables.refresh(user: user, settings: settings, on: connection)
+                    var rollup = DayRollup()
+                    for (user, added) in changedUsers.values {
+                        try DerivedTables.refresh(
+                            user: user, added: added, settings: settings, rollup: &rollup, on: connection)
                     }
+                    try rollup.write(on: connection)
                 }
                 return outcomes
             }

@@ -26,37 +26,37 @@ public enum Schema {
         CREATE INDEX records_by_user ON records(user, ts, id);
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
         """,
-        // 2: attribution's derived tables (SPEC section 4), maintained per user as records arrive. Message
+        // 2: attribution's derived tables (SPEC section 4), maintained per user as records arrive, keyed by time
+        // so that in-order traffic appends and reports read time ranges. Message
         // identifiers are stored with the `join` default applied. The windows they were computed with are in
         // `meta` (`derived_window_ms`, `derived_freshness_ms`); absent means never computed. The `*_days` tables
         // are daily roll-ups of the two (absent tokens as '', which no valid token is; unattributed conversions
         // with no tokens) so that a report reads one row per day and group instead of one per record.
         """
         CREATE TABLE derived_presentations (
+            ts INTEGER NOT NULL,
             id TEXT NOT NULL,
             user TEXT NOT NULL,
-            ts INTEGER NOT NULL,
             affiliate_token TEXT,
             campaign_token TEXT,
             message_identifier TEXT NOT NULL,
             item_id TEXT,
             eligible INTEGER NOT NULL,
-            PRIMARY KEY (user, id)
+            PRIMARY KEY (ts, id)
         ) WITHOUT ROWID;
-        CREATE INDEX derived_presentations_by_ts ON derived_presentations(ts);
         CREATE TABLE derived_conversions (
-            user TEXT PRIMARY KEY,
-            id TEXT NOT NULL,
             ts INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            user TEXT NOT NULL,
             reason TEXT,
             offer_id TEXT,
             presented_at INTEGER,
             affiliate_token TEXT,
             campaign_token TEXT,
             message_identifier TEXT,
-            item_id TEXT
+            item_id TEXT,
+            PRIMARY KEY (ts, id)
         ) WITHOUT ROWID;
-        CREATE INDEX derived_conversions_by_ts ON derived_conversions(ts);
         CREATE TABLE presentation_days (
             day INTEGER NOT NULL,
             affiliate_token TEXT NOT NULL,

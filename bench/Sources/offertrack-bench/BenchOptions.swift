@@ -12,10 +12,13 @@ struct BenchOptions {
     var daemonPath: String?
     /// Also write the report to this file.
     var outputPath: String?
+    /// Measure only section 1 (the in-process journal baselines), e.g. under callgrind.
+    var baselineOnly = false
 
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
+          --baseline-only  measure only the in-process journal baselines (section 1)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
           --output FILE    also write the markdown report to FILE
@@ -28,6 +31,7 @@ struct BenchOptions {
         while let argument = remaining.popFirst() {
             switch argument {
             case "--smoke": options.smoke = true
+            case "--baseline-only": options.baselineOnly = true
             case "--big": options.big = true
             case "--big-records":
                 guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {

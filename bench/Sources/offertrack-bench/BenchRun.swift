@@ -39,6 +39,7 @@ final class BenchRun {
                 + "durability full (WAL, `synchronous=FULL`) everywhere unless stated; databases on "
                 + "`\(scratch.path)` (ext4, not tmpfs)")
         try measureBaseline(workload)
+        if options.baselineOnly { return report.markdown }
         try measureIngest(workload)
         try measureLatency(workload)
         try measureJSON(workload)
