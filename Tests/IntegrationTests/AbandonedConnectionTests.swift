@@ -9,7 +9,8 @@ extension UnderAttack {
             try AttackHarness.run(arguments: ["--idle-timeout", "2"]) { daemon in
                 let status = ProcessStatus(pid: daemon.pid)
                 let before = status.openDescriptors ?? 0
-                let silent = try (0..<200).map { _ in try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 6) }
+                let silent = try (0..<200).map { _ in try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 6)
+                }
                 Thread.sleep(forTimeInterval: 0.5)
                 #expect((status.openDescriptors ?? 0) >= before + 200, "the silent clients were not accepted")
                 // Each read ends with end of stream (the daemon closed it), not with the receive timeout.
@@ -17,7 +18,8 @@ extension UnderAttack {
                 defer { buffer.deallocate() }
                 for client in silent {
                     let result = try? FileDescriptor.read(client.fd, into: buffer)
-                    #expect(result == .transferred(0), "a silent connection was not closed: \(String(describing: result))")
+                    #expect(
+                        result == .transferred(0), "a silent connection was not closed: \(String(describing: result))")
                 }
                 #expect((status.openDescriptors ?? .max) <= before + 1, "descriptors leaked")
                 return []

@@ -31,7 +31,9 @@ extension UnderAttack {
                 Thread { try? FileDescriptor.writeAll(fd, rest) }.start()
                 let answers = client.readAnswers(lines.count)
                 #expect(answers.count == lines.count)
-                #expect(answers.allSatisfy { $0.status == "accepted" }, "\(answers.first { $0.status != "accepted" }?.raw ?? "")")
+                #expect(
+                    answers.allSatisfy { $0.status == "accepted" },
+                    "\(answers.first { $0.status != "accepted" }?.raw ?? "")")
                 #expect(zip(answers, lines.indices).allSatisfy { $0.id == "flood-\($1)" }, "answers out of order")
                 return answers
             }

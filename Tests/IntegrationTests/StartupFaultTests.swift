@@ -10,9 +10,12 @@ extension UnderAttack {
             _ daemon: DaemonProcess, code: Int32, mentioning: String, sourceLocation: SourceLocation = #_sourceLocation
         ) {
             let status = daemon.waitExit(timeout: 10)
-            #expect(status == code, "exit \(String(describing: status)); stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
+            #expect(
+                status == code, "exit \(String(describing: status)); stderr: \(daemon.stderr)",
+                sourceLocation: sourceLocation)
             #expect(daemon.process.terminationReason == .exit, "killed by a signal", sourceLocation: sourceLocation)
-            #expect(daemon.stderr.hasPrefix("offertrackd: "), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
+            #expect(
+                daemon.stderr.hasPrefix("offertrackd: "), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
             #expect(daemon.stderr.contains(mentioning), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
             #expect(daemon.notify.waitFor(line: "READY=1", timeout: 0.1) == nil, sourceLocation: sourceLocation)
         }

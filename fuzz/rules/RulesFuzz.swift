@@ -15,7 +15,8 @@ public func rulesFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     for rule in file.rules.rules {
         precondition(rule.amountMinor >= 0, "a negative amount was accepted")
         if let from = rule.from, let until = rule.until { precondition(from < until, "from is not before until") }
-        _ = file.rules.amount(affiliateToken: rule.affiliateToken, campaignToken: rule.campaignToken, at: rule.from ?? 0)
+        _ = file.rules.amount(
+            affiliateToken: rule.affiliateToken, campaignToken: rule.campaignToken, at: rule.from ?? 0)
     }
     return 0
 }

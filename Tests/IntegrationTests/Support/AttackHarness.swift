@@ -32,8 +32,11 @@ enum AttackHarness {
         let status = ProcessStatus(pid: daemon.pid)
         let peak = status.peakResidentMiB ?? .infinity
 
-        #expect(report.failures.isEmpty, "the probe was not served: \(report.failures.prefix(3))", sourceLocation: sourceLocation)
-        #expect(report.exchanges >= 3, "the probe made only \(report.exchanges) exchanges", sourceLocation: sourceLocation)
+        #expect(
+            report.failures.isEmpty, "the probe was not served: \(report.failures.prefix(3))",
+            sourceLocation: sourceLocation)
+        #expect(
+            report.exchanges >= 3, "the probe made only \(report.exchanges) exchanges", sourceLocation: sourceLocation)
         #expect(
             report.worstLatency < latencyBound, "the probe waited \(report.worstLatency) for one answer",
             sourceLocation: sourceLocation)
