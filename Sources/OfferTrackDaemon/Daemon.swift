@@ -204,6 +204,14 @@ public final class Daemon {
             RecordError(.unauthorized, "this peer's uid and gid are not allowed to send records")
         ).encoded
         _ = line.withUnsafeBytes { try? FileDescriptor.write(fd, from: $0) }
+        // Closing with unread input makes the kernel reset the peer (ECONNRESET on its next read): discard what
+        // the peer already sent, so it reads the refusal and then a plain end of stream.
+        UnixSocket.shutdownWrite(fd)
+        for _ in 0..<Self.readsPerWakeup {
+            guard case .transferred(let count)? = try? FileDescriptor.read(fd, into: readBuffer), count > 0 else {
+                break
+            }
+        }
         FileDescriptor.close(fd)
         counters.rejected += 1
     }
