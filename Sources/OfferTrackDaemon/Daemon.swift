@@ -26,6 +26,12 @@ public final class Daemon {
     static func queuedCost(of line: [UInt8]) -> Int { line.count + 400 }
     static let readChunk = 65536
     static let readsPerWakeup = 4
+    /// Descriptors the daemon needs besides its connections (journal, epoll, signals, listener, stdio).
+    static let spareDescriptors: UInt64 = 64
+    /// After `accept` fails (out of descriptors), accepting pauses this long unless a connection closes first.
+    static let acceptPauseMilliseconds: Int64 = 100
+    /// At most one accept-failure log line this often.
+    static let acceptLogIntervalMilliseconds: Int64 = 10_000
 
     private let configuration: DaemonConfiguration
     private let epoll: Epoll
@@ -58,6 +64,9 @@ public final class Daemon {
     private var lastStatus = ""
     private var lastStatusAt: Int64 = 0
     private var lastIdleSweep: Int64 = 0
+    /// When accepting resumes after an accept failure; nil while not paused.
+    private var acceptPausedUntil: Int64?
+    private var lastAcceptFailureLog: Int64?
 
     /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run.
     public init(configuration: DaemonConfiguration) throws(StartupError) {
@@ -108,6 +117,16 @@ public final class Daemon {
         }
         watchdogIntervalMilliseconds = ServiceManager.watchdogIntervalMicroseconds().map { Int64($0 / 1000) }
         readBuffer = .allocate(byteCount: Self.readChunk, alignment: 16)
+        raiseDescriptorLimit()
+    }
+
+    /// Raises the soft open-file limit (1024 under systemd by default) to what `--max-connections` needs.
+    private func raiseDescriptorLimit() {
+        let wanted = UInt64(configuration.maxConnections) + Self.spareDescriptors
+        let granted = ResourceLimits.raiseOpenFiles(to: wanted)
+        if granted < wanted {
+            log("the open-file limit is \(granted), below the \(wanted) that --max-connections needs")
+        }
     }
 
     deinit { readBuffer.deallocate() }
@@ -164,7 +183,7 @@ public final class Daemon {
             do {
                 accepted = try UnixSocket.accept(listener)
             } catch {
-                log("accept failed: \(error)")
+                pauseAccepting(after: error, now: now)
                 return
             }
             guard let fd = accepted else { return }
@@ -179,6 +198,17 @@ public final class Daemon {
             updateInterest(connection)
         }
         if connections.count >= configuration.maxConnections { watchListener(false) }
+    }
+
+    /// After a failed `accept` (typically `EMFILE`: out of descriptors) the listener stays readable, so retrying
+    /// at once would spin: stop watching it until a connection closes or the pause ends, and log rarely.
+    private func pauseAccepting(after error: PosixError, now: Int64) {
+        watchListener(false)
+        acceptPausedUntil = now + Self.acceptPauseMilliseconds
+        if lastAcceptFailureLog.map({ now - $0 >= Self.acceptLogIntervalMilliseconds }) ?? true {
+            lastAcceptFailureLog = now
+            log("accept failed: \(error); accepting paused while \(connections.count) connections are open")
+        }
     }
 
     private func refuseUnauthorized(_ fd: Int32, now: Int64) {
@@ -344,7 +374,10 @@ public final class Daemon {
         epoll.remove(connection.fd)
         FileDescriptor.close(connection.fd)
         pausedForQueue.remove(connection.token)
-        if !stopping && connections.count < configuration.maxConnections { watchListener(true) }
+        if !stopping && connections.count < configuration.maxConnections {
+            acceptPausedUntil = nil
+            watchListener(true)
+        }
     }
 
     // MARK: Journal
@@ -498,6 +531,10 @@ public final class Daemon {
     }
 
     private func housekeeping(now: Int64) {
+        if let until = acceptPausedUntil, now >= until {
+            acceptPausedUntil = nil
+            if !stopping && connections.count < configuration.maxConnections { watchListener(true) }
+        }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
             let writerStuck = writerBusySince.map { now - $0 > interval / 2 } ?? false
             if !writerStuck {

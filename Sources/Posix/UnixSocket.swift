@@ -128,3 +128,11 @@ extension UnixSocket {
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 }
+
+extension UnixSocket {
+    /// Makes blocking writes on `fd` fail with EAGAIN after `seconds` without progress.
+    public static func setSendTimeout(_ fd: Int32, seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Posix
+import Testing
+
+extension UnderAttack {
+    /// Faults at start: the journal's directory read-only or missing, the socket path taken or stale.
+    @Suite struct StartupFaultTests {
+        /// The daemon must refuse to start with `code` and a message naming `mentioning`, and never crash.
+        static func expectRefusal(
+            _ daemon: DaemonProcess, code: Int32, mentioning: String, sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            let status = daemon.waitExit(timeout: 10)
+            #expect(
+                status == code, "exit \(String(describing: status)); stderr: \(daemon.stderr)",
+                sourceLocation: sourceLocation)
+            #expect(daemon.process.terminationReason == .exit, "killed by a signal", sourceLocation: sourceLocation)
+            #expect(
+                daemon.stderr.hasPrefix("offertrackd: "), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
+            #expect(daemon.stderr.contains(mentioning), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
+            #expect(daemon.notify.waitFor(line: "READY=1", timeout: 0.1) == nil, sourceLocation: sourceLocation)
+        }
+
+        @Test func readOnlyDatabaseDirectoryIsAClearErrorWithExit73() throws {
+            let directory = ScratchDirectory()
+            let readOnly = directory.file("ro")
+            try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
+            // Root ignores permission bits: only a read-only mount really refuses writes.
+            let mount = try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", readOnly])
+            try #require(mount.status == 0, "this test needs to mount a tmpfs (root): \(mount.output)")
+            defer { _ = try? Shell.run("/bin/umount", ["-l", readOnly]) }
+            let daemon = try DaemonProcess(in: directory, databasePath: "\(readOnly)/offertrack.db")
+            Self.expectRefusal(daemon, code: 73, mentioning: "\(readOnly)/offertrack.db")
+        }
+
+        @Test func missingDatabaseDirectoryIsAClearErrorWithExit73() throws {
+            let directory = ScratchDirectory()
+            let gone = directory.file("gone/offertrack.db")
+            let daemon = try DaemonProcess(in: directory, databasePath: gone)
+            Self.expectRefusal(daemon, code: 73, mentioning: gone)
+        }
+
+        @Test func socketOfALiveDaemonIsRefusedWithExit69() throws {
+            let directory = ScratchDirectory()
+            let first = try DaemonProcess(in: directory)
+            guard first.waitReady() else { return }
+            let second = try DaemonProcess(
+                in: directory, notify: NotifyListener(in: ScratchDirectory()), databasePath: directory.file("b.db"))
+            Self.expectRefusal(second, code: 69, mentioning: "in use")
+            // The first daemon still owns the socket and serves.
+            let answer = try LineClient(path: first.socketPath).exchange([TestRecords.capabilities(id: "still")])
+            #expect(answer.first?.status == "accepted")
+            first.signal(Signals.terminate)
+            #expect(first.waitExit() == 0)
+        }
+
+        @Test func staleSocketFileIsReplaced() throws {
+            let directory = ScratchDirectory()
+            // A socket file nobody listens on any more, as a crashed daemon leaves it.
+            let stale = try UnixSocket.listen(path: directory.file("offertrack.sock"), mode: 0o660)
+            FileDescriptor.close(stale)
+            #expect(FileManager.default.fileExists(atPath: directory.file("offertrack.sock")))
+            let daemon = try DaemonProcess(in: directory)
+            guard daemon.waitReady() else { return }
+            let answer = try LineClient(path: daemon.socketPath).exchange([TestRecords.capabilities(id: "fresh")])
+            #expect(answer.first?.status == "accepted")
+            daemon.signal(Signals.terminate)
+            #expect(daemon.waitExit() == 0)
+        }
+    }
+}

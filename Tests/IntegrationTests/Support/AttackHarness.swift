@@ -1,0 +1,57 @@
+import Foundation
+import Posix
+import Testing
+
+/// Runs one hostile client against a fresh daemon while a `ServiceProbe` is served beside it, then checks what
+/// every attack must leave intact: the probe's latency, the daemon's peak memory, a clean stop, and every
+/// acknowledged record journaled with its `seq`.
+enum AttackHarness {
+    /// The daemon's peak RSS (`VmHWM`) may not exceed this under any attack; README "Limits under attack".
+    static let peakResidentBoundMiB = 150.0
+    /// The longest one small exchange of the well-behaved client may take under attack.
+    static let latencyBound = Duration.seconds(2)
+
+    /// Starts a daemon with `arguments`, runs `attack` against it (which returns the acknowledgements its own
+    /// clients received, to check against the journal) and checks the invariants. Returns the stopped daemon.
+    @discardableResult
+    static func run(
+        arguments: [String] = [], launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation,
+        attack: (DaemonProcess) throws -> [Answer]
+    ) throws -> DaemonProcess? {
+        let directory = ScratchDirectory("ot-attack")
+        // A launcher (e.g. `prlimit`) gets `--socket` explicitly: DaemonProcess passes it only without one.
+        let socket = launcher.isEmpty ? [] : ["--socket", directory.file("offertrack.sock")]
+        let daemon = try DaemonProcess(in: directory, arguments: socket + arguments, launcher: launcher)
+        guard daemon.waitReady(sourceLocation: sourceLocation) else { return nil }
+        let drain = NotifyDrain(fd: daemon.notify.socket.fd)
+        defer { drain.stop() }
+        let probe = try ServiceProbe(socketPath: daemon.socketPath)
+        let acknowledged = try attack(daemon)
+        probe.waitForExchanges(3, timeout: 5)
+        let report = probe.stop()
+        let status = ProcessStatus(pid: daemon.pid)
+        let peak = status.peakResidentMiB ?? .infinity
+
+        #expect(
+            report.failures.isEmpty, "the probe was not served: \(report.failures.prefix(3))",
+            sourceLocation: sourceLocation)
+        #expect(
+            report.exchanges >= 3, "the probe made only \(report.exchanges) exchanges", sourceLocation: sourceLocation)
+        #expect(
+            report.worstLatency < latencyBound, "the probe waited \(report.worstLatency) for one answer",
+            sourceLocation: sourceLocation)
+        #expect(
+            peak < peakResidentBoundMiB, "the daemon's peak RSS was \(peak) MiB", sourceLocation: sourceLocation)
+        print("attack: probe \(report.exchanges) exchanges, worst \(report.worstLatency); daemon peak RSS \(peak) MiB")
+
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0, "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
+        let inspector = try JournalInspector(path: daemon.databasePath)
+        #expect(try inspector.integrityCheck() == "ok", sourceLocation: sourceLocation)
+        let journal = try inspector.seqByID()
+        let acks = (report.acknowledged + acknowledged).filter { $0.status == "accepted" || $0.status == "duplicate" }
+        let lost = acks.filter { $0.seq == nil || journal[$0.id ?? ""] != $0.seq }
+        #expect(lost.isEmpty, "acknowledged but not journaled: \(lost.prefix(3))", sourceLocation: sourceLocation)
+        return daemon
+    }
+}
