@@ -23,8 +23,6 @@ enum AttackHarness {
         let socket = launcher.isEmpty ? [] : ["--socket", directory.file("offertrack.sock")]
         let daemon = try DaemonProcess(in: directory, arguments: socket + arguments, launcher: launcher)
         guard daemon.waitReady(sourceLocation: sourceLocation) else { return nil }
-        let drain = NotifyDrain(fd: daemon.notify.socket.fd)
-        defer { drain.stop() }
         let probe = try ServiceProbe(socketPath: daemon.socketPath)
         let acknowledged = try attack(daemon)
         probe.waitForExchanges(3, timeout: 5)
