@@ -16,6 +16,9 @@ public final class Checkpointer: @unchecked Sendable {
     /// Starts checkpointing the journal at `path` every `intervalMilliseconds`.
     public init(path: String, intervalMilliseconds: Int = 500) throws {
         connection = try Connection(path: path, mode: .readWriteCreate)
+        // One checkpoint now opens the WAL and shared-memory files, so the daemon's descriptors are all open
+        // by the time it is ready.
+        _ = try connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(
             deadline: .now() + .milliseconds(intervalMilliseconds), repeating: .milliseconds(intervalMilliseconds))

@@ -49,7 +49,7 @@ struct DayRollup {
     func write(on connection: Connection) throws {
         if !presentations.isEmpty {
             let upsert = try connection.prepare(
-                """
+                static: """
                 INSERT INTO presentation_days (day, affiliate_token, campaign_token, message_identifier, presented,
                     eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                 ON CONFLICT DO UPDATE SET presented = presented + excluded.presented,
@@ -67,7 +67,7 @@ struct DayRollup {
         }
         if !conversions.isEmpty {
             let upsert = try connection.prepare(
-                """
+                static: """
                 INSERT INTO conversion_days (day, attributed, affiliate_token, campaign_token, message_identifier,
                     conversions) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                 ON CONFLICT DO UPDATE SET conversions = conversions + excluded.conversions

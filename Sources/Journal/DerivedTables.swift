@@ -12,7 +12,7 @@ enum DerivedTables {
 
     /// The windows the derived tables were computed with; nil when they never were.
     static func settings(on connection: Connection) throws -> AttributionSettings? {
-        let statement = try connection.prepare("SELECT key, value FROM meta WHERE key IN (?1, ?2)")
+        let statement = try connection.prepare(static: "SELECT key, value FROM meta WHERE key IN (?1, ?2)")
         try statement.bind(windowKey, at: 1)
         try statement.bind(freshnessKey, at: 2)
         defer { statement.reset() }
@@ -50,7 +50,7 @@ enum DerivedTables {
         var next: [[UInt8]: (fact: PresentationFact, print: [UInt8])] = [:]
         for fact in now.presentations { next[Array(fact.id.utf8)] = (fact, fingerprint(fact)) }
         for (id, old) in previous where next[id]?.print != old.print {
-            try delete(from: "derived_presentations", ts: old.fact.ts, id: old.fact.id, on: connection)
+            try delete(from: .presentations, ts: old.fact.ts, id: old.fact.id, on: connection)
             rollup.count(old.fact, sign: -1)
         }
         for (id, new) in next where previous[id]?.print != new.print {
@@ -59,7 +59,7 @@ enum DerivedTables {
         }
         if before.conversion.map(fingerprint) != now.conversion.map(fingerprint) {
             if let old = before.conversion {
-                try delete(from: "derived_conversions", ts: old.ts, id: old.id, on: connection)
+                try delete(from: .conversions, ts: old.ts, id: old.id, on: connection)
                 rollup.count(old, sign: -1)
             }
             if let new = now.conversion {
@@ -138,7 +138,7 @@ enum DerivedTables {
 
     private static func insertPresentation(user: String, _ fact: PresentationFact, on connection: Connection) throws {
         let insert = try connection.prepare(
-            """
+            static: """
             INSERT INTO derived_presentations (id, user, ts, affiliate_token, campaign_token, message_identifier,
                 item_id, eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
@@ -153,8 +153,19 @@ enum DerivedTables {
         try insert.run()
     }
 
-    private static func delete(from table: String, ts: Int64, id: String, on connection: Connection) throws {
-        let delete = try connection.prepare("DELETE FROM \(table) WHERE ts = ?1 AND id = ?2")
+    private enum DerivedTable {
+        case presentations
+        case conversions
+    }
+
+    private static func delete(from table: DerivedTable, ts: Int64, id: String, on connection: Connection) throws {
+        let delete =
+            switch table {
+            case .presentations:
+                try connection.prepare(static: "DELETE FROM derived_presentations WHERE ts = ?1 AND id = ?2")
+            case .conversions:
+                try connection.prepare(static: "DELETE FROM derived_conversions WHERE ts = ?1 AND id = ?2")
+            }
         try delete.bind(ts, at: 1)
         try delete.bind(id, at: 2)
         try delete.run()
@@ -162,7 +173,7 @@ enum DerivedTables {
 
     private static func insertConversion(user: String, _ conversion: Conversion, on connection: Connection) throws {
         let insert = try connection.prepare(
-            """
+            static: """
             INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
                 campaign_token, message_identifier, item_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
             """)

@@ -10,7 +10,11 @@ enum JournalRows {
 
     /// One user's records, in no particular order.
     static func records(of user: String, on connection: Connection) throws -> [Record] {
-        let statement = try connection.prepare("SELECT \(columns) FROM records WHERE user = ?1")
+        let statement = try connection.prepare(
+            static: """
+                SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
+                    message_identifier, item_id FROM records WHERE user = ?1
+                """)
         try statement.bind(user, at: 1)
         defer { statement.reset() }
         var records: [Record] = []

@@ -114,7 +114,7 @@ public final class JournalWriter {
     private func append(_ submission: Submission, receivedAt: Int64, on connection: Connection) throws -> AppendOutcome
     {
         let insert = try connection.prepare(
-            """
+            static: """
             INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
                 affiliate_token, campaign_token, message_identifier, item_id, line)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
@@ -144,7 +144,7 @@ public final class JournalWriter {
         try insert.run()
         if connection.changes == 1 { return .accepted(seq: connection.lastInsertRowID) }
 
-        let existing = try connection.prepare("SELECT seq, line FROM records WHERE id = ?1")
+        let existing = try connection.prepare(static: "SELECT seq, line FROM records WHERE id = ?1")
         try existing.bind(record.id, at: 1)
         defer { existing.reset() }
         guard try existing.step() else {

@@ -5,6 +5,8 @@ public final class Connection {
     /// The opaque sqlite3 handle.
     let handle: OpaquePointer
     private var statementCache: [String: Statement] = [:]
+    /// Statements of static SQL, keyed by the literal's address: no hashing of the SQL text on the hot path.
+    private var staticStatementCache: [UnsafeRawPointer: Statement] = [:]
 
     /// How a connection is opened.
     public enum Mode: Sendable {
@@ -34,6 +36,7 @@ public final class Connection {
     }
 
     deinit {
+        staticStatementCache.removeAll()
         statementCache.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -77,6 +80,20 @@ public final class Connection {
         guard rc == SQLITE_OK, let pointer else { throw lastError(sql: sql) }
         let statement = Statement(pointer: pointer, connection: self, sql: sql)
         statementCache[sql] = statement
+        return statement
+    }
+
+    /// A prepared statement for a static `sql` literal, cached by the literal's address (the hot-path variant of
+    /// `prepare`: looking it up costs a pointer hash, not a hash of the SQL text).
+    public func prepare(static sql: StaticString) throws(SQLiteError) -> Statement {
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let cached = staticStatementCache[key] {
+            cached.reset()
+            cached.clearBindings()
+            return cached
+        }
+        let statement = try prepare(sql.description)
+        staticStatementCache[key] = statement
         return statement
     }
 
