@@ -33,7 +33,7 @@ let package = Package(
         // Pure Swift: records, validation, eligibility, attribution, rules, money. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
         // The SQLite journal: schema, migrations, appends, derived tables, queries.
-        .target(name: "Journal", dependencies: ["SQLite", "OfferTrackDomain"], swiftSettings: strictSettings),
+        .target(name: "Journal", dependencies: ["SQLite", "Posix", "OfferTrackDomain"], swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
             name: "OfferTrackDaemon",

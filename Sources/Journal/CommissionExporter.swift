@@ -58,9 +58,9 @@ public enum CommissionExporter {
                     current[Timestamp.formatDay(row.convertedAt), default: []].append(row)
                 }
                 let plan = ExportPlan(day: day, current: current, inForce: try ledger(on: connection))
-                let csv = plan.csv
+                let csv = plan.csv()
                 let manifest = plan.manifest(
-                    currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
+                    csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
                 try record(plan, csv: csv, manifest: manifest, generatedAt: now, on: connection)
                 return Files(csv: csv, manifest: manifest, republished: false)
             }
@@ -107,10 +107,6 @@ public enum CommissionExporter {
         try publish.bindText(csv, at: 3)
         try publish.bindText(manifest, at: 4)
         try publish.run()
-        var touched: [(day: String, id: String)] = plan.lines.compactMap { line in
-            line.kind == .adjustment ? line.originalDate.map { ($0, line.row.conversionId) } : nil
-        }
-        touched += plan.lines.filter { $0.kind == .commission }.map { (plan.day, $0.row.conversionId) }
         let delete = try connection.prepare(
             "DELETE FROM export_ledger WHERE original_date = ?1 AND conversion_id = ?2")
         let insert = try connection.prepare(
@@ -119,12 +115,14 @@ public enum CommissionExporter {
                 affiliate_token, campaign_token, message_identifier, item_id, amount_minor, currency)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
             """)
-        for (day, id) in touched {
-            try delete.bind(day, at: 1)
-            try delete.bind(id, at: 2)
-            try delete.run()
-            guard let row = plan.inForce[day]?[Array(id.utf8)] else { continue }
-            try insert.bind(day, at: 1)
+        for change in plan.changes {
+            if change.day != plan.day {
+                try delete.bind(change.day, at: 1)
+                try delete.bind(change.conversionId, at: 2)
+                try delete.run()
+            }
+            guard let row = change.row else { continue }
+            try insert.bind(change.day, at: 1)
             try insert.bind(row.conversionId, at: 2)
             try insert.bind(row.convertedAt, at: 3)
             try insert.bind(row.offerId, at: 4)

@@ -50,11 +50,11 @@ struct DayRollup {
         if !presentations.isEmpty {
             let upsert = try connection.prepare(
                 static: """
-                INSERT INTO presentation_days (day, affiliate_token, campaign_token, message_identifier, presented,
-                    eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                ON CONFLICT DO UPDATE SET presented = presented + excluded.presented,
-                    eligible = eligible + excluded.eligible
-                """)
+                    INSERT INTO presentation_days (day, affiliate_token, campaign_token, message_identifier, presented,
+                        eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    ON CONFLICT DO UPDATE SET presented = presented + excluded.presented,
+                        eligible = eligible + excluded.eligible
+                    """)
             for (key, delta) in presentations where delta.presented != 0 || delta.eligible != 0 {
                 try upsert.bind(key.day, at: 1)
                 try upsert.bindText(key.affiliate, at: 2)
@@ -68,10 +68,10 @@ struct DayRollup {
         if !conversions.isEmpty {
             let upsert = try connection.prepare(
                 static: """
-                INSERT INTO conversion_days (day, attributed, affiliate_token, campaign_token, message_identifier,
-                    conversions) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                ON CONFLICT DO UPDATE SET conversions = conversions + excluded.conversions
-                """)
+                    INSERT INTO conversion_days (day, attributed, affiliate_token, campaign_token, message_identifier,
+                        conversions) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    ON CONFLICT DO UPDATE SET conversions = conversions + excluded.conversions
+                    """)
             for (key, delta) in conversions where delta != 0 {
                 try upsert.bind(key.day, at: 1)
                 try upsert.bind(key.attributed, at: 2)

@@ -139,9 +139,9 @@ enum DerivedTables {
     private static func insertPresentation(user: String, _ fact: PresentationFact, on connection: Connection) throws {
         let insert = try connection.prepare(
             static: """
-            INSERT INTO derived_presentations (id, user, ts, affiliate_token, campaign_token, message_identifier,
-                item_id, eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            """)
+                INSERT INTO derived_presentations (id, user, ts, affiliate_token, campaign_token, message_identifier,
+                    item_id, eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                """)
         try insert.bind(fact.id, at: 1)
         try insert.bind(user, at: 2)
         try insert.bind(fact.ts, at: 3)
@@ -174,9 +174,9 @@ enum DerivedTables {
     private static func insertConversion(user: String, _ conversion: Conversion, on connection: Connection) throws {
         let insert = try connection.prepare(
             static: """
-            INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
-                campaign_token, message_identifier, item_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-            """)
+                INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
+                    campaign_token, message_identifier, item_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                """)
         try insert.bind(user, at: 1)
         try insert.bind(conversion.id, at: 2)
         try insert.bind(conversion.ts, at: 3)

@@ -115,11 +115,11 @@ public final class JournalWriter {
     {
         let insert = try connection.prepare(
             static: """
-            INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
-                affiliate_token, campaign_token, message_identifier, item_id, line)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-            ON CONFLICT (id) DO NOTHING
-            """)
+                INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
+                    affiliate_token, campaign_token, message_identifier, item_id, line)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                ON CONFLICT (id) DO NOTHING
+                """)
         let record = submission.record
         try insert.bind(record.id, at: 1)
         try insert.bind(StoredRecord.typeCode(record.type), at: 2)

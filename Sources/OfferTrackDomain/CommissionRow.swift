@@ -43,16 +43,37 @@ public struct CommissionRow: Sendable, Equatable {
 
     /// Whether every column equals `other`'s, tokens and ids compared by their exact bytes.
     public func isSameRow(as other: CommissionRow) -> Bool {
-        fields(kind: "", originalDate: "").map { Array($0.utf8) }
-            == other.fields(kind: "", originalDate: "").map { Array($0.utf8) }
+        csvBytes() == other.csvBytes()
     }
 
-    /// The CSV fields in SPEC order.
-    public func fields(kind: String, originalDate: String, negated: Bool = false) -> [String] {
-        [
-            kind, conversionId, Timestamp.format(convertedAt), offerId, Timestamp.format(presentedAt), affiliateToken,
-            campaignToken ?? "", messageIdentifier, itemID ?? "", String(negated ? 0 - amountMinor : amountMinor),
-            currency, originalDate,
-        ]
+    private func csvBytes() -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendCSV(kind: "", originalDate: "", negated: false, to: &bytes)
+        return bytes
+    }
+
+    /// Appends this row as one line of the export's CSV (SPEC section 7's columns, in order).
+    public func appendCSV(kind: String, originalDate: String, negated: Bool, to bytes: inout [UInt8]) {
+        let comma = UInt8(ascii: ",")
+        CSVField.append(field: kind, to: &bytes)
+        bytes.append(comma)
+        CSVField.append(field: conversionId, to: &bytes)
+        bytes.append(comma)
+        Timestamp.append(convertedAt, to: &bytes)
+        bytes.append(comma)
+        CSVField.append(field: offerId, to: &bytes)
+        bytes.append(comma)
+        Timestamp.append(presentedAt, to: &bytes)
+        for field in [affiliateToken, campaignToken ?? "", messageIdentifier, itemID ?? ""] {
+            bytes.append(comma)
+            CSVField.append(field: field, to: &bytes)
+        }
+        bytes.append(comma)
+        bytes.append(contentsOf: String(negated ? 0 - amountMinor : amountMinor).utf8)
+        bytes.append(comma)
+        CSVField.append(field: currency, to: &bytes)
+        bytes.append(comma)
+        CSVField.append(field: originalDate, to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
     }
 }

@@ -19,27 +19,32 @@ public struct ExportPlan: Sendable {
         public var originalDate: String?
 
         public var signedAmount: Int64 { isReversal ? 0 - row.amountMinor : row.amountMinor }
-
-        public var fields: [String] {
-            row.fields(kind: kind.rawValue, originalDate: originalDate ?? "", negated: isReversal)
-        }
     }
 
     public let day: String
     public let lines: [Line]
-    /// The rows in force after this export: published day → conversion id bytes → row.
-    public let inForce: [String: [[UInt8]: CommissionRow]]
+    /// How the rows in force change with this export: each (day, conversion) whose row is added, replaced or
+    /// withdrawn (`row` nil).
+    public let changes: [LedgerChange]
+
+    /// One change to the rows in force.
+    public struct LedgerChange: Sendable, Equatable {
+        public var day: String
+        public var conversionId: String
+        public var row: CommissionRow?
+    }
 
     /// Plans the export of `day`. `current` holds the rows computed now for `day` and every published day
     /// (grouped by UTC day of `convertedAt`); `inForce` the rows in force before this export.
     public init(day: String, current: [String: [CommissionRow]], inForce: [String: [[UInt8]: CommissionRow]]) {
         self.day = day
         var lines: [Line] = []
-        var ledger = inForce
+        var changes: [LedgerChange] = []
         for publishedDay in inForce.keys.sorted(by: RecordOrder.idPrecedes) {
             let previous = inForce[publishedDay] ?? [:]
-            var now: [[UInt8]: CommissionRow] = [:]
-            for row in current[publishedDay] ?? [] { now[Array(row.conversionId.utf8)] = row }
+            let rows = current[publishedDay] ?? []
+            var now: [[UInt8]: CommissionRow] = Dictionary(minimumCapacity: rows.count)
+            for row in rows { now[Array(row.conversionId.utf8)] = row }
             for id in Set(previous.keys).union(now.keys) {
                 let before = previous[id]
                 let after = now[id]
@@ -50,17 +55,19 @@ public struct ExportPlan: Sendable {
                 if let after {
                     lines.append(Line(kind: .adjustment, row: after, isReversal: false, originalDate: publishedDay))
                 }
-                ledger[publishedDay, default: [:]][id] = after
+                let conversionId = after?.conversionId ?? before?.conversionId ?? ""
+                changes.append(LedgerChange(day: publishedDay, conversionId: conversionId, row: after))
             }
         }
-        var today: [[UInt8]: CommissionRow] = [:]
-        for row in current[day] ?? [] {
+        let today = current[day] ?? []
+        lines.reserveCapacity(lines.count + today.count)
+        changes.reserveCapacity(changes.count + today.count)
+        for row in today {
             lines.append(Line(kind: .commission, row: row, isReversal: false, originalDate: nil))
-            today[Array(row.conversionId.utf8)] = row
+            changes.append(LedgerChange(day: day, conversionId: row.conversionId, row: row))
         }
-        ledger[day] = today
         self.lines = lines.sorted(by: Self.precedes)
-        self.inForce = ledger
+        self.changes = changes
     }
 
     /// SPEC order: `converted_at`, then `conversion_id` bytes, then a reversal before the row replacing it.
@@ -75,14 +82,19 @@ public struct ExportPlan: Sendable {
     }
 
     /// The CSV file's bytes: header, then one line per row, every line ending in `\n`.
-    public var csv: [UInt8] {
-        var text = CSVField.line(Self.header)
-        for line in lines { text += CSVField.line(line.fields) }
-        return Array(text.utf8)
+    public func csv() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + lines.count * 200)
+        CSVField.append(line: Self.header, to: &bytes)
+        for line in lines {
+            line.row.appendCSV(
+                kind: line.kind.rawValue, originalDate: line.originalDate ?? "", negated: line.isReversal, to: &bytes)
+        }
+        return bytes
     }
 
-    /// The manifest's bytes for this plan's CSV, first published at `generatedAt`.
-    public func manifest(currency: String, rulesSha256: String, generatedAt: Int64) -> [UInt8] {
+    /// The manifest's bytes for this plan's `csv`, first published at `generatedAt`.
+    public func manifest(csv: [UInt8], currency: String, rulesSha256: String, generatedAt: Int64) -> [UInt8] {
         let commission = lines.filter { $0.kind == .commission }.reduce(Int64(0)) { $0 + $1.signedAmount }
         let adjustment = lines.filter { $0.kind == .adjustment }.reduce(Int64(0)) { $0 + $1.signedAmount }
         let text =

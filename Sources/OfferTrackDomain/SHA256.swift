@@ -77,7 +77,13 @@ public struct SHA256: Sendable {
     ]
 
     private mutating func compress(_ block: ArraySlice<UInt8>) {
-        var w = [UInt32](repeating: 0, count: 64)
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            compress(block, schedule: w)
+        }
+    }
+
+    /// One 64-byte block, with `w` as scratch space for the message schedule (no allocation per block).
+    private mutating func compress(_ block: ArraySlice<UInt8>, schedule w: UnsafeMutableBufferPointer<UInt32>) {
         var i = block.startIndex
         for t in 0..<16 {
             w[t] =

@@ -22,9 +22,15 @@ public enum Timestamp {
 
     /// Formats epoch milliseconds as RFC 3339 UTC with milliseconds, e.g. `2026-11-28T10:15:00.000Z`.
     public static func format(_ ms: Int64) -> String {
-        let (days, milliseconds) = floorDivide(ms, millisecondsPerDay)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
+        append(ms, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `format(ms)`'s UTF-8 bytes to `bytes`.
+    public static func append(_ ms: Int64, to bytes: inout [UInt8]) {
+        let (days, milliseconds) = floorDivide(ms, millisecondsPerDay)
         appendDate(days, to: &bytes)
         bytes.append(UInt8(ascii: "T"))
         appendDigits(milliseconds / 3_600_000, width: 2, to: &bytes)
@@ -35,7 +41,6 @@ public enum Timestamp {
         bytes.append(UInt8(ascii: "."))
         appendDigits(milliseconds % 1000, width: 3, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Formats the UTC day containing epoch milliseconds `ms` as `YYYY-MM-DD`.

@@ -25,9 +25,9 @@ import Testing
             inForce: [:])
         #expect(plan.lines.map(\.row.conversionId) == ["Z", "a", "b"])
         #expect(plan.lines.allSatisfy { $0.kind == .commission && $0.originalDate == nil })
-        let csv = String(decoding: plan.csv, as: UTF8.self).split(separator: "\n")
+        let csv = String(decoding: plan.csv(), as: UTF8.self).split(separator: "\n")
         #expect(csv[1] == "commission,Z,2025-12-01T00:00:00.001Z,p-Z,2025-11-30T23:59:59.001Z,aff,,join,,700,USD,")
-        #expect(plan.inForce["2025-12-01"]?.count == 3)
+        #expect(plan.changes.count == 3 && plan.changes.allSatisfy { $0.day == "2025-12-01" && $0.row != nil })
     }
 
     @Test func aChangedPublishedRowIsReversedThenReplacedInTheNextDay() {
@@ -39,7 +39,7 @@ import Testing
             day: "2025-12-02",
             current: ["2025-12-01": [new, added], "2025-12-02": [Self.row("t", at: Self.day2, amount: 100)]],
             inForce: ["2025-12-01": [Array("x".utf8): old, Array("y".utf8): gone]])
-        let csv = String(decoding: plan.csv, as: UTF8.self).split(separator: "\n").map(String.init)
+        let csv = String(decoding: plan.csv(), as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(
             csv == [
                 ExportPlan.header.joined(separator: ","),
@@ -49,10 +49,13 @@ import Testing
                 "adjustment,w,2025-12-01T00:00:00.030Z,p-w,2025-11-30T23:59:59.030Z,aff,,join,,300,USD,2025-12-01",
                 "commission,t,2025-12-02T00:00:00.000Z,p-t,2025-12-01T23:59:59.000Z,aff,,join,,100,USD,",
             ])
-        #expect(plan.inForce["2025-12-01"]?[Array("x".utf8)] == new)
-        #expect(plan.inForce["2025-12-01"]?[Array("y".utf8)] == nil)
-        #expect(plan.inForce["2025-12-01"]?[Array("w".utf8)] == added)
-        let manifest = String(decoding: plan.manifest(currency: "USD", rulesSha256: "r", generatedAt: 0), as: UTF8.self)
+        let changes = Dictionary(
+            uniqueKeysWithValues: plan.changes.filter { $0.day == "2025-12-01" }.map { ($0.conversionId, $0.row) })
+        #expect(changes.count == 3)
+        #expect(changes["x"] == .some(new) && changes["y"] == .some(nil) && changes["w"] == .some(added))
+        #expect(plan.changes.filter { $0.day == "2025-12-02" }.map(\.conversionId) == ["t"])
+        let manifest = String(
+            decoding: plan.manifest(csv: plan.csv(), currency: "USD", rulesSha256: "r", generatedAt: 0), as: UTF8.self)
         #expect(manifest.contains(#""rows":5,"commissionMinor":100,"adjustmentMinor":500,"#))
     }
 
@@ -61,6 +64,6 @@ import Testing
         let plan = ExportPlan(
             day: "2025-12-02", current: ["2025-12-01": [same]], inForce: ["2025-12-01": [Array("x".utf8): same]])
         #expect(plan.lines.isEmpty)
-        #expect(String(decoding: plan.csv, as: UTF8.self) == ExportPlan.header.joined(separator: ",") + "\n")
+        #expect(String(decoding: plan.csv(), as: UTF8.self) == ExportPlan.header.joined(separator: ",") + "\n")
     }
 }
