@@ -13,8 +13,11 @@ public final class JournalWriter {
 
     /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
     public let maintainsDerivedTables: Bool
-    /// Whether commits checkpoint the WAL themselves (SQLite's default); off when a `Checkpointer` does it.
+    /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls
+    /// `checkpointIfNeeded()` at a better moment (the daemon: after a batch's acknowledgements are out).
     public let checkpointsOnCommit: Bool
+    /// The WAL's size in frames after the last commit, when `checkpointsOnCommit` is off.
+    private let walFrames = WALFrameCount()
 
     /// Opens (creating if needed) and migrates the journal at `path`, and brings attribution's derived tables
     /// up to date under `settings` (a full recomputation when they were computed under other windows).
@@ -29,7 +32,7 @@ public final class JournalWriter {
         self.checkpointsOnCommit = checkpointsOnCommit
         let connection = try Self.open(
             path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit)
+            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames)
         self.connection = connection
         if maintainsDerivedTables { try adopt(settings) }
     }
@@ -46,9 +49,9 @@ public final class JournalWriter {
         }
     }
 
-    static func open(path: String, durability: Durability, busyTimeout: Int32, checkpointsOnCommit: Bool) throws
-        -> Connection
-    {
+    static func open(
+        path: String, durability: Durability, busyTimeout: Int32, checkpointsOnCommit: Bool, walFrames: WALFrameCount
+    ) throws -> Connection {
         let connection = try Connection(path: path, mode: .readWriteCreate)
         connection.setBusyTimeout(milliseconds: busyTimeout)
         let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
@@ -56,7 +59,10 @@ public final class JournalWriter {
             throw SQLiteError(code: 1, message: "journal_mode=WAL answered \(mode ?? "nothing")", sql: nil)
         }
         try connection.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
-        if !checkpointsOnCommit { try connection.execute("PRAGMA wal_autocheckpoint=0") }
+        if !checkpointsOnCommit {
+            try connection.execute("PRAGMA wal_autocheckpoint=0")
+            connection.countWALFrames(into: walFrames)
+        }
         try connection.execute("PRAGMA cache_size=-32768")
         try Schema.migrate(connection)
         return connection
@@ -106,7 +112,7 @@ public final class JournalWriter {
         if let connection { return connection }
         let reopened = try Self.open(
             path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit)
+            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames)
         connection = reopened
         return reopened
     }
@@ -156,6 +162,17 @@ public final class JournalWriter {
 }
 
 extension JournalWriter {
+    /// Checkpoints the WAL (`PASSIVE`) once it holds `frames` frames or more; returns whether it did. Run from
+    /// the writer between batches, it keeps the WAL short: with no other writer the checkpoint completes and the
+    /// next commit starts the WAL over.
+    @discardableResult
+    public func checkpointIfNeeded(frames threshold: Int32 = 600) -> Bool {
+        guard !checkpointsOnCommit, walFrames.frames >= threshold, let connection else { return false }
+        _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
+        walFrames.frames = 0
+        return true
+    }
+
     /// Closes the connection (SQLite checkpoints and removes the WAL when it is the last one). A later append
     /// reopens it.
     public func close() {

@@ -51,6 +51,8 @@ final class CommitPipeline: @unchecked Sendable {
             }
             results.withLock { $0.append(CommitResult(jobs: jobs, outcomes: outcomes)) }
             wakeup.signal()
+            // With the answers on their way, keep the WAL short before the next batch.
+            writer.checkpointIfNeeded()
         }
     }
 

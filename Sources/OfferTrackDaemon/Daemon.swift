@@ -37,7 +37,6 @@ public final class Daemon {
     private let epoll: Epoll
     private let signals: SignalChannel
     private let pipeline: CommitPipeline
-    private let checkpointer: Checkpointer
     private let policy: PeerPolicy
     private let rules: RulesHolder
     private var listener: Int32?
@@ -84,7 +83,6 @@ public final class Daemon {
                 path: configuration.databasePath, durability: configuration.durability,
                 settings: rules.current.rules.settings, checkpointsOnCommit: false)
             counters.lastSeq = try writer.lastSeq()
-            checkpointer = try Checkpointer(path: configuration.databasePath)
         } catch {
             throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
         }
@@ -168,7 +166,6 @@ public final class Daemon {
         }
         for connection in Array(connections.values) { close(connection) }
         for token in Array(lingering.keys) { closeRefused(token) }
-        checkpointer.stop()
         pipeline.runOnWriter { $0.close() }
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
         return 0

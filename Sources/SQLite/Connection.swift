@@ -7,6 +7,8 @@ public final class Connection {
     private var statementCache: [String: Statement] = [:]
     /// Statements of static SQL, keyed by the literal's address: no hashing of the SQL text on the hot path.
     private var staticStatementCache: [UnsafeRawPointer: Statement] = [:]
+    /// Kept alive while SQLite's WAL hook points at it.
+    fileprivate var walFrameCount: WALFrameCount?
 
     /// How a connection is opened.
     public enum Mode: Sendable {
@@ -128,5 +130,26 @@ public final class Connection {
 
     func lastError(sql: String?) -> SQLiteError {
         SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}
+
+/// How many frames the WAL holds after the last commit (reported by SQLite's WAL hook).
+public final class WALFrameCount: @unchecked Sendable {
+    // @unchecked: written by SQLite's hook on the connection's thread, read on the same thread.
+    public var frames: Int32 = 0
+    public init() {}
+}
+
+extension Connection {
+    /// Has SQLite report the WAL's size in frames to `counter` after every commit. This replaces the automatic
+    /// checkpoint (which runs from the same hook), so the caller checkpoints when `counter.frames` grows.
+    public func countWALFrames(into counter: WALFrameCount) {
+        walFrameCount = counter
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                if let context { Unmanaged<WALFrameCount>.fromOpaque(context).takeUnretainedValue().frames = frames }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(counter).toOpaque())
     }
 }

@@ -12,13 +12,16 @@ struct BenchOptions {
     var daemonPath: String?
     /// Also write the report to this file.
     var outputPath: String?
-    /// Measure only section 1 (the in-process journal baselines), e.g. under callgrind.
-    var baselineOnly = false
+    /// Measure only these sections (`baseline`, `ingest`, `latency`, `json`, `big`, `queries`); nil: all.
+    var only: Set<String>?
+
+    /// Whether `section` is measured in this run.
+    func measures(_ section: String) -> Bool { only?.contains(section) ?? true }
 
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
-          --baseline-only  measure only the in-process journal baselines (section 1)
+          --only LIST      measure only these sections: baseline,ingest,latency,json,big,queries
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
           --output FILE    also write the markdown report to FILE
@@ -31,7 +34,9 @@ struct BenchOptions {
         while let argument = remaining.popFirst() {
             switch argument {
             case "--smoke": options.smoke = true
-            case "--baseline-only": options.baselineOnly = true
+            case "--only":
+                guard let list = remaining.popFirst() else { throw BenchFailure("--only needs sections\n\(usage)") }
+                options.only = Set(list.split(separator: ",").map(String.init))
             case "--big": options.big = true
             case "--big-records":
                 guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {

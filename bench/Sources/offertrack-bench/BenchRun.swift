@@ -38,13 +38,12 @@ final class BenchRun {
                 + "\(Format.fixed(workload.averageLineBytes, 0)) bytes per line on average; "
                 + "durability full (WAL, `synchronous=FULL`) everywhere unless stated; databases on "
                 + "`\(scratch.path)` (ext4, not tmpfs)")
-        try measureBaseline(workload)
-        if options.baselineOnly { return report.markdown }
-        try measureIngest(workload)
-        try measureLatency(workload)
-        try measureJSON(workload)
-        try measureBigJournal()
-        try measureQueries()
+        if options.measures("baseline") { try measureBaseline(workload) }
+        if options.measures("ingest") { try measureIngest(workload) }
+        if options.measures("latency") { try measureLatency(workload) }
+        if options.measures("json") { try measureJSON(workload) }
+        if options.measures("big") { try measureBigJournal() }
+        if options.measures("queries") { try measureQueries() }
         judgeTargets()
         report.sortRowsBySection()
         return report.markdown
