@@ -173,6 +173,19 @@ extension JournalWriter {
         return true
     }
 
+    /// Marks the derived tables as never computed, for a writer that will not maintain them (`--journal-only`):
+    /// reports then recompute attribution from the journal, and the next writer that maintains them, or
+    /// `offertrack rebuild`, recomputes them first.
+    public func invalidateDerivedTables() throws {
+        let connection = try currentConnection()
+        try connection.transaction {
+            let forget = try connection.prepare("DELETE FROM meta WHERE key IN (?1, ?2)")
+            try forget.bind(DerivedTables.windowKey, at: 1)
+            try forget.bind(DerivedTables.freshnessKey, at: 2)
+            try forget.run()
+        }
+    }
+
     /// Closes the connection (SQLite checkpoints and removes the WAL when it is the last one). A later append
     /// reopens it.
     public func close() {

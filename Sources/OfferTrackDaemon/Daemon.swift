@@ -1,6 +1,7 @@
 import Journal
 import OfferTrackDomain
 import Posix
+import Synchronization
 import Systemd
 
 /// The daemon: one event loop thread doing all socket I/O, framing and validation, and one writer thread
@@ -81,7 +82,9 @@ public final class Daemon {
         do {
             writer = try JournalWriter(
                 path: configuration.databasePath, durability: configuration.durability,
-                settings: rules.current.rules.settings, checkpointsOnCommit: false)
+                settings: rules.current.rules.settings, maintainsDerivedTables: !configuration.journalOnly,
+                checkpointsOnCommit: false)
+            if configuration.journalOnly { try writer.invalidateDerivedTables() }
             counters.lastSeq = try writer.lastSeq()
         } catch {
             throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
@@ -161,6 +164,7 @@ public final class Daemon {
                 }
             }
             dispatchBatchIfIdle(now: now)
+            pipeline.backlog.store(waiting.count, ordering: .relaxed)
             housekeeping(now: now)
             if stopping && drainFinished(now: now) { break }
         }
@@ -511,7 +515,7 @@ public final class Daemon {
         case .success(let summary):
             log("rules reloaded: \(summary)")
             let settings = rules.current.rules.settings
-            if settings != previousSettings {
+            if settings != previousSettings && !configuration.journalOnly {
                 // New windows change attribution itself: recompute the derived tables (the writer is paused).
                 do {
                     _ = try pipeline.runOnWriter { try $0.adopt(settings) }

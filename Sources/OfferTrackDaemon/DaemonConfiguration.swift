@@ -19,6 +19,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var durability = Durability.full
     /// Seconds to finish the records already read after SIGTERM before answering the rest `shutting_down`.
     public var drainTimeoutSeconds = 5
+    /// Journal records without keeping attribution's derived tables current (bulk back-fills); the tables are
+    /// marked stale, so reports recompute until `offertrack rebuild` or the next normal start.
+    public var journalOnly = false
 
     /// The defaults: `./offertrack.db`, or `$STATE_DIRECTORY/offertrack.db` under systemd.
     public init(stateDirectory: String? = nil) {
@@ -84,6 +87,7 @@ extension DaemonConfiguration {
                 configuration.allowedUIDs.insert(try identity(name, try value(), lookup: UserDatabase.uid(named:)))
             case "--allow-gid":
                 configuration.allowedGIDs.insert(try identity(name, try value(), lookup: UserDatabase.gid(named:)))
+            case "--journal-only": configuration.journalOnly = true
             case "--durability":
                 let text = try value()
                 guard let durability = Durability(rawValue: text) else {
@@ -130,6 +134,8 @@ extension DaemonConfiguration {
           --allow-gid GID|NAME    also serve peers with this primary gid (repeatable)
           --durability full|normal  synchronous=FULL (default, survives power loss) or NORMAL
           --drain-timeout SECONDS time to finish read records after SIGTERM (default 5)
+          --journal-only          do not keep attribution current (bulk back-fills; reports recompute
+                                  until `offertrack rebuild` or the next normal start)
           --help, --version
 
         Example:

@@ -1,5 +1,6 @@
 import Foundation
 import OfferTrackDomain
+import Posix
 import Testing
 
 /// Attribution through the real daemon and CLI: order independence, rebuild, verify, both report paths.
@@ -114,5 +115,32 @@ import Testing
         let missing = try Shell.run(Binaries.cli, ["report", "--db", directory.file("nope.db")])
         #expect(missing.status == 66)
         #expect(try Self.cli(["report", "--db", db, "--format", "json"]) == "[]\n")
+    }
+}
+
+extension AttributionEndToEndTests {
+    @Test func aJournalOnlyDaemonLeavesReportsCorrectAndTheNextStartCatchesUp() throws {
+        let directory = ScratchDirectory()
+        let rulesPath = directory.file("rules.json")
+        try Self.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        let notify = try NotifyListener(in: directory)
+        var daemon = try DaemonProcess(
+            in: directory, arguments: ["--rules", rulesPath, "--journal-only"], notify: notify)
+        guard daemon.waitReady() else { return }
+        let client = try LineClient(path: daemon.socketPath)
+        #expect(client.exchange(Self.workload).count == Self.workload.count)
+        let db = daemon.databasePath
+        // The derived tables are marked stale: reports recompute from the journal; verify says so.
+        let recomputed = try Self.allReports(db: db, rules: rulesPath)
+        let stale = try Shell.run(Binaries.cli, ["verify", "--db", db, "--rules", rulesPath])
+        #expect(stale.status == 65 && stale.output.contains("never computed"), "\(stale.output)")
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0)
+        // A normal start recomputes them; the reports, now from the tables, are the same bytes.
+        notify.reset()
+        daemon = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath], notify: notify)
+        guard daemon.waitReady() else { return }
+        #expect(try Self.allReports(db: db, rules: rulesPath) == recomputed)
+        #expect(!(try Self.cli(["verify", "--db", db, "--rules", rulesPath])).contains("FAILED"))
     }
 }

@@ -19,6 +19,7 @@ final class BenchRun {
     private var readyOnBigJournal: Double?
     private var reportOnBigJournal: Double?
     private var joinRatio = 0.0
+    private var daemonJoinRatio = 0.0
     private var busyDayExport: (milliseconds: Double, rows: Int)?
 
     init(options: BenchOptions) throws {
@@ -120,6 +121,21 @@ final class BenchRun {
             }
             try daemon.stop()
             lastDaemon = daemon
+        }
+        // The join's cost end to end: the same 8-client run with the daemon journaling only.
+        if let clients = scale.clientCounts.first(where: { $0 >= 4 }), let withJoin = ingestByClients[clients] {
+            progress("offertrackd --journal-only: \(clients) pipelining clients")
+            let daemon = try startDaemon(
+                label: "journal-only-\(clients)", databasePath: newDatabase(), arguments: ["--journal-only"])
+            let rate = try IngestThroughput.measure(workload, clients: clients, socketPath: daemon.socketPath)
+            try daemon.stop()
+            daemonJoinRatio = withJoin / rate
+            add(
+                ResultRow(
+                    section: "2 offertrackd",
+                    name: "durable ingest, \(clients) pipelining clients, `--journal-only` (no join)",
+                    value: "\(Format.grouped(rate)) records/s",
+                    comparison: "with the join: \(Format.ratio(daemonJoinRatio)) of this"))
         }
         guard let produced = lastDaemon else { return }
         progress("offertrackd: restart on the journal of the last run, \(scale.idleConnections) idle connections")
@@ -234,8 +250,10 @@ final class BenchRun {
                 measured: eight.map(Format.ratio) ?? "–", met: judged ? eight.map { $0 >= 0.5 } : nil))
         report.targets.append(
             TargetVerdict(
-                name: "ingest with the join maintained", goal: "≥ 0.8× without it (in process, same batches)",
-                measured: Format.ratio(joinRatio), met: judged ? joinRatio >= 0.8 : nil))
+                name: "ingest with the join maintained", goal: "≥ 0.8× without it",
+                measured: "\(Format.ratio(daemonJoinRatio)) through the daemon (8 clients); "
+                    + "\(Format.ratio(joinRatio)) in process (journal writes alone)",
+                met: judged ? daemonJoinRatio >= 0.8 : nil))
         report.targets.append(
             TargetVerdict(
                 name: "`report` over 10M records", goal: "≤ 1 s",
@@ -273,9 +291,10 @@ final class BenchRun {
 
     // MARK: Helpers
 
-    private func startDaemon(label: String, databasePath: String) throws -> DaemonProcess {
+    private func startDaemon(label: String, databasePath: String, arguments: [String] = []) throws -> DaemonProcess {
         try DaemonProcess(
-            binary: options.resolvedDaemonPath, scratch: scratch, databasePath: databasePath, label: label)
+            binary: options.resolvedDaemonPath, scratch: scratch, databasePath: databasePath, label: label,
+            arguments: arguments)
     }
 
     private func newDatabase() -> String {
