@@ -15,8 +15,8 @@ struct BenchScale {
     let idleConnections: Int
     /// Records in the journal `report` is timed on (besides `--big`'s).
     var queryRecords = 1_000_000
-    /// Users simulated on the one busy day whose export is timed (about 0.27 conversions each).
-    var busyDayUsers = 380_000
+    /// Users simulated on the one busy day whose export is timed (about 0.15 commission rows each).
+    var busyDayUsers = 700_000
 
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
