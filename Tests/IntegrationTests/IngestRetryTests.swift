@@ -58,21 +58,16 @@ import Testing
 
     @Test func storageUnavailableIsRetriedUntilRoomComesBack() throws {
         let directory = ScratchDirectory()
-        let mountPoint = directory.file("small")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mount = try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mountPoint])
-        try #require(mount.status == 0, "this test needs to mount a tmpfs (root): \(mount.output)")
-        defer { _ = try? Shell.run("/bin/umount", ["-l", mountPoint]) }
-        let daemon = try DaemonProcess(in: directory, databasePath: "\(mountPoint)/offertrack.db")
+        let disk = try SmallFilesystem(in: directory, size: "32m")
+        let daemon = try DaemonProcess(in: directory, databasePath: "\(disk.path)/offertrack.db")
         guard daemon.waitReady() else { return }
-        let filler = "\(mountPoint)/filler"
-        _ = try Shell.run("/bin/dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        try disk.fill()
         let lines = TestRecords.stream(prefix: "f", count: 20000)
         let file = directory.file("records.ndjson")
         try Self.writeLines(lines, to: file)
         let ingest = try IngestRun(file: file, socket: daemon.socketPath)
         #expect(daemon.notify.waitFor(timeout: 10) { $0.contains("JOURNAL FAILING") } != nil)
-        try FileManager.default.removeItem(atPath: filler)
+        try disk.free()
         let result = ingest.finish()
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.hasPrefix("accepted 20000\nduplicate 0\nrejected 0\n"), "\(result.output)")

@@ -22,12 +22,9 @@ extension UnderAttack {
 
         @Test func readOnlyDatabaseDirectoryIsAClearErrorWithExit73() throws {
             let directory = ScratchDirectory()
-            let readOnly = directory.file("ro")
-            try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
             // Root ignores permission bits: only a read-only mount really refuses writes.
-            let mount = try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", readOnly])
-            try #require(mount.status == 0, "this test needs to mount a tmpfs (root): \(mount.output)")
-            defer { _ = try? Shell.run("/bin/umount", ["-l", readOnly]) }
+            let disk = try SmallFilesystem(in: directory, name: "ro", size: "1m", readOnly: true)
+            let readOnly = disk.path
             let daemon = try DaemonProcess(in: directory, databasePath: "\(readOnly)/offertrack.db")
             Self.expectRefusal(daemon, code: 73, mentioning: "\(readOnly)/offertrack.db")
         }

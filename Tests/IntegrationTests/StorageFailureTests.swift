@@ -6,21 +6,14 @@ import Testing
 @Suite struct StorageFailureTests {
     @Test func fullDiskIsAnsweredStorageUnavailableAndRecoversByItself() throws {
         let directory = ScratchDirectory()
-        let mountPoint = directory.file("small")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mount = try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mountPoint])
-        try #require(mount.status == 0, "this test needs to mount a tmpfs (root): \(mount.output)")
-        defer { _ = try? Shell.run("/bin/umount", ["-l", mountPoint]) }
-
-        let daemon = try DaemonProcess(in: directory, databasePath: "\(mountPoint)/offertrack.db")
+        let disk = try SmallFilesystem(in: directory, size: "32m")
+        let daemon = try DaemonProcess(in: directory, databasePath: "\(disk.path)/offertrack.db")
         guard daemon.waitReady() else { return }
         let client = try LineClient(path: daemon.socketPath)
         let warmup = client.exchange(TestRecords.stream(prefix: "warm", count: 100))
         #expect(warmup.allSatisfy { $0.status == "accepted" })
 
-        // Fill the filesystem.
-        let filler = "\(mountPoint)/filler"
-        _ = try Shell.run("/bin/dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        try disk.fill()
 
         let lines = TestRecords.stream(prefix: "full", count: 20000)
         let answers = client.exchange(lines)
@@ -33,7 +26,7 @@ import Testing
             "STATUS= does not say the journal is failing")
 
         // Room comes back: the same lines are retried with the same ids and accepted.
-        try FileManager.default.removeItem(atPath: filler)
+        try disk.free()
         let retried = lines.enumerated().filter { answers[$0.offset].code == "storage_unavailable" }.map(\.element)
         let second = client.exchange(retried)
         #expect(second.count == retried.count)
