@@ -32,9 +32,6 @@ struct ExportCommand {
         }
         self.day = day
         outputDirectory = parsed.value("--out") ?? "."
-        guard options.rulesPath != nil else {
-            throw CLIError(.usage, "export needs --rules PATH (amounts, currency and rulesSha256 come from it)")
-        }
     }
 
     func run() throws(CLIError) -> Int32 {

@@ -88,3 +88,17 @@ import Testing
                 + #""generatedAt":"1970-01-01T00:00:00.003Z"}"# + "\n")
     }
 }
+
+extension CommissionExportTests {
+    @Test func withoutARulesFileEveryRowEarnsZeroAndTheManifestSaysSo() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal)
+        _ = try writer.append(Self.submissions(WorkloadSimulator(users: 80, seed: 4, days: 1).lines), receivedAt: 0)
+        let day = Timestamp.formatDay(WorkloadSimulator.defaultStart)
+        let files = try CommissionExporter.export(journalPath: path, day: day, rules: .builtIn, now: 0)
+        #expect(String(decoding: files.csv, as: UTF8.self).split(separator: "\n").count > 1)
+        #expect(Self.amounts(files.csv) == 0)
+        let manifest = String(decoding: files.manifest, as: UTF8.self)
+        #expect(manifest.contains(#""rulesSha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855""#))
+    }
+}
