@@ -9,7 +9,7 @@ public enum ProcessInfo {
         guard let value = getenv(name) else { return nil }
         return String(cString: value)
     }
-    /// The peak resident set size in KiB (`VmHWM` of `/proc/self/status`).
+    /// The size in bytes of the file at `path`, or nil when it does not exist.
     public static func fileSize(_ path: String) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
