@@ -33,13 +33,18 @@ enum DerivedTables {
     /// equal that (they change only in the transaction that journals records), so nothing is read back.
     ///
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
+    ///
+    /// `added` are the user's records this batch journaled, all with a `seq` of at least `journaledBefore`: a
+    /// user with nothing journaled before it (most, for in-order traffic) needs no read of the journal.
     static func refresh(
-        user: String, added: Set<[UInt8]>, settings: AttributionSettings, rollup: inout DayRollup,
-        on connection: Connection
+        user: String, added: [Record], journaledBefore firstSeq: Int64, settings: AttributionSettings,
+        rollup: inout DayRollup, on connection: Connection
     ) throws {
-        let records = try JournalRows.records(of: user, on: connection)
+        let hasEarlier = try JournalRows.hasRecords(of: user, before: firstSeq, on: connection)
+        let records = hasEarlier ? try JournalRows.records(of: user, on: connection) : added
         let now = Attribution.attribute(userRecords: records, settings: settings)
-        let earlier = records.count == added.count ? [] : records.filter { !added.contains(Array($0.id.utf8)) }
+        let addedIDs = Set(added.map { Array($0.id.utf8) })
+        let earlier = hasEarlier ? records.filter { !addedIDs.contains(Array($0.id.utf8)) } : []
         let before =
             earlier.isEmpty
             ? UserAttribution(presentations: [], conversion: nil)

@@ -24,6 +24,15 @@ enum JournalRows {
         return records
     }
 
+    /// Whether `user` has a record journaled with a `seq` below `seq` (an index-only probe).
+    static func hasRecords(of user: String, before seq: Int64, on connection: Connection) throws -> Bool {
+        let probe = try connection.prepare(static: "SELECT 1 FROM records WHERE user = ?1 AND seq < ?2 LIMIT 1")
+        try probe.bind(user, at: 1)
+        try probe.bind(seq, at: 2)
+        defer { probe.reset() }
+        return try probe.step()
+    }
+
     /// Every user's records, one user at a time, in user order (`body` gets each user and their records).
     static func forEachUser(on connection: Connection, _ body: (String, [Record]) throws -> Void) throws {
         let statement = try connection.prepare("SELECT user, \(columns) FROM records ORDER BY user")

@@ -76,13 +76,14 @@ public final class JournalWriter {
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
                 // Keyed by bytes: users are compared by exact scalars, not by Swift's canonical equivalence.
-                var changedUsers: [[UInt8]: (user: String, added: Set<[UInt8]>)] = [:]
+                var changedUsers: [[UInt8]: (user: String, added: [Record])] = [:]
+                var firstAcceptedSeq: Int64?
                 for submission in batch {
                     let outcome = try append(submission, receivedAt: receivedAt, on: connection)
-                    if case .accepted = outcome {
+                    if case .accepted(let seq) = outcome {
                         let record = submission.record
-                        changedUsers[Array(record.user.utf8), default: (record.user, [])].added.insert(
-                            Array(record.id.utf8))
+                        changedUsers[Array(record.user.utf8), default: (record.user, [])].added.append(record)
+                        firstAcceptedSeq = firstAcceptedSeq ?? seq
                     }
                     outcomes.append(outcome)
                 }
@@ -93,7 +94,8 @@ public final class JournalWriter {
                     var rollup = DayRollup()
                     for (user, added) in changedUsers.values {
                         try DerivedTables.refresh(
-                            user: user, added: added, settings: settings, rollup: &rollup, on: connection)
+                            user: user, added: added, journaledBefore: firstAcceptedSeq ?? 0, settings: settings,
+                            rollup: &rollup, on: connection)
                     }
                     try rollup.write(on: connection)
                 }

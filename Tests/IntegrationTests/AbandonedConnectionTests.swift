@@ -12,7 +12,8 @@ extension UnderAttack {
                 let silent = try (0..<200).map { _ in try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 6)
                 }
                 Thread.sleep(forTimeInterval: 0.5)
-                #expect((status.openDescriptors ?? 0) >= before + 200, "the silent clients were not accepted")
+                // ±1: sd_notify opens a socket for each notification, so a sample may catch one in flight.
+                #expect((status.openDescriptors ?? 0) >= before + 199, "the silent clients were not accepted")
                 // Each read ends with end of stream (the daemon closed it), not with the receive timeout.
                 let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
                 defer { buffer.deallocate() }
