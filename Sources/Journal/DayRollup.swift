@@ -15,6 +15,9 @@ struct DayRollup {
 
     static let dayMs: Int64 = 86_400_000
 
+    /// SQL for the UTC day number of the `ts` column, floored like `day(of:)` (SQLite's `/` truncates).
+    static let daySQL = "(ts - ((ts % 86400000) + 86400000) % 86400000) / 86400000"
+
     /// The UTC day number of `ts` (floor division, so times before 1970 fall on the right day).
     static func day(of ts: Int64) -> Int64 {
         ts >= 0 ? ts / dayMs : -((-ts - 1) / dayMs) - 1

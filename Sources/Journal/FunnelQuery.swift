@@ -144,7 +144,7 @@ public enum FunnelQuery {
             case .affiliate: "affiliate_token"
             case .campaign: "campaign_token"
             case .message: "message_identifier"
-            case .day: "(ts - ((ts % 86400000) + 86400000) % 86400000) / 86400000"
+            case .day: DayRollup.daySQL
             }
         let presentations = try connection.prepare(
             """

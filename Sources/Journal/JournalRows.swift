@@ -10,6 +10,7 @@ enum JournalRows {
 
     /// One user's records, in no particular order.
     static func records(of user: String, on connection: Connection) throws -> [Record] {
+        // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`).
         let statement = try connection.prepare(
             static: """
                 SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,

@@ -51,7 +51,7 @@ public enum JournalVerifier {
 
     /// The daily roll-ups equal the derived rows aggregated by day and group.
     private static func rollupCheck(_ connection: Connection) throws -> Check {
-        let day = "(ts - ((ts % 86400000) + 86400000) % 86400000) / 86400000"
+        let day = DayRollup.daySQL
         let presentations = """
             SELECT day, affiliate_token, campaign_token, message_identifier, presented, eligible
             FROM presentation_days WHERE presented != 0 OR eligible != 0

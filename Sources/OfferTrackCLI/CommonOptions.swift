@@ -21,8 +21,7 @@ struct CommonOptions {
         do {
             return try RulesFile(bytes: bytes)
         } catch {
-            let key = error.path.map { " (at \($0))" } ?? ""
-            throw CLIError(.configuration, "\(rulesPath): \(error.message)\(key)")
+            throw CLIError(.configuration, "\(rulesPath): \(error.located)")
         }
     }
 

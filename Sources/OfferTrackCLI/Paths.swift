@@ -1,14 +1,11 @@
+import Journal
 import Posix
 
 /// Where the CLI finds the journal and the daemon when not told.
 enum Paths {
     /// SPEC 6: `$STATE_DIRECTORY/offertrack.db` when set, else `./offertrack.db`.
     static func database(_ given: String?) -> String {
-        if let given { return given }
-        if let state = ProcessInfo.environment("STATE_DIRECTORY")?.split(separator: ":").first, !state.isEmpty {
-            return "\(state)/offertrack.db"
-        }
-        return "./offertrack.db"
+        given ?? JournalLocation.defaultPath(stateDirectory: ProcessInfo.environment("STATE_DIRECTORY"))
     }
 
     /// `--socket`, else `$OFFERTRACK_SOCKET`, else `./offertrack.sock`.

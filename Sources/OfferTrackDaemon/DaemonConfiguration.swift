@@ -30,10 +30,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// `$STATE_DIRECTORY/offertrack.db` when the variable is set (its first entry), else `./offertrack.db`.
     public static func defaultDatabasePath(stateDirectory: String?) -> String {
-        guard let first = stateDirectory?.split(separator: ":").first, !first.isEmpty else {
-            return "./offertrack.db"
-        }
-        return "\(first)/offertrack.db"
+        JournalLocation.defaultPath(stateDirectory: stateDirectory)
     }
 }
 

@@ -36,8 +36,7 @@ final class RulesHolder {
         do {
             return try RulesFile(bytes: bytes)
         } catch {
-            let key = error.path.map { " (at \($0))" } ?? ""
-            throw RulesReloadError(description: "\(path): \(error.message)\(key)")
+            throw RulesReloadError(description: "\(path): \(error.located)")
         }
     }
 }

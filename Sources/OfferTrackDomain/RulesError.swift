@@ -11,4 +11,7 @@ public struct RulesError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The message with the offending key appended, as operators see it: `… (at rules[3].from)`.
+    public var located: String { message + (path.map { " (at \($0))" } ?? "") }
 }
