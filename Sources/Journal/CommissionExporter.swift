@@ -75,8 +75,8 @@ public enum CommissionExporter {
         return Files(csv: statement.bytes(0), manifest: statement.bytes(1), republished: true)
     }
 
-    private static func ledger(on connection: Connection) throws -> [String: [[UInt8]: CommissionRow]] {
-        var inForce: [String: [[UInt8]: CommissionRow]] = [:]
+    private static func ledger(on connection: Connection) throws -> [String: [ExactString: CommissionRow]] {
+        var inForce: [String: [ExactString: CommissionRow]] = [:]
         for day in try connection.allTexts("SELECT day FROM published_days") { inForce[day] = [:] }
         let statement = try connection.prepare(
             """
@@ -91,7 +91,7 @@ public enum CommissionExporter {
                 presentedAt: s.int64(4), affiliateToken: s.text(5) ?? "", campaignToken: s.text(6),
                 messageIdentifier: s.text(7) ?? "", itemID: s.text(8), amountMinor: s.int64(9),
                 currency: s.text(10) ?? "")
-            inForce[s.text(0) ?? "", default: [:]][Array(row.conversionId.utf8)] = row
+            inForce[s.text(0) ?? "", default: [:]][ExactString(row.conversionId)] = row
         }
         return inForce
     }

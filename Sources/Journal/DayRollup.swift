@@ -4,13 +4,13 @@ import SQLite
 /// Pending changes to the daily roll-ups (`presentation_days`, `conversion_days`), netted in memory and written
 /// with one upsert per touched group.
 struct DayRollup {
-    /// A roll-up group; text as bytes so that keys compare by exact scalars.
+    /// A roll-up group (absent tokens as ""); text compared by exact scalars.
     struct Key: Hashable {
         var day: Int64
         var attributed: Int64
-        var affiliate: [UInt8]
-        var campaign: [UInt8]
-        var message: [UInt8]
+        var affiliate: ExactString
+        var campaign: ExactString
+        var message: ExactString
     }
 
     static let dayMs: Int64 = 86_400_000
@@ -30,20 +30,22 @@ struct DayRollup {
 
     mutating func count(_ fact: PresentationFact, sign: Int64) {
         let key = Key(
-            day: Self.day(of: fact.ts), attributed: 0, affiliate: Array((fact.offer.affiliateToken ?? "").utf8),
-            campaign: Array((fact.offer.campaignToken ?? "").utf8),
-            message: Array(fact.offer.effectiveMessageIdentifier.utf8))
+            day: Self.day(of: fact.ts), attributed: 0, affiliate: ExactString(fact.offer.affiliateToken ?? ""),
+            campaign: ExactString(fact.offer.campaignToken ?? ""),
+            message: ExactString(fact.offer.effectiveMessageIdentifier))
         let current = presentations[key] ?? (0, 0)
         presentations[key] = (current.presented + sign, current.eligible + (fact.eligible ? sign : 0))
     }
 
     mutating func count(_ conversion: Conversion, sign: Int64) {
-        var key = Key(day: Self.day(of: conversion.ts), attributed: 0, affiliate: [], campaign: [], message: [])
+        let none = ExactString("")
+        var key = Key(
+            day: Self.day(of: conversion.ts), attributed: 0, affiliate: none, campaign: none, message: none)
         if conversion.status.isAttributed, let offer = conversion.presentation?.offer {
             key.attributed = 1
-            key.affiliate = Array((offer.affiliateToken ?? "").utf8)
-            key.campaign = Array((offer.campaignToken ?? "").utf8)
-            key.message = Array(offer.effectiveMessageIdentifier.utf8)
+            key.affiliate = ExactString(offer.affiliateToken ?? "")
+            key.campaign = ExactString(offer.campaignToken ?? "")
+            key.message = ExactString(offer.effectiveMessageIdentifier)
         }
         conversions[key, default: 0] += sign
     }
@@ -60,9 +62,9 @@ struct DayRollup {
                     """)
             for (key, delta) in presentations where delta.presented != 0 || delta.eligible != 0 {
                 try upsert.bind(key.day, at: 1)
-                try upsert.bindText(key.affiliate, at: 2)
-                try upsert.bindText(key.campaign, at: 3)
-                try upsert.bindText(key.message, at: 4)
+                try upsert.bind(key.affiliate.value, at: 2)
+                try upsert.bind(key.campaign.value, at: 3)
+                try upsert.bind(key.message.value, at: 4)
                 try upsert.bind(delta.presented, at: 5)
                 try upsert.bind(delta.eligible, at: 6)
                 try upsert.run()
@@ -78,9 +80,9 @@ struct DayRollup {
             for (key, delta) in conversions where delta != 0 {
                 try upsert.bind(key.day, at: 1)
                 try upsert.bind(key.attributed, at: 2)
-                try upsert.bindText(key.affiliate, at: 3)
-                try upsert.bindText(key.campaign, at: 4)
-                try upsert.bindText(key.message, at: 5)
+                try upsert.bind(key.affiliate.value, at: 3)
+                try upsert.bind(key.campaign.value, at: 4)
+                try upsert.bind(key.message.value, at: 5)
                 try upsert.bind(delta, at: 6)
                 try upsert.run()
             }

@@ -26,34 +26,38 @@ enum DerivedTables {
         return AttributionSettings(windowMs: window, freshnessMs: freshness)
     }
 
-    /// Recomputes one user's rows after `added` (ids as bytes) joined their journaled records, and writes only
-    /// the rows that changed (and the roll-up groups they count in): usually one new presentation, or nothing.
+    /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that
+    /// changed (and the roll-up groups they count in): usually one new presentation, or nothing.
     ///
-    /// The rows before are attribution over the user's records without `added`: the derived tables always
-    /// equal that (they change only in the transaction that journals records), so nothing is read back.
+    /// `added` are the user's records this batch journaled, all with a `seq` of at least `journaledBefore`. A
+    /// user with nothing journaled before (most, for in-order traffic) gets all their rows inserted from `added`
+    /// alone; `mayHaveEarlier: false` says the caller already knows that, and skips the index probe.
+    ///
+    /// Otherwise the rows before are attribution over the user's records without `added`: the derived tables
+    /// always equal that (they change only in the transaction that journals records), so nothing is read back.
     ///
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
-    ///
-    /// `added` are the user's records this batch journaled, all with a `seq` of at least `journaledBefore`: a
-    /// user with nothing journaled before it (most, for in-order traffic) needs no read of the journal.
     static func refresh(
-        user: String, added: [Record], journaledBefore firstSeq: Int64, settings: AttributionSettings,
-        rollup: inout DayRollup, on connection: Connection
+        user: String, added: [Record], journaledBefore firstSeq: Int64, mayHaveEarlier: Bool = true,
+        settings: AttributionSettings, rollup: inout DayRollup, on connection: Connection
     ) throws {
-        let hasEarlier = try JournalRows.hasRecords(of: user, before: firstSeq, on: connection)
-        let records = hasEarlier ? try JournalRows.records(of: user, on: connection) : added
+        guard try mayHaveEarlier && JournalRows.hasRecords(of: user, before: firstSeq, on: connection) else {
+            // Nothing was derived for this user before: every row is new, and attribution needs only `added`.
+            let attribution = Attribution.attribute(userRecords: added, settings: settings)
+            try insert(user: user, attribution, on: connection)
+            count(attribution, sign: 1, into: &rollup)
+            return
+        }
+        let records = try JournalRows.records(of: user, on: connection)
         let now = Attribution.attribute(userRecords: records, settings: settings)
-        let addedIDs = Set(added.map { Array($0.id.utf8) })
-        let earlier = hasEarlier ? records.filter { !addedIDs.contains(Array($0.id.utf8)) } : []
-        let before =
-            earlier.isEmpty
-            ? UserAttribution(presentations: [], conversion: nil)
-            : Attribution.attribute(userRecords: earlier, settings: settings)
-        // Presentations by id bytes, with every stored column as bytes.
-        var previous: [[UInt8]: (fact: PresentationFact, print: [UInt8])] = [:]
-        for fact in before.presentations { previous[Array(fact.id.utf8)] = (fact, fingerprint(fact)) }
-        var next: [[UInt8]: (fact: PresentationFact, print: [UInt8])] = [:]
-        for fact in now.presentations { next[Array(fact.id.utf8)] = (fact, fingerprint(fact)) }
+        let addedIDs = Set(added.map { ExactString($0.id) })
+        let earlier = records.filter { !addedIDs.contains(ExactString($0.id)) }
+        let before = Attribution.attribute(userRecords: earlier, settings: settings)
+        // Presentations by exact id, with every stored column as bytes.
+        var previous: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]
+        for fact in before.presentations { previous[ExactString(fact.id)] = (fact, fingerprint(fact)) }
+        var next: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]
+        for fact in now.presentations { next[ExactString(fact.id)] = (fact, fingerprint(fact)) }
         for (id, old) in previous where next[id]?.print != old.print {
             try delete(from: .presentations, ts: old.fact.ts, id: old.fact.id, on: connection)
             rollup.count(old.fact, sign: -1)

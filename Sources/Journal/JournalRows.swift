@@ -34,6 +34,13 @@ enum JournalRows {
         return try probe.step()
     }
 
+    /// The highest `seq` journaled (0 when empty).
+    static func lastSeq(on connection: Connection) throws -> Int64 {
+        let statement = try connection.prepare(static: "SELECT coalesce(max(seq), 0) FROM records")
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : 0
+    }
+
     /// Every user's records, one user at a time, in user order (`body` gets each user and their records).
     static func forEachUser(on connection: Connection, _ body: (String, [Record]) throws -> Void) throws {
         let statement = try connection.prepare("SELECT user, \(columns) FROM records ORDER BY user")

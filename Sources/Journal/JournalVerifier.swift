@@ -142,17 +142,17 @@ public enum JournalVerifier {
                     user: c.text(0) ?? "", c.text(1) ?? "", c.int64(2), c.text(3), c.text(4),
                     c.isNull(5) ? nil : c.int64(5), c.text(6), c.text(7), c.text(8), c.text(9)))
         }
-        let expectedSet = Set(expected.map { Array($0.utf8) })
-        let actualSet = Set(actual.map { Array($0.utf8) })
+        let expectedSet = Set(expected.map(ExactString.init))
+        let actualSet = Set(actual.map(ExactString.init))
         var problems: [String] = []
         if expected.count != actual.count {
             problems.append("\(actual.count) derived rows, a recomputation gives \(expected.count)")
         }
         for row in expectedSet.subtracting(actualSet).prefix(10) {
-            problems.append("missing: \(String(decoding: row, as: UTF8.self))")
+            problems.append("missing: \(row.value)")
         }
         for row in actualSet.subtracting(expectedSet).prefix(10) {
-            problems.append("unexpected: \(String(decoding: row, as: UTF8.self))")
+            problems.append("unexpected: \(row.value)")
         }
         return Check(name: name, problems: problems)
     }

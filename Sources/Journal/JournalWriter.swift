@@ -18,6 +18,8 @@ public final class JournalWriter {
     public let checkpointsOnCommit: Bool
     /// The WAL's size in frames after the last commit, when `checkpointsOnCommit` is off.
     private let walFrames = WALFrameCount()
+    /// Which users have records, so that the join skips probing the journal for users it knows are new.
+    private let knownUsers = KnownUsers()
 
     /// Opens (creating if needed) and migrates the journal at `path`, and brings attribution's derived tables
     /// up to date under `settings` (a full recomputation when they were computed under other windows).
@@ -72,42 +74,55 @@ public final class JournalWriter {
     public func append(_ batch: [Submission], receivedAt: Int64) throws -> [AppendOutcome] {
         let connection = try currentConnection()
         do {
-            return try connection.transaction {
+            var lastSeq: Int64 = 0
+            let outcomes = try connection.transaction {
+                lastSeq = try JournalRows.lastSeq(on: connection)
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
-                // Keyed by bytes: users are compared by exact scalars, not by Swift's canonical equivalence.
-                var changedUsers: [[UInt8]: (user: String, added: [Record])] = [:]
-                var firstAcceptedSeq: Int64?
+                var changedUsers: [ExactString: [Record]] = [:]
+                let firstSeq = lastSeq + 1
                 for submission in batch {
                     let outcome = try append(submission, receivedAt: receivedAt, on: connection)
                     if case .accepted(let seq) = outcome {
                         let record = submission.record
-                        changedUsers[Array(record.user.utf8), default: (record.user, [])].added.append(record)
-                        firstAcceptedSeq = firstAcceptedSeq ?? seq
+                        changedUsers[ExactString(record.user), default: []].append(record)
+                        lastSeq = seq
                     }
                     outcomes.append(outcome)
                 }
-                // The join, kept current in the same transaction: each touched user is recomputed once.
-                if maintainsDerivedTables, !changedUsers.isEmpty,
-                    let settings = try DerivedTables.settings(on: connection)
-                {
-                    var rollup = DayRollup()
-                    for (user, added) in changedUsers.values {
-                        try DerivedTables.refresh(
-                            user: user, added: added, journaledBefore: firstAcceptedSeq ?? 0, settings: settings,
-                            rollup: &rollup, on: connection)
-                    }
-                    try rollup.write(on: connection)
+                if maintainsDerivedTables, !changedUsers.isEmpty {
+                    try refreshDerivedTables(changedUsers, journaledFrom: firstSeq, on: connection)
                 }
                 return outcomes
             }
+            knownUsers.committed(lastSeq: lastSeq)
+            return outcomes
         } catch let error as SQLiteError {
+            knownUsers.forget()
             if !error.isBusy && !error.isFull {
                 // I/O errors and anything unexpected: distrust the connection's view of the file.
                 self.connection = nil
             }
             throw error
         }
+    }
+
+    /// The join, kept current in the batch's transaction: each touched user is recomputed once, and the roll-ups
+    /// are written once for the batch. `firstSeq` is the batch's first `seq`.
+    private func refreshDerivedTables(
+        _ changedUsers: [ExactString: [Record]], journaledFrom firstSeq: Int64, on connection: Connection
+    ) throws {
+        guard let settings = try DerivedTables.settings(on: connection) else { return }
+        knownUsers.synchronize(journalLastSeq: firstSeq - 1)
+        var rollup = DayRollup()
+        for (user, added) in changedUsers {
+            let isNew = knownUsers.isCertainlyNew(user.value)
+            knownUsers.add(user.value)
+            try DerivedTables.refresh(
+                user: user.value, added: added, journaledBefore: firstSeq, mayHaveEarlier: !isNew,
+                settings: settings, rollup: &rollup, on: connection)
+        }
+        try rollup.write(on: connection)
     }
 
     func currentConnection() throws -> Connection {
@@ -196,8 +211,19 @@ extension JournalWriter {
 
     /// The highest `seq` journaled so far (0 when empty).
     public func lastSeq() throws -> Int64 {
-        try currentConnection().scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
+        try JournalRows.lastSeq(on: currentConnection())
     }
+
+    /// Teaches the join which users the journal holds, reading at most `limit` index entries; returns whether
+    /// more remain. Until it has all of them (or when another connection appended records), every user of a
+    /// batch costs an index probe; after, only users seen before do. An empty journal needs no learning.
+    public func learnJournaledUsers(limit: Int = KnownUsers.defaultChunk) throws -> Bool {
+        guard maintainsDerivedTables else { return false }
+        return try knownUsers.learn(limit: limit, on: currentConnection())
+    }
+
+    /// Whether the join knows every journaled user (see `learnJournaledUsers`).
+    public var knowsJournaledUsers: Bool { knownUsers.isComplete }
 }
 
 extension JournalWriter {

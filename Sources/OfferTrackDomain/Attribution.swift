@@ -6,7 +6,7 @@ public enum Attribution {
     /// `user` (group the journal by user first): `user` is not looked at, so an `offerId` naming another user's
     /// presentation finds nothing here and falls back, as rule 4.2 requires.
     public static func attribute(userRecords: [Record], settings: AttributionSettings) -> UserAttribution {
-        let ordered = userRecords.sorted(by: RecordOrder.precedes)
+        let ordered = isOrdered(userRecords) ? userRecords : userRecords.sorted(by: RecordOrder.precedes)
         var presentations: [PresentationFact] = []
         // Per presentation: why rule 4.4 fails for it, nil when it passes.
         var failures: [UnattributedReason?] = []
@@ -61,5 +61,15 @@ public enum Attribution {
         }
         let result = Conversion(id: outcome.id, ts: outcome.ts, status: status, presentation: candidate)
         return UserAttribution(presentations: presentations, conversion: result)
+    }
+
+    /// Whether `records` are already in journal order (usual for one user's records arriving together).
+    private static func isOrdered(_ records: [Record]) -> Bool {
+        var index = 1
+        while index < records.count {
+            if !RecordOrder.precedes(records[index - 1], records[index]) { return false }
+            index += 1
+        }
+        return true
     }
 }

@@ -1,23 +1,26 @@
 /// A string compared and hashed by its exact Unicode scalars (SPEC 3: no normalization), unlike `String`,
-/// whose `==` and hashing use canonical equivalence.
-struct ExactString: Hashable, Sendable {
-    var value: String
+/// whose `==` and hashing use canonical equivalence. Use it as a dictionary or set key for ids, users, tokens
+/// and member names.
+public struct ExactString: Hashable, Sendable {
+    /// The string itself.
+    public var value: String
 
-    init(_ value: String) { self.value = value }
+    public init(_ value: String) { self.value = value }
 
-    static func == (lhs: ExactString, rhs: ExactString) -> Bool {
-        lhs.value.utf8.elementsEqual(rhs.value.utf8)
-    }
+    public static func == (lhs: ExactString, rhs: ExactString) -> Bool { ExactText.equals(lhs.value, rhs.value) }
 
-    func hash(into hasher: inout Hasher) {
-        for byte in value.utf8 { hasher.combine(byte) }
+    public func hash(into hasher: inout Hasher) {
+        var value = value
+        value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        // 0xFF never occurs in UTF-8: ends the string, so that keys made of several strings stay unambiguous.
+        hasher.combine(0xFF as UInt8)
     }
 
     /// Whether two optional strings are both absent or have the same scalars.
     static func same(_ lhs: String?, _ rhs: String?) -> Bool {
         switch (lhs, rhs) {
         case (nil, nil): true
-        case (let l?, let r?): l.utf8.elementsEqual(r.utf8)
+        case (let l?, let r?): ExactText.equals(l, r)
         default: false
         }
     }

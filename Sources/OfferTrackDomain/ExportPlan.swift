@@ -36,15 +36,15 @@ public struct ExportPlan: Sendable {
 
     /// Plans the export of `day`. `current` holds the rows computed now for `day` and every published day
     /// (grouped by UTC day of `convertedAt`); `inForce` the rows in force before this export.
-    public init(day: String, current: [String: [CommissionRow]], inForce: [String: [[UInt8]: CommissionRow]]) {
+    public init(day: String, current: [String: [CommissionRow]], inForce: [String: [ExactString: CommissionRow]]) {
         self.day = day
         var lines: [Line] = []
         var changes: [LedgerChange] = []
         for publishedDay in inForce.keys.sorted(by: RecordOrder.idPrecedes) {
             let previous = inForce[publishedDay] ?? [:]
             let rows = current[publishedDay] ?? []
-            var now: [[UInt8]: CommissionRow] = Dictionary(minimumCapacity: rows.count)
-            for row in rows { now[Array(row.conversionId.utf8)] = row }
+            var now: [ExactString: CommissionRow] = Dictionary(minimumCapacity: rows.count)
+            for row in rows { now[ExactString(row.conversionId)] = row }
             for id in Set(previous.keys).union(now.keys) {
                 let before = previous[id]
                 let after = now[id]

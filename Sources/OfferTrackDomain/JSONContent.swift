@@ -30,10 +30,10 @@ public enum JSONContent {
         guard a.members.count == b.members.count else { return false }
         if a.members.count > 16 {
             // Large objects: a hash lookup keeps a hostile 64 KiB line from costing quadratic time.
-            var index: [ExactKey: JSONValue] = [:]
-            for member in b.members { index[ExactKey(key: member.key)] = member.value }
+            var index: [ExactString: JSONValue] = [:]
+            for member in b.members { index[ExactString(member.key)] = member.value }
             for member in a.members {
-                guard let other = index[ExactKey(key: member.key)], isSame(member.value, other) else { return false }
+                guard let other = index[ExactString(member.key)], isSame(member.value, other) else { return false }
             }
             return true
         }

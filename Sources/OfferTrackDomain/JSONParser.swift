@@ -100,7 +100,7 @@ public struct JSONParser {
             index += 1
             return .object(JSONObject(members: members))
         }
-        var seen: Set<ExactKey>?
+        var seen: Set<ExactString>?
         while true {
             guard index < count, byte(index) == UInt8(ascii: "\"") else { throw failure("expected a member name") }
             let key = try parseString()
@@ -130,14 +130,14 @@ public struct JSONParser {
 
     /// Whether `key` is already a member name, comparing exact scalars (never canonical equivalence).
     private func isRepeated(
-        _ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<ExactKey>?
+        _ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<ExactString>?
     ) -> Bool {
         if members.count < 16 {
             for member in members where ExactText.equals(member.key, key) { return true }
             return false
         }
-        if seen == nil { seen = Set(members.map { ExactKey(key: $0.key) }) }
-        return seen?.insert(ExactKey(key: key)).inserted == false
+        if seen == nil { seen = Set(members.map { ExactString($0.key) }) }
+        return seen?.insert(ExactString(key)).inserted == false
     }
 
     private mutating func parseArray(depth: Int) throws(RecordError) -> JSONValue {

@@ -112,6 +112,19 @@ public final class Connection {
         }
     }
 
+    /// Runs `body` in a read transaction (`BEGIN DEFERRED`): every statement in it sees the same snapshot.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackIfActive()
+            throw error
+        }
+    }
+
     /// Rolls back the open transaction, if SQLite has not already done so (after `SQLITE_FULL` it may have).
     public func rollbackIfActive() {
         if sqlite3_get_autocommit(handle) == 0 {

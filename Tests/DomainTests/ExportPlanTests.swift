@@ -38,7 +38,7 @@ import Testing
         let plan = ExportPlan(
             day: "2025-12-02",
             current: ["2025-12-01": [new, added], "2025-12-02": [Self.row("t", at: Self.day2, amount: 100)]],
-            inForce: ["2025-12-01": [Array("x".utf8): old, Array("y".utf8): gone]])
+            inForce: ["2025-12-01": [ExactString("x"): old, ExactString("y"): gone]])
         let csv = String(decoding: plan.csv(), as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(
             csv == [
@@ -62,7 +62,7 @@ import Testing
     @Test func anUnchangedPublishedRowProducesNothing() {
         let same = Self.row("x", at: Self.day1, amount: 500)
         let plan = ExportPlan(
-            day: "2025-12-02", current: ["2025-12-01": [same]], inForce: ["2025-12-01": [Array("x".utf8): same]])
+            day: "2025-12-02", current: ["2025-12-01": [same]], inForce: ["2025-12-01": [ExactString("x"): same]])
         #expect(plan.lines.isEmpty)
         #expect(String(decoding: plan.csv(), as: UTF8.self) == ExportPlan.header.joined(separator: ",") + "\n")
     }

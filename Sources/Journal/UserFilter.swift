@@ -1,0 +1,102 @@
+/// A scalable Bloom filter of user names (by exact UTF-8 bytes): `mayContain` is false only for a user never
+/// inserted. False positives, about 1% per layer, only cost the caller the exact check it would make anyway.
+///
+/// Layers double in capacity as users arrive, so the filter never needs its users again to grow.
+struct UserFilter {
+    private struct Layer {
+        var words: [UInt64]
+        /// The number of bits minus one (bits are a power of two).
+        let mask: UInt64
+        let capacity: Int
+        var count = 0
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            var bits = 64
+            while bits < capacity * UserFilter.bitsPerUser { bits *= 2 }
+            words = [UInt64](repeating: 0, count: bits / 64)
+            mask = UInt64(bits - 1)
+        }
+    }
+
+    /// 10 bits and 7 probes per user: a false-positive rate under 1% for a full layer.
+    static let bitsPerUser = 10
+    static let probes = 7
+
+    private var layers: [Layer]
+
+    /// A filter whose first layer holds `expectedUsers` before it grows.
+    init(expectedUsers: Int) {
+        layers = [Layer(capacity: max(1024, expectedUsers))]
+    }
+
+    /// How many insertions it has taken (repeats included).
+    var count: Int { layers.reduce(0) { $0 + $1.count } }
+
+    /// The memory its bits take.
+    var byteCount: Int { layers.reduce(0) { $0 + $1.words.count * 8 } }
+
+    mutating func insert(_ user: String) {
+        let (first, step) = Self.hashes(user)
+        if let last = layers.last, last.count >= last.capacity {
+            layers.append(Layer(capacity: last.capacity * 2))
+        }
+        let index = layers.count - 1
+        var position = first
+        for _ in 0..<Self.probes {
+            let bit = position & layers[index].mask
+            layers[index].words[Int(bit >> 6)] |= 1 << (bit & 63)
+            position &+= step
+        }
+        layers[index].count += 1
+    }
+
+    /// False when `user` was certainly never inserted.
+    func mayContain(_ user: String) -> Bool {
+        let (first, step) = Self.hashes(user)
+        layers: for layer in layers {
+            var position = first
+            for _ in 0..<Self.probes {
+                let bit = position & layer.mask
+                if layer.words[Int(bit >> 6)] & (1 << (bit & 63)) == 0 { continue layers }
+                position &+= step
+            }
+            return true
+        }
+        return false
+    }
+
+    /// Two independent-enough 64-bit hashes of the user's bytes (double hashing); the step is odd, so the probes
+    /// of one user never repeat a bit within a layer's power-of-two size.
+    static func hashes(_ user: String) -> (first: UInt64, step: UInt64) {
+        var user = user
+        let first = user.withUTF8 { Self.hash(UnsafeRawBufferPointer($0)) }
+        return (first, mix(first ^ 0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// A 64-bit hash of `bytes`: eight bytes at a time through the SplitMix64 finalizer.
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var state = 0x2545_F491_4F6C_DD1D ^ UInt64(bytes.count)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            state = mix(state ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count {
+            tail |= UInt64(bytes[offset]) << shift
+            shift += 8
+            offset += 1
+        }
+        return mix(state ^ tail)
+    }
+
+    /// SplitMix64's finalizer: every input bit affects every output bit.
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
