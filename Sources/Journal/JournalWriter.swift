@@ -77,6 +77,8 @@ public final class JournalWriter {
             var lastSeq: Int64 = 0
             let outcomes = try connection.transaction {
                 lastSeq = try JournalRows.lastSeq(on: connection)
+                // Before anything of the batch: notices records another connection appended.
+                knownUsers.synchronize(journalLastSeq: lastSeq)
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
                 var changedUsers: [ExactString: [Record]] = [:]
@@ -97,9 +99,9 @@ public final class JournalWriter {
             }
             knownUsers.committed(lastSeq: lastSeq)
             return outcomes
-        } catch let error as SQLiteError {
+        } catch {
             knownUsers.forget()
-            if !error.isBusy && !error.isFull {
+            if let error = error as? SQLiteError, !error.isBusy && !error.isFull {
                 // I/O errors and anything unexpected: distrust the connection's view of the file.
                 self.connection = nil
             }
@@ -113,11 +115,9 @@ public final class JournalWriter {
         _ changedUsers: [ExactString: [Record]], journaledFrom firstSeq: Int64, on connection: Connection
     ) throws {
         guard let settings = try DerivedTables.settings(on: connection) else { return }
-        knownUsers.synchronize(journalLastSeq: firstSeq - 1)
         var rollup = DayRollup()
         for (user, added) in changedUsers {
-            let isNew = knownUsers.isCertainlyNew(user.value)
-            knownUsers.add(user.value)
+            let isNew = knownUsers.noteAppend(of: user.value)
             try DerivedTables.refresh(
                 user: user.value, added: added, journaledBefore: firstSeq, mayHaveEarlier: !isNew,
                 settings: settings, rollup: &rollup, on: connection)
@@ -222,8 +222,11 @@ extension JournalWriter {
         return try knownUsers.learn(limit: limit, on: currentConnection())
     }
 
-    /// Whether the join knows every journaled user (see `learnJournaledUsers`).
-    public var knowsJournaledUsers: Bool { knownUsers.isComplete }
+    /// Whether `learnJournaledUsers` has work left: the join maintained, and not every journaled user known.
+    public var needsToLearnUsers: Bool { maintainsDerivedTables && !knownUsers.isComplete }
+
+    /// How many users the last round of `learnJournaledUsers` read, and the memory of the filter they are in.
+    public var learnedUsers: (count: Int, filterBytes: Int) { (knownUsers.learnedUsers, knownUsers.filterBytes) }
 }
 
 extension JournalWriter {

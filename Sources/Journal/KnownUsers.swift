@@ -15,6 +15,8 @@ public final class KnownUsers {
     private var scannedThrough: String?
     /// Whether every user with a record up to `expectedLastSeq` is in the filter.
     private(set) var isComplete = false
+    /// How many users `learn` has read from the journal since the last start-over.
+    private(set) var learnedUsers = 0
 
     /// Users per chunk of `learn` that keep a batch waiting about a millisecond.
     public static let defaultChunk = 4096
@@ -26,18 +28,15 @@ public final class KnownUsers {
         // Users average a few records each; layers grow if there are more.
         filter = UserFilter(expectedUsers: Int(journalLastSeq / 4))
         scannedThrough = nil
+        learnedUsers = 0
         isComplete = journalLastSeq == 0
         expectedLastSeq = journalLastSeq
     }
 
-    /// True when `user` certainly has no journaled record (as of `synchronize`, plus what `add` was told).
-    func isCertainlyNew(_ user: String) -> Bool {
-        isComplete && !filter.mayContain(user)
-    }
-
-    /// Notes that `user` has (or may soon have) records. Adding a user whose batch then rolls back is harmless.
-    func add(_ user: String) {
-        filter.insert(user)
+    /// Notes that the current batch appends records of `user`, and returns true when `user` certainly had none
+    /// journaled before it. (A user whose batch then rolls back stays noted: harmless, like a false positive.)
+    func noteAppend(of user: String) -> Bool {
+        filter.insert(user) && isComplete
     }
 
     /// The journal now ends at `lastSeq`, written by this writer's committed batch.
@@ -69,6 +68,7 @@ public final class KnownUsers {
                 guard let user = scan.text(0) else { continue }
                 if let previous, previous.utf8.elementsEqual(user.utf8) { continue }
                 filter.insert(user)
+                learnedUsers += 1
                 previous = user
             }
             // The last user's remaining entries (if the limit cut them) add nothing: resume after that user.
@@ -78,6 +78,6 @@ public final class KnownUsers {
         }
     }
 
-    /// The filter's memory, for status.
+    /// The filter's memory.
     var filterBytes: Int { filter.byteCount }
 }

@@ -30,14 +30,17 @@ struct UserFilter {
         layers = [Layer(capacity: max(1024, expectedUsers))]
     }
 
-    /// How many insertions it has taken (repeats included).
+    /// How many users it holds (those taken for repeats by a false positive not included).
     var count: Int { layers.reduce(0) { $0 + $1.count } }
 
     /// The memory its bits take.
     var byteCount: Int { layers.reduce(0) { $0 + $1.words.count * 8 } }
 
-    mutating func insert(_ user: String) {
+    /// Adds `user` unless `mayContain` would already say yes; returns whether it did.
+    @discardableResult
+    mutating func insert(_ user: String) -> Bool {
         let (first, step) = Self.hashes(user)
+        guard !mayContain(first: first, step: step) else { return false }
         if let last = layers.last, last.count >= last.capacity {
             layers.append(Layer(capacity: last.capacity * 2))
         }
@@ -49,11 +52,16 @@ struct UserFilter {
             position &+= step
         }
         layers[index].count += 1
+        return true
     }
 
     /// False when `user` was certainly never inserted.
     func mayContain(_ user: String) -> Bool {
         let (first, step) = Self.hashes(user)
+        return mayContain(first: first, step: step)
+    }
+
+    private func mayContain(first: UInt64, step: UInt64) -> Bool {
         layers: for layer in layers {
             var position = first
             for _ in 0..<Self.probes {

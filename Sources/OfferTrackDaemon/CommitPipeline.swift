@@ -35,6 +35,8 @@ final class CommitPipeline: @unchecked Sendable {
     /// Readable when results are waiting.
     let wakeup: EventCounter
     private let clock: @Sendable () -> Int64
+    /// When the current round of learning users began (writer thread only).
+    private var learningStartedAt: Int64?
 
     init(writer: JournalWriter, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds) throws(PosixError) {
         self.writer = writer
@@ -56,7 +58,39 @@ final class CommitPipeline: @unchecked Sendable {
             // With the answers on their way, keep the WAL short before the next batch: often when nothing
             // waits (latency), rarely while thousands of records queue up (saturated: throughput).
             writer.checkpointIfNeeded(frames: backlog.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
+            learnUsersChunk()
         }
+    }
+
+    /// Starts teaching the writer which users the journal holds (`JournalWriter.learnJournaledUsers`): a chunk
+    /// after each batch, and chunk after chunk while no records wait, so that a restarted daemon soon stops
+    /// probing the journal for every new user.
+    func startLearningUsers() {
+        queue.async { [self] in learnUsersChunk(chained: true) }
+    }
+
+    /// On the writer thread: learns one chunk if the writer still needs to; with `chained`, schedules the next
+    /// while nothing waits.
+    private func learnUsersChunk(chained: Bool = false) {
+        guard writer.needsToLearnUsers else { return }
+        let startedAt = learningStartedAt ?? clock()
+        learningStartedAt = startedAt
+        do {
+            if try writer.learnJournaledUsers() {
+                if chained, backlog.load(ordering: .relaxed) == 0 {
+                    queue.async { [self] in learnUsersChunk(chained: true) }
+                }
+                return
+            }
+        } catch {
+            // A failed read is retried after the next batch; until then new users are probed as before.
+            return
+        }
+        learningStartedAt = nil
+        let learned = writer.learnedUsers
+        FileDescriptor.printError(
+            "offertrackd: the join knows every journaled user: \(learned.count) read in \(clock() - startedAt) ms, "
+                + "filter \(learned.filterBytes / 1024) KiB")
     }
 
     /// Takes the results posted since the last call.

@@ -93,6 +93,7 @@ public final class Daemon {
             epoll = try Epoll()
             signals = try SignalChannel()
             pipeline = try CommitPipeline(writer: writer)
+            pipeline.startLearningUsers()
         } catch {
             throw StartupError(exitCode: 71, "\(error)")
         }

@@ -144,3 +144,69 @@ extension AttributionEndToEndTests {
         #expect(!(try Self.cli(["verify", "--db", db, "--rules", rulesPath])).contains("FAILED"))
     }
 }
+
+extension AttributionEndToEndTests {
+    /// Every line of `workload` but each user's last, and those last lines.
+    static func splitByEachUsersLastRecord(_ lines: [String]) -> (earlier: [String], last: [String]) {
+        var lastIndex: [ExactString: Int] = [:]
+        for (index, line) in lines.enumerated() {
+            if case .valid(let record) = RecordValidator.validate(Array(line.utf8)) {
+                lastIndex[ExactString(record.user)] = index
+            }
+        }
+        let held = Set(lastIndex.values)
+        return (
+            lines.indices.filter { !held.contains($0) }.map { lines[$0] }, held.sorted().map { lines[$0] }
+        )
+    }
+
+    /// Polls the daemon's stderr for `text`.
+    static func waitForLog(_ daemon: DaemonProcess, containing text: String, timeout: TimeInterval = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if daemon.stderr.contains(text) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
+    @Test func aRestartedDaemonLearnsItsUsersAndJoinsTheirLateRecordsExactly() throws {
+        let directory = ScratchDirectory()
+        let rulesPath = directory.file("rules.json")
+        try Self.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        let learned = "the join knows every journaled user"
+        // Reference: everything in one go.
+        let notify = try NotifyListener(in: directory)
+        let reference = try DaemonProcess(
+            in: directory, arguments: ["--rules", rulesPath], notify: notify,
+            databasePath: directory.file("reference.db"))
+        guard reference.waitReady() else { return }
+        #expect(try LineClient(path: reference.socketPath).exchange(Self.workload).count == Self.workload.count)
+        let expected = try Self.allReports(db: reference.databasePath, rules: rulesPath)
+        reference.signal(Signals.terminate)
+        #expect(reference.waitExit() == 0)
+        try FileManager.default.removeItem(atPath: reference.socketPath)
+
+        // Every user's last record arrives after a restart, once the new daemon has learned who is journaled.
+        let (earlier, last) = Self.splitByEachUsersLastRecord(Self.workload)
+        notify.reset()
+        let first = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath], notify: notify)
+        guard first.waitReady() else { return }
+        #expect(try LineClient(path: first.socketPath).exchange(earlier).count == earlier.count)
+        first.signal(Signals.terminate)
+        #expect(first.waitExit() == 0)
+        notify.reset()
+        let second = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath], notify: notify)
+        guard second.waitReady() else { return }
+        #expect(Self.waitForLog(second, containing: learned), "\(second.stderr)")
+        #expect(second.stderr.contains("\(Set(earlier.compactMap(Self.user)).count) read"), "\(second.stderr)")
+        #expect(try LineClient(path: second.socketPath).exchange(last).count == last.count)
+        #expect(try Self.allReports(db: second.databasePath, rules: rulesPath) == expected)
+        #expect(!(try Self.cli(["verify", "--db", second.databasePath, "--rules", rulesPath])).contains("FAILED"))
+    }
+
+    static func user(_ line: String) -> ExactString? {
+        guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else { return nil }
+        return ExactString(record.user)
+    }
+}

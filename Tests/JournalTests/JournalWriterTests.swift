@@ -100,3 +100,71 @@ extension JournalWriterTests {
         #expect(failed == ["derived tables equal a fresh recomputation", "daily roll-ups equal the derived rows"])
     }
 }
+
+/// The writer's knowledge of which users have records (it lets the join skip the index probe for new users):
+/// wherever it comes from, the derived tables must equal a recomputation.
+extension JournalWriterTests {
+    static func presented(_ id: String, user: String, ts: String) -> String {
+        #"{"type":"offer.presented","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","offer":{"action":"subscribe","affiliateToken":"aff"}}"#
+    }
+
+    static func subscribed(_ id: String, user: String, ts: String) -> String {
+        #"{"type":"subscription.outcome","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","outcome":"subscribed"}"#
+    }
+
+    func attributedConversions() throws -> Int64? {
+        try Connection(path: path, mode: .readOnly).scalarInt(
+            "SELECT count(*) FROM derived_conversions WHERE reason IS NULL")
+    }
+
+    @Test func aFreshJournalNeedsNoLearningAndARestartedWriterLearnsEveryUser() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let first = try JournalWriter(path: path, durability: .normal)
+        _ = try first.append([try Self.submission(Self.capabilities("c0", user: "z"))], receivedAt: 0)
+        #expect(!first.needsToLearnUsers)
+        // One user with more records than a chunk reads, then others after it.
+        var lines = (1...5).map { Self.capabilities("a\($0)", user: "a", ts: "2026-11-28T10:00:0\($0)Z") }
+        lines += ["b", "c", "d"].map { Self.capabilities("c-\($0)", user: $0) }
+        _ = try first.append(try lines.map(Self.submission), receivedAt: 0)
+        first.close()
+
+        let restarted = try JournalWriter(path: path, durability: .normal)
+        #expect(restarted.needsToLearnUsers)
+        var chunks = 0
+        while try restarted.learnJournaledUsers(limit: 2) { chunks += 1 }
+        #expect(!restarted.needsToLearnUsers)
+        #expect(restarted.learnedUsers.count == 5)
+        #expect(chunks >= 3)
+        // Each returning user's late records still join with what was journaled before the restart.
+        let late = [
+            Self.presented("p-b", user: "b", ts: "2026-11-28T10:00:10Z"),
+            Self.subscribed("o-b", user: "b", ts: "2026-11-28T10:00:20Z"),
+            Self.subscribed("o-n", user: "new", ts: "2026-11-28T10:00:20Z"),
+        ]
+        _ = try restarted.append(try late.map(Self.submission), receivedAt: 0)
+        #expect(try attributedConversions() == 1)
+        #expect(try JournalVerifier.verify(try JournalReader(path: path)).allSatisfy(\.passed))
+    }
+
+    @Test func recordsAppendedByAnotherConnectionAreNotMistakenForNewUsers() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal)
+        _ = try writer.append([try Self.submission(Self.capabilities("c1", user: "x"))], receivedAt: 0)
+        #expect(!writer.needsToLearnUsers)
+        // Another process appends user y's presentation; this writer never saw y.
+        let other = try JournalWriter(path: path, durability: .normal)
+        _ = try other.append(
+            [try Self.submission(Self.presented("p-y", user: "y", ts: "2026-11-28T10:00:10Z"))], receivedAt: 0)
+        other.close()
+        // A batch of nothing new first: it must not hide the other writer's records.
+        _ = try writer.append([try Self.submission(Self.capabilities("c1", user: "x"))], receivedAt: 0)
+        _ = try writer.append(
+            [try Self.submission(Self.subscribed("o-y", user: "y", ts: "2026-11-28T10:00:20Z"))], receivedAt: 0)
+        #expect(writer.needsToLearnUsers)
+        #expect(try attributedConversions() == 0)  // y was not checked eligible: outside the funnel, but joined
+        let reason = try Connection(path: path, mode: .readOnly).scalarText(
+            "SELECT reason FROM derived_conversions WHERE id = 'o-y'")
+        #expect(reason == UnattributedReason.eligibilityUnknown.rawValue)
+        #expect(try JournalVerifier.verify(try JournalReader(path: path)).allSatisfy(\.passed))
+    }
+}
