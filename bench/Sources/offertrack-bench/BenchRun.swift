@@ -145,6 +145,7 @@ final class BenchRun {
                 section: "4 Footprint",
                 name: "process start → `READY=1`, journal of \(Format.grouped(Double(scale.records))) records",
                 value: "\(Format.fixed(restarted.readyMilliseconds, 1)) ms", comparison: ""))
+        add(try learnedUsersRow(restarted, records: scale.records))
         let idle = try IdleConnections.memory(with: scale.idleConnections, daemon: restarted)
         rssIdle = idle
         add(
@@ -221,6 +222,7 @@ final class BenchRun {
         for attempt in 1...3 {
             let daemon = try startDaemon(label: "big-\(attempt)", databasePath: path)
             readies.append(daemon.readyMilliseconds)
+            if attempt == 1 { add(try learnedUsersRow(daemon, records: count)) }
             try daemon.stop()
         }
         let ready = readies.sorted()[readies.count / 2]
@@ -237,6 +239,19 @@ final class BenchRun {
                 comparison: "median of 3 (\(readies.map { Format.fixed($0, 1) }.joined(separator: ", ")) ms); "
                     + "journal \(Format.fixed(size, 0)) MiB, built in \(Format.fixed(seconds, 0)) s, warm page cache"))
         scratch.removeDatabase(path)
+    }
+
+    /// How long a restarted, idle daemon takes to learn which users the journal holds (until then the join
+    /// probes the journal for every user of a batch), from its own log line.
+    private func learnedUsersRow(_ daemon: DaemonProcess, records: Int) throws -> ResultRow {
+        let marker = "the join knows every journaled user: "
+        let seenAfter = try daemon.waitForLog(containing: marker, timeoutSeconds: 600)
+        let line = daemon.log.split(separator: "\n").first { $0.contains(marker) } ?? ""
+        let detail = line.firstRange(of: marker).map { String(line[$0.upperBound...]) } ?? String(line)
+        return ResultRow(
+            section: "4 Footprint",
+            name: "restart → the join knows every user, idle daemon, journal of \(Format.grouped(Double(records))) records",
+            value: "\(Format.fixed(seenAfter, 0)) ms", comparison: "after the spawn; the daemon says: \(detail)")
     }
 
     // MARK: Targets

@@ -13,6 +13,8 @@ final class DaemonProcess {
     /// Notifications already looked at by `waitForStatus`.
     private var notificationsSeen = 0
     private let logPath: String
+    /// When the process was spawned (`Stopwatch.now()`).
+    private var spawnedAt: UInt64 = 0
 
     /// Starts the daemon (default flags: durability full) and waits for `READY=1`.
     init(
@@ -33,9 +35,9 @@ final class DaemonProcess {
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: logPath)
-        let start = Stopwatch.now()
+        spawnedAt = Stopwatch.now()
         try process.run()
-        try waitReady(start: start)
+        try waitReady(start: spawnedAt)
     }
 
     deinit {
@@ -60,6 +62,17 @@ final class DaemonProcess {
         }
         readyMilliseconds = Double(ready.at - start) / 1e6
         notificationsSeen = ready.seen
+    }
+
+    /// Waits for a stderr line containing `text`; returns the milliseconds from the spawn to when it was seen
+    /// (polled every 5 ms).
+    func waitForLog(containing text: String, timeoutSeconds: Double) throws -> Double {
+        let deadline = Stopwatch.now() + UInt64(timeoutSeconds * 1e9)
+        while Stopwatch.now() < deadline {
+            if log.contains(text) { return Double(Stopwatch.now() - spawnedAt) / 1e6 }
+            Stopwatch.sleep(seconds: 0.005)
+        }
+        throw BenchFailure("offertrackd did not log \"\(text)\" in \(timeoutSeconds) s; its stderr:\n\(log)")
     }
 
     /// Waits for a `STATUS=` notification whose value satisfies `predicate` (the daemon sends one a second when
