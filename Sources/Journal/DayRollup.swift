@@ -33,8 +33,13 @@ struct DayRollup {
             day: Self.day(of: fact.ts), attributed: 0, affiliate: ExactString(fact.offer.affiliateToken ?? ""),
             campaign: ExactString(fact.offer.campaignToken ?? ""),
             message: ExactString(fact.offer.effectiveMessageIdentifier))
-        let current = presentations[key] ?? (0, 0)
-        presentations[key] = (current.presented + sign, current.eligible + (fact.eligible ? sign : 0))
+        Self.add(presented: sign, eligible: fact.eligible ? sign : 0, to: &presentations[key, default: (0, 0)])
+    }
+
+    /// One dictionary lookup for both counts.
+    private static func add(presented: Int64, eligible: Int64, to counts: inout (presented: Int64, eligible: Int64)) {
+        counts.presented += presented
+        counts.eligible += eligible
     }
 
     mutating func count(_ conversion: Conversion, sign: Int64) {

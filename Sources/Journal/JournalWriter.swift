@@ -81,18 +81,17 @@ public final class JournalWriter {
                 knownUsers.synchronize(journalLastSeq: lastSeq)
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
-                var changedUsers: [ExactString: [Record]] = [:]
+                var changedUsers = UserGroups()
                 let firstSeq = lastSeq + 1
                 for submission in batch {
                     let outcome = try append(submission, receivedAt: receivedAt, on: connection)
                     if case .accepted(let seq) = outcome {
-                        let record = submission.record
-                        changedUsers[ExactString(record.user), default: []].append(record)
+                        if maintainsDerivedTables { changedUsers.add(submission.record) }
                         lastSeq = seq
                     }
                     outcomes.append(outcome)
                 }
-                if maintainsDerivedTables, !changedUsers.isEmpty {
+                if !changedUsers.isEmpty {
                     try refreshDerivedTables(changedUsers, journaledFrom: firstSeq, on: connection)
                 }
                 return outcomes
@@ -112,14 +111,14 @@ public final class JournalWriter {
     /// The join, kept current in the batch's transaction: each touched user is recomputed once, and the roll-ups
     /// are written once for the batch. `firstSeq` is the batch's first `seq`.
     private func refreshDerivedTables(
-        _ changedUsers: [ExactString: [Record]], journaledFrom firstSeq: Int64, on connection: Connection
+        _ changedUsers: UserGroups, journaledFrom firstSeq: Int64, on connection: Connection
     ) throws {
         guard let settings = try DerivedTables.settings(on: connection) else { return }
         var rollup = DayRollup()
-        for (user, added) in changedUsers {
-            let isNew = knownUsers.noteAppend(of: user.value)
+        for (user, added) in changedUsers.groups {
+            let isNew = knownUsers.noteAppend(of: user)
             try DerivedTables.refresh(
-                user: user.value, added: added, journaledBefore: firstSeq, mayHaveEarlier: !isNew,
+                user: user, added: added, journaledBefore: firstSeq, mayHaveEarlier: !isNew,
                 settings: settings, rollup: &rollup, on: connection)
         }
         try rollup.write(on: connection)

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// A scalable Bloom filter of user names (by exact UTF-8 bytes): `mayContain` is false only for a user never
 /// inserted. False positives, about 1% per layer, only cost the caller the exact check it would make anyway.
 ///
@@ -77,34 +79,7 @@ struct UserFilter {
     /// Two independent-enough 64-bit hashes of the user's bytes (double hashing); the step is odd, so the probes
     /// of one user never repeat a bit within a layer's power-of-two size.
     static func hashes(_ user: String) -> (first: UInt64, step: UInt64) {
-        var user = user
-        let first = user.withUTF8 { Self.hash(UnsafeRawBufferPointer($0)) }
-        return (first, mix(first ^ 0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// A 64-bit hash of `bytes`: eight bytes at a time through the SplitMix64 finalizer.
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var state = 0x2545_F491_4F6C_DD1D ^ UInt64(bytes.count)
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            state = mix(state ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
-        }
-        var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while offset < bytes.count {
-            tail |= UInt64(bytes[offset]) << shift
-            shift += 8
-            offset += 1
-        }
-        return mix(state ^ tail)
-    }
-
-    /// SplitMix64's finalizer: every input bit affects every output bit.
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        let first = ByteHash.hash(user)
+        return (first, ByteHash.mix(first ^ 0x9E37_79B9_7F4A_7C15) | 1)
     }
 }

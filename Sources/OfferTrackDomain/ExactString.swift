@@ -10,10 +10,7 @@ public struct ExactString: Hashable, Sendable {
     public static func == (lhs: ExactString, rhs: ExactString) -> Bool { ExactText.equals(lhs.value, rhs.value) }
 
     public func hash(into hasher: inout Hasher) {
-        var value = value
-        value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        // 0xFF never occurs in UTF-8: ends the string, so that keys made of several strings stay unambiguous.
-        hasher.combine(0xFF as UInt8)
+        hasher.combine(ByteHash.hash(value))
     }
 
     /// Whether two optional strings are both absent or have the same scalars.

@@ -53,10 +53,9 @@ final class BenchRun {
     // MARK: Sections
 
     private func measureBaseline(_ workload: Workload) throws {
-        var withJoin = 0.0
-        for batch in scale.baselineBatches {
+        for batch in scale.baselineBatches.dropLast() {
             progress("baseline: JournalWriter.append with the join, batches of \(batch)")
-            withJoin = try JournalBaseline.writerRowsPerSecond(
+            let withJoin = try JournalBaseline.writerRowsPerSecond(
                 workload, batch: batch, durability: .full, path: newDatabase(), join: true)
             add(
                 ResultRow(
@@ -65,16 +64,28 @@ final class BenchRun {
                     value: "\(Format.grouped(withJoin)) rows/s", comparison: ""))
         }
         let batch = scale.baselineBatches.last ?? 1000
-        progress("baseline: JournalWriter.append without the join, batches of \(batch)")
-        baselineRowsPerSecond = try JournalBaseline.writerRowsPerSecond(
-            workload, batch: batch, durability: .full, path: newDatabase(), join: false)
-        joinRatio = withJoin / baselineRowsPerSecond
+        progress("baseline: JournalWriter.append with and without the join, batches of \(batch), alternating")
+        let paired = try PairedRuns.measure(pairs: scale.pairs) {
+            try JournalBaseline.writerRowsPerSecond(
+                workload, batch: batch, durability: .full, path: newDatabase(), join: true)
+        } without: {
+            try JournalBaseline.writerRowsPerSecond(
+                workload, batch: batch, durability: .full, path: newDatabase(), join: false)
+        }
+        baselineRowsPerSecond = paired.medianWithout
+        joinRatio = paired.medianRatio
+        add(
+            ResultRow(
+                section: "1 Baseline",
+                name: "`JournalWriter.append` with the join maintained, batches of \(batch), in process",
+                value: "\(Format.grouped(paired.medianWith)) rows/s", comparison: paired.runsDescription))
         add(
             ResultRow(
                 section: "1 Baseline",
                 name: "**baseline**: `JournalWriter.append`, journal only (no join), batches of \(batch), in process",
                 value: "\(Format.grouped(baselineRowsPerSecond)) rows/s",
-                comparison: "with the join: \(Format.ratio(joinRatio)) of this"))
+                comparison: "with the join: \(Format.ratio(joinRatio)) of this (median of \(scale.pairs) "
+                    + "alternating pairs: \(paired.ratiosDescription))"))
         progress("baseline: raw INSERT, batches of \(batch)")
         let raw = try JournalBaseline.rawRowsPerSecond(workload, batch: batch, durability: .full, path: newDatabase())
         add(
@@ -122,20 +133,28 @@ final class BenchRun {
             try daemon.stop()
             lastDaemon = daemon
         }
-        // The join's cost end to end: the same 8-client run with the daemon journaling only.
-        if let clients = scale.clientCounts.first(where: { $0 >= 4 }), let withJoin = ingestByClients[clients] {
-            progress("offertrackd --journal-only: \(clients) pipelining clients")
-            let daemon = try startDaemon(
-                label: "journal-only-\(clients)", databasePath: newDatabase(), arguments: ["--journal-only"])
-            let rate = try IngestThroughput.measure(workload, clients: clients, socketPath: daemon.socketPath)
-            try daemon.stop()
-            daemonJoinRatio = withJoin / rate
+        // The join's cost end to end: 8-client runs with and without it (`--journal-only`), alternating.
+        if let clients = scale.clientCounts.first(where: { $0 >= 4 }) {
+            progress("offertrackd with and without the join (--journal-only): \(clients) clients, alternating")
+            let paired = try PairedRuns.measure(pairs: scale.pairs) {
+                let daemon = try startDaemon(label: "join-\(clients)", databasePath: newDatabase())
+                defer { try? daemon.stop() }
+                return try IngestThroughput.measure(workload, clients: clients, socketPath: daemon.socketPath)
+            } without: {
+                let daemon = try startDaemon(
+                    label: "journal-only-\(clients)", databasePath: newDatabase(), arguments: ["--journal-only"])
+                defer { try? daemon.stop() }
+                return try IngestThroughput.measure(workload, clients: clients, socketPath: daemon.socketPath)
+            }
+            daemonJoinRatio = paired.medianRatio
             add(
                 ResultRow(
                     section: "2 offertrackd",
                     name: "durable ingest, \(clients) pipelining clients, `--journal-only` (no join)",
-                    value: "\(Format.grouped(rate)) records/s",
-                    comparison: "with the join: \(Format.ratio(daemonJoinRatio)) of this"))
+                    value: "\(Format.grouped(paired.medianWithout)) records/s",
+                    comparison: "with the join (\(Format.grouped(paired.medianWith)) records/s): "
+                        + "\(Format.ratio(daemonJoinRatio)) of this (median of \(scale.pairs) alternating pairs: "
+                        + "\(paired.ratiosDescription))"))
         }
         guard let produced = lastDaemon else { return }
         progress("offertrackd: restart on the journal of the last run, \(scale.idleConnections) idle connections")

@@ -17,6 +17,8 @@ struct BenchScale {
     var queryRecords = 1_000_000
     /// Users simulated on the one busy day whose export is timed (about 0.15 commission rows each).
     var busyDayUsers = 700_000
+    /// Alternating with/without runs behind each join-cost ratio (the machine's speed drifts between runs).
+    var pairs = 5
 
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
@@ -26,7 +28,7 @@ struct BenchScale {
     static let smoke = BenchScale(
         records: 600, baselineBatches: [100], clientCounts: [1, 4],
         latencyLoads: [1000, 10_000], latencySeconds: [0.1, 0.02], latencyClients: 4, jsonPasses: 1,
-        idleConnections: 100, queryRecords: 2000, busyDayUsers: 300)
+        idleConnections: 100, queryRecords: 2000, busyDayUsers: 300, pairs: 1)
 
     /// Records needed by the latency runs, one slice after another.
     var latencyRecords: [Int] {
