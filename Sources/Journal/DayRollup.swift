@@ -3,9 +3,9 @@ import SQLite
 
 /// Pending changes to the daily roll-ups (`presentation_days`, `conversion_days`), netted in memory and written
 /// with one upsert per touched group.
-struct DayRollup {
+struct DayRollup: Sendable {
     /// A roll-up group (absent tokens as ""); text compared by exact scalars.
-    struct Key: Hashable {
+    struct Key: Hashable, Sendable {
         var day: Int64
         var attributed: Int64
         var affiliate: ExactString

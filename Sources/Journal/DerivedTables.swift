@@ -100,7 +100,7 @@ enum DerivedTables {
         }
     }
 
-    private static func count(_ attribution: UserAttribution, sign: Int64, into rollup: inout DayRollup) {
+    static func count(_ attribution: UserAttribution, sign: Int64, into rollup: inout DayRollup) {
         for fact in attribution.presentations { rollup.count(fact, sign: sign) }
         if let conversion = attribution.conversion { rollup.count(conversion, sign: sign) }
     }
@@ -140,7 +140,7 @@ enum DerivedTables {
         }
     }
 
-    private static func insert(user: String, _ attribution: UserAttribution, on connection: Connection) throws {
+    static func insert(user: String, _ attribution: UserAttribution, on connection: Connection) throws {
         for fact in attribution.presentations { try insertPresentation(user: user, fact, on: connection) }
         if let conversion = attribution.conversion { try insertConversion(user: user, conversion, on: connection) }
     }

@@ -79,20 +79,21 @@ public final class JournalWriter {
                 lastSeq = try JournalRows.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
                 knownUsers.synchronize(journalLastSeq: lastSeq)
+                // The join's pure part runs meanwhile on another thread.
+                let settings = maintainsDerivedTables ? try DerivedTables.settings(on: connection) : nil
+                let plan = settings.map { BatchJoinPlan.start(batch: batch, settings: $0) }
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
-                var changedUsers = UserGroups()
                 let firstSeq = lastSeq + 1
                 for submission in batch {
                     let outcome = try append(submission, receivedAt: receivedAt, on: connection)
-                    if case .accepted(let seq) = outcome {
-                        if maintainsDerivedTables { changedUsers.add(submission.record) }
-                        lastSeq = seq
-                    }
+                    if case .accepted(let seq) = outcome { lastSeq = seq }
                     outcomes.append(outcome)
                 }
-                if !changedUsers.isEmpty {
-                    try refreshDerivedTables(changedUsers, journaledFrom: firstSeq, on: connection)
+                if let plan, let settings, lastSeq >= firstSeq {
+                    try refreshDerivedTables(
+                        plan.wait(), batch: batch, outcomes: outcomes, journaledFrom: firstSeq, settings: settings,
+                        on: connection)
                 }
                 return outcomes
             }
@@ -108,18 +109,30 @@ public final class JournalWriter {
         }
     }
 
-    /// The join, kept current in the batch's transaction: each touched user is recomputed once, and the roll-ups
-    /// are written once for the batch. `firstSeq` is the batch's first `seq`.
+    /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once,
+    /// and the roll-ups are written once. A user certainly new to the journal whose records were all accepted
+    /// (most, for in-order traffic) takes the plan's attribution as it is; any other is recomputed against the
+    /// journal. `firstSeq` is the batch's first `seq`.
     private func refreshDerivedTables(
-        _ changedUsers: UserGroups, journaledFrom firstSeq: Int64, on connection: Connection
+        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], journaledFrom firstSeq: Int64,
+        settings: AttributionSettings, on connection: Connection
     ) throws {
-        guard let settings = try DerivedTables.settings(on: connection) else { return }
-        var rollup = DayRollup()
-        for (user, added) in changedUsers.groups {
-            let isNew = knownUsers.noteAppend(of: user)
+        var rollup = plan.rollup
+        func isAccepted(_ index: Int) -> Bool { if case .accepted = outcomes[index] { true } else { false } }
+        for group in plan.groups {
+            let allAccepted = group.indices.allSatisfy(isAccepted)
+            if allAccepted, knownUsers.noteAppend(of: group.user) {
+                try DerivedTables.insert(user: group.user, group.attribution, on: connection)
+                continue
+            }
+            DerivedTables.count(group.attribution, sign: -1, into: &rollup)
+            let accepted = allAccepted ? group.indices : group.indices.filter(isAccepted)
+            if accepted.isEmpty { continue }
+            // All accepted means the note above was taken, and said "maybe journaled before".
+            let isNew = allAccepted ? false : knownUsers.noteAppend(of: group.user)
             try DerivedTables.refresh(
-                user: user, added: added, journaledBefore: firstSeq, mayHaveEarlier: !isNew,
-                settings: settings, rollup: &rollup, on: connection)
+                user: group.user, added: accepted.map { batch[$0].record }, journaledBefore: firstSeq,
+                mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, on: connection)
         }
         try rollup.write(on: connection)
     }

@@ -1,8 +1,9 @@
 import Foundation
-import Journal
 import OfferTrackDomain
 import SQLite
 import Testing
+
+@testable import Journal
 
 /// The journal writer against a real SQLite file: idempotency, migrations, the join kept current.
 @Suite struct JournalWriterTests {
@@ -166,5 +167,37 @@ extension JournalWriterTests {
             "SELECT reason FROM derived_conversions WHERE id = 'o-y'")
         #expect(reason == UnattributedReason.eligibilityUnknown.rawValue)
         #expect(try JournalVerifier.verify(try JournalReader(path: path)).allSatisfy(\.passed))
+    }
+}
+
+extension JournalWriterTests {
+    @Test func bigBatchesWithRepeatsConflictsAndReturningUsersJoinExactly() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal)
+        // Simulated lines (with their ~2% exact repeats), in batches big enough for the background plan.
+        let lines = Array(WorkloadSimulator(users: 1500, seed: 5, days: 2).lines)
+        var batches = stride(from: 0, to: lines.count, by: 1000).map { Array(lines[$0..<min($0 + 1000, lines.count)]) }
+        // Later batches also repeat lines of the first (users seen before), and one reuses an id with new content.
+        batches[1] += Array(batches[0].prefix(300))
+        let conflicting = batches[0][0].replacingOccurrences(of: "\"ts\":\"2026-", with: "\"ts\":\"2027-")
+        batches[2].insert(conflicting, at: 10)
+        var statuses: [String: Int] = [:]
+        for batch in batches {
+            #expect(batch.count >= BatchJoinPlan.backgroundThreshold)
+            for outcome in try writer.append(try batch.map(Self.submission), receivedAt: 0) {
+                switch outcome {
+                case .accepted: statuses["accepted", default: 0] += 1
+                case .duplicate: statuses["duplicate", default: 0] += 1
+                case .conflict: statuses["conflict", default: 0] += 1
+                }
+            }
+        }
+        #expect(statuses["conflict"] == 1)
+        #expect((statuses["duplicate"] ?? 0) > 300)
+        let reader = try JournalReader(path: path)
+        #expect(try JournalVerifier.verify(reader).allSatisfy(\.passed))
+        let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults)
+        try writer.rebuildDerivedTables(settings: .defaults)
+        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults) == incremental)
     }
 }

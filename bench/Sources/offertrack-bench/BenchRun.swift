@@ -269,7 +269,8 @@ final class BenchRun {
         let detail = line.firstRange(of: marker).map { String(line[$0.upperBound...]) } ?? String(line)
         return ResultRow(
             section: "4 Footprint",
-            name: "restart → the join knows every user, idle daemon, journal of \(Format.grouped(Double(records))) records",
+            name:
+                "restart → the join knows every user, idle daemon, journal of \(Format.grouped(Double(records))) records",
             value: "\(Format.fixed(seenAfter, 0)) ms", comparison: "after the spawn; the daemon says: \(detail)")
     }
 

@@ -1,0 +1,81 @@
+import Dispatch
+import OfferTrackDomain
+
+/// The part of a batch's join that needs no database: the batch's records grouped by user (exact scalars, in
+/// order of first appearance), each group's attribution as if the user had nothing journaled before, and the
+/// roll-up counts of all of them. The writer computes it on another thread while it inserts the records, then
+/// uses each group's attribution only if the user was new and every one of their records was accepted.
+struct BatchJoinPlan: Sendable {
+    struct Group: Sendable {
+        let user: String
+        /// The group's submissions, as indices into the batch.
+        var indices: [Int]
+        /// Attribution over every record of the group.
+        var attribution = UserAttribution(presentations: [], conversion: nil)
+    }
+
+    private(set) var groups: [Group] = []
+    /// Every group's attribution counted once.
+    private(set) var rollup = DayRollup()
+
+    init(batch: [Submission], settings: AttributionSettings) {
+        var indexByUser: [ExactString: Int] = [:]
+        var previous: (user: ExactString, group: Int)?
+        for (index, submission) in batch.enumerated() {
+            let user = ExactString(submission.record.user)
+            // A user's records usually arrive together: the same user as the record before needs no lookup.
+            if let previous, previous.user == user {
+                groups[previous.group].indices.append(index)
+                continue
+            }
+            let group =
+                indexByUser[user]
+                ?? {
+                    groups.append(Group(user: user.value, indices: []))
+                    indexByUser[user] = groups.count - 1
+                    return groups.count - 1
+                }()
+            groups[group].indices.append(index)
+            previous = (user, group)
+        }
+        for index in groups.indices {
+            let records = groups[index].indices.map { batch[$0].record }
+            let attribution = Attribution.attribute(userRecords: records, settings: settings)
+            DerivedTables.count(attribution, sign: 1, into: &rollup)
+            groups[index].attribution = attribution
+        }
+    }
+
+    /// Plans `batch` on another thread when it is big enough to be worth the hand-over, else right away.
+    static func start(batch: [Submission], settings: AttributionSettings) -> PendingBatchJoinPlan {
+        PendingBatchJoinPlan(batch: batch, settings: settings, inBackground: batch.count >= backgroundThreshold)
+    }
+
+    /// Below this many records the hand-over to another thread costs more than it saves.
+    static let backgroundThreshold = 256
+}
+
+/// A `BatchJoinPlan` being computed; `wait()` returns it.
+final class PendingBatchJoinPlan: @unchecked Sendable {
+    // @unchecked: `plan` is written once before `done` is signalled and read only after waiting on it.
+    private var plan: BatchJoinPlan?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(batch: [Submission], settings: AttributionSettings, inBackground: Bool) {
+        guard inBackground else {
+            plan = BatchJoinPlan(batch: batch, settings: settings)
+            done.signal()
+            return
+        }
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            plan = BatchJoinPlan(batch: batch, settings: settings)
+            done.signal()
+        }
+    }
+
+    func wait() -> BatchJoinPlan {
+        done.wait()
+        done.signal()  // a second wait returns at once
+        return plan ?? BatchJoinPlan(batch: [], settings: .defaults)
+    }
+}
