@@ -1,11 +1,29 @@
 import OfferTrackDomain
 import SQLite
 
-/// Pending changes to the daily roll-ups (`presentation_days`, `conversion_days`), netted in memory and written
+/// Pending changes to the daily roll-ups (`presentation_rollup`, `conversion_days`), netted in memory and written
 /// with one upsert per touched group.
+///
+/// Presentations are rolled up per day along each grouping a report uses on its own (affiliate, campaign,
+/// message; by day adds up one of them): a batch touches a few groups per dimension instead of one per
+/// combination of all three. Conversions keep the whole combination, which their commission amounts depend on.
 struct DayRollup: Sendable {
-    /// A roll-up group (absent tokens as ""); text compared by exact scalars.
-    struct Key: Hashable, Sendable {
+    /// The grouping a `presentation_rollup` row counts under.
+    enum Dimension: Int64, CaseIterable, Sendable {
+        case affiliate = 0
+        case campaign = 1
+        case message = 2
+    }
+
+    /// A presentation group: one dimension's value ("" for an absent token) on one day.
+    struct PresentationKey: Hashable, Sendable {
+        var day: Int64
+        var dimension: Dimension
+        var value: ExactString
+    }
+
+    /// A conversion group (absent tokens as ""; unattributed conversions with no tokens).
+    struct ConversionKey: Hashable, Sendable {
         var day: Int64
         var attributed: Int64
         var affiliate: ExactString
@@ -23,17 +41,22 @@ struct DayRollup: Sendable {
         ts >= 0 ? ts / dayMs : -((-ts - 1) / dayMs) - 1
     }
 
-    private(set) var presentations: [Key: (presented: Int64, eligible: Int64)] = [:]
-    private(set) var conversions: [Key: Int64] = [:]
+    private(set) var presentations: [PresentationKey: (presented: Int64, eligible: Int64)] = [:]
+    private(set) var conversions: [ConversionKey: Int64] = [:]
 
     var isEmpty: Bool { presentations.isEmpty && conversions.isEmpty }
 
     mutating func count(_ fact: PresentationFact, sign: Int64) {
-        let key = Key(
-            day: Self.day(of: fact.ts), attributed: 0, affiliate: ExactString(fact.offer.affiliateToken ?? ""),
-            campaign: ExactString(fact.offer.campaignToken ?? ""),
-            message: ExactString(fact.offer.effectiveMessageIdentifier))
-        Self.add(presented: sign, eligible: fact.eligible ? sign : 0, to: &presentations[key, default: (0, 0)])
+        let day = Self.day(of: fact.ts)
+        let eligible = fact.eligible ? sign : 0
+        let values = [
+            (Dimension.affiliate, fact.offer.affiliateToken ?? ""), (.campaign, fact.offer.campaignToken ?? ""),
+            (.message, fact.offer.effectiveMessageIdentifier),
+        ]
+        for (dimension, value) in values {
+            let key = PresentationKey(day: day, dimension: dimension, value: ExactString(value))
+            Self.add(presented: sign, eligible: eligible, to: &presentations[key, default: (0, 0)])
+        }
     }
 
     /// One dictionary lookup for both counts.
@@ -44,7 +67,7 @@ struct DayRollup: Sendable {
 
     mutating func count(_ conversion: Conversion, sign: Int64) {
         let none = ExactString("")
-        var key = Key(
+        var key = ConversionKey(
             day: Self.day(of: conversion.ts), attributed: 0, affiliate: none, campaign: none, message: none)
         if conversion.status.isAttributed, let offer = conversion.presentation?.offer {
             key.attributed = 1
@@ -60,18 +83,17 @@ struct DayRollup: Sendable {
         if !presentations.isEmpty {
             let upsert = try connection.prepare(
                 static: """
-                    INSERT INTO presentation_days (day, affiliate_token, campaign_token, message_identifier, presented,
-                        eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    INSERT INTO presentation_rollup (day, dimension, value, presented, eligible)
+                    VALUES (?1, ?2, ?3, ?4, ?5)
                     ON CONFLICT DO UPDATE SET presented = presented + excluded.presented,
                         eligible = eligible + excluded.eligible
                     """)
             for (key, delta) in presentations where delta.presented != 0 || delta.eligible != 0 {
                 try upsert.bind(key.day, at: 1)
-                try upsert.bind(key.affiliate.value, at: 2)
-                try upsert.bind(key.campaign.value, at: 3)
-                try upsert.bind(key.message.value, at: 4)
-                try upsert.bind(delta.presented, at: 5)
-                try upsert.bind(delta.eligible, at: 6)
+                try upsert.bind(key.dimension.rawValue, at: 2)
+                try upsert.bind(key.value.value, at: 3)
+                try upsert.bind(delta.presented, at: 4)
+                try upsert.bind(delta.eligible, at: 5)
                 try upsert.run()
             }
         }
@@ -93,4 +115,15 @@ struct DayRollup: Sendable {
             }
         }
     }
+
+    /// SQL giving `presentation_rollup`'s rows (`day, dimension, value, presented, eligible`) from the derived
+    /// presentations, for a rebuild and for `verify`.
+    static let presentationRollupFromRows = """
+        SELECT \(daySQL), 0, coalesce(affiliate_token, ''), count(*), sum(eligible)
+            FROM derived_presentations GROUP BY 1, 3
+        UNION ALL SELECT \(daySQL), 1, coalesce(campaign_token, ''), count(*), sum(eligible)
+            FROM derived_presentations GROUP BY 1, 3
+        UNION ALL SELECT \(daySQL), 2, message_identifier, count(*), sum(eligible)
+            FROM derived_presentations GROUP BY 1, 3
+        """
 }

@@ -83,7 +83,7 @@ enum DerivedTables {
         try connection.execute(
             """
             DELETE FROM derived_presentations; DELETE FROM derived_conversions;
-            DELETE FROM presentation_days; DELETE FROM conversion_days;
+            DELETE FROM presentation_rollup; DELETE FROM conversion_days;
             """)
         var rollup = DayRollup()
         try JournalRows.forEachUser(on: connection) { user, records in

@@ -81,18 +81,26 @@ public enum FunnelQuery {
         _ connection: Connection, from firstDay: Int64, to endDay: Int64, grouping: ReportGrouping,
         into accumulator: inout ReportAccumulator
     ) throws {
+        // By day: every presentation counts once along each dimension, so any one of them adds up the day.
+        let dimension: DayRollup.Dimension =
+            switch grouping {
+            case .affiliate, .day: .affiliate
+            case .campaign: .campaign
+            case .message: .message
+            }
         let rows = try connection.prepare(
             """
-            SELECT day, affiliate_token, campaign_token, message_identifier, presented, eligible
-            FROM presentation_days WHERE day >= ?1 AND day < ?2 AND presented != 0
+            SELECT day, value, presented, eligible FROM presentation_rollup
+            WHERE day >= ?1 AND day < ?2 AND dimension = ?3 AND presented != 0
             """)
         try rows.bind(firstDay, at: 1)
         try rows.bind(endDay, at: 2)
+        try rows.bind(dimension.rawValue, at: 3)
         defer { rows.reset() }
         while try rows.step() {
-            let key = groupKey(
-                grouping, day: rows.int64(0), affiliate: rows.text(1), campaign: rows.text(2), message: rows.text(3))
-            accumulator.merge(ReportRow(key: key, presented: Int(rows.int64(4)), presentedEligible: Int(rows.int64(5))))
+            let value = rows.text(1).flatMap { $0.isEmpty ? nil : $0 }
+            let key = grouping == .day ? Timestamp.formatDay(rows.int64(0) * DayRollup.dayMs) : value
+            accumulator.merge(ReportRow(key: key, presented: Int(rows.int64(2)), presentedEligible: Int(rows.int64(3))))
         }
     }
 

@@ -53,13 +53,10 @@ public enum JournalVerifier {
     private static func rollupCheck(_ connection: Connection) throws -> Check {
         let day = DayRollup.daySQL
         let presentations = """
-            SELECT day, affiliate_token, campaign_token, message_identifier, presented, eligible
-            FROM presentation_days WHERE presented != 0 OR eligible != 0
+            SELECT day, dimension, value, presented, eligible
+            FROM presentation_rollup WHERE presented != 0 OR eligible != 0
             """
-        let presentationsFromRows = """
-            SELECT \(day), coalesce(affiliate_token, ''), coalesce(campaign_token, ''), message_identifier,
-                count(*), sum(eligible) FROM derived_presentations GROUP BY 1, 2, 3, 4
-            """
+        let presentationsFromRows = DayRollup.presentationRollupFromRows
         let conversions = """
             SELECT day, attributed, affiliate_token, campaign_token, message_identifier, conversions
             FROM conversion_days WHERE conversions != 0
@@ -73,15 +70,20 @@ public enum JournalVerifier {
             """
         var problems: [String] = []
         for (name, a, b) in [
-            ("presentation_days", presentations, presentationsFromRows),
+            ("presentation_rollup", presentations, presentationsFromRows),
             ("conversion_days", conversions, conversionsFromRows),
         ] {
-            let differing =
-                try connection.scalarInt("SELECT count(*) FROM (\(a) EXCEPT \(b))") ?? 0
-                + (connection.scalarInt("SELECT count(*) FROM (\(b) EXCEPT \(a))") ?? 0)
+            let missing = try connection.scalarInt(Self.countExcept(b, a)) ?? 0
+            let extra = try connection.scalarInt(Self.countExcept(a, b)) ?? 0
+            let differing = missing + extra
             if differing != 0 { problems.append("\(name): \(differing) groups differ from the derived rows") }
         }
         return Check(name: "daily roll-ups equal the derived rows", problems: problems)
+    }
+
+    /// SQL counting the rows of query `a` missing from query `b` (each may be a compound SELECT).
+    private static func countExcept(_ a: String, _ b: String) -> String {
+        "SELECT count(*) FROM (SELECT * FROM (\(a)) EXCEPT SELECT * FROM (\(b)))"
     }
 
     private static func ids(_ connection: Connection, _ sql: String) throws -> [String] {

@@ -100,6 +100,27 @@ public enum Schema {
             PRIMARY KEY (original_date, conversion_id)
         ) WITHOUT ROWID;
         """,
+        // 4: presentations rolled up per day along one grouping dimension at a time (0 affiliate, 1 campaign,
+        // 2 message; absent tokens as ''), which is how reports group them, instead of per combination of all
+        // three: a batch of records touches a few groups per dimension instead of one per presentation. Filled
+        // from version 3's roll-up, which held the same counts by combination.
+        """
+        CREATE TABLE presentation_rollup (
+            day INTEGER NOT NULL,
+            dimension INTEGER NOT NULL,
+            value TEXT NOT NULL,
+            presented INTEGER NOT NULL,
+            eligible INTEGER NOT NULL,
+            PRIMARY KEY (day, dimension, value)
+        ) WITHOUT ROWID;
+        INSERT INTO presentation_rollup
+            SELECT day, 0, affiliate_token, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3
+            UNION ALL
+            SELECT day, 1, campaign_token, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3
+            UNION ALL
+            SELECT day, 2, message_identifier, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3;
+        DROP TABLE presentation_days;
+        """,
     ]
 
     /// The version a fully migrated journal has.

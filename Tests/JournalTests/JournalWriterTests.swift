@@ -201,3 +201,47 @@ extension JournalWriterTests {
         #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults) == incremental)
     }
 }
+
+extension JournalWriterTests {
+    @Test(arguments: ["DELETE FROM presentation_rollup WHERE dimension = 1", "DELETE FROM conversion_days"])
+    func verifyCatchesARollUpGroupThatIsMissing(_ tampering: String) throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal)
+        let lines = [
+            Self.capabilities("c1"), Self.presented("p1", user: "u", ts: "2026-11-28T10:01:00Z"),
+            Self.subscribed("o1", user: "u", ts: "2026-11-28T10:02:00Z"),
+        ]
+        _ = try writer.append(lines.map { try Self.submission($0) }, receivedAt: 0)
+        #expect(try JournalVerifier.verify(try JournalReader(path: path)).allSatisfy(\.passed))
+        try Connection(path: path, mode: .readWriteCreate).execute(tampering)
+        let failed = try JournalVerifier.verify(try JournalReader(path: path)).filter { !$0.passed }
+        #expect(failed.map(\.name) == ["daily roll-ups equal the derived rows"])
+    }
+
+    @Test func version3RollUpsAreSplitByDimensionWithTheSameCounts() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let connection = try Connection(path: path, mode: .readWriteCreate)
+        for migration in Schema.migrations.prefix(3) { try connection.execute(migration) }
+        try connection.execute(
+            """
+            PRAGMA user_version = 3;
+            INSERT INTO presentation_days VALUES (20000, 'a', 'c1', 'join', 2, 1), (20000, 'a', '', 'join', 1, 0),
+                (20000, 'b', 'c1', 'playMusic', 1, 1), (20001, '', '', 'join', 4, 4);
+            """)
+        try Schema.migrate(connection)
+        #expect(try connection.scalarInt("PRAGMA user_version") == 4)
+        let rows = try connection.prepare(
+            "SELECT day, dimension, value, presented, eligible FROM presentation_rollup ORDER BY 1, 2, 3")
+        var found: [String] = []
+        while try rows.step() {
+            found.append("\(rows.int64(0)) \(rows.int64(1)) \(rows.text(2) ?? "?") \(rows.int64(3)) \(rows.int64(4))")
+        }
+        rows.reset()
+        #expect(
+            found == [
+                "20000 0 a 3 1", "20000 0 b 1 1", "20000 1  1 0", "20000 1 c1 3 2", "20000 2 join 3 1",
+                "20000 2 playMusic 1 1", "20001 0  4 4", "20001 1  4 4", "20001 2 join 4 4",
+            ])
+        #expect(try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'presentation_days'") == 0)
+    }
+}
