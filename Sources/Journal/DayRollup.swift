@@ -34,7 +34,12 @@ struct DayRollup: Sendable {
     static let dayMs: Int64 = 86_400_000
 
     /// SQL for the UTC day number of the `ts` column, floored like `day(of:)` (SQLite's `/` truncates).
-    static let daySQL = "(ts - ((ts % 86400000) + 86400000) % 86400000) / 86400000"
+    static let daySQL = daySQL(of: "ts")
+
+    /// SQL for the UTC day number of `column` (a time in epoch milliseconds).
+    static func daySQL(of column: String) -> String {
+        "(\(column) - ((\(column) % 86400000) + 86400000) % 86400000) / 86400000"
+    }
 
     /// The UTC day number of `ts` (floor division, so times before 1970 fall on the right day).
     static func day(of ts: Int64) -> Int64 {
@@ -117,13 +122,13 @@ struct DayRollup: Sendable {
     }
 
     /// SQL giving `presentation_rollup`'s rows (`day, dimension, value, presented, eligible`) from the derived
-    /// presentations, for a rebuild and for `verify`.
+    /// presentations and their records, for `verify`.
     static let presentationRollupFromRows = """
-        SELECT \(daySQL), 0, coalesce(affiliate_token, ''), count(*), sum(eligible)
-            FROM derived_presentations GROUP BY 1, 3
-        UNION ALL SELECT \(daySQL), 1, coalesce(campaign_token, ''), count(*), sum(eligible)
-            FROM derived_presentations GROUP BY 1, 3
-        UNION ALL SELECT \(daySQL), 2, message_identifier, count(*), sum(eligible)
-            FROM derived_presentations GROUP BY 1, 3
+        SELECT \(daySQL(of: "d.ts")), 0, coalesce(r.affiliate_token, ''), count(*), sum(d.eligible)
+            FROM derived_presentations d JOIN records r ON r.id = d.id GROUP BY 1, 3
+        UNION ALL SELECT \(daySQL(of: "d.ts")), 1, coalesce(r.campaign_token, ''), count(*), sum(d.eligible)
+            FROM derived_presentations d JOIN records r ON r.id = d.id GROUP BY 1, 3
+        UNION ALL SELECT \(daySQL(of: "d.ts")), 2, coalesce(r.message_identifier, 'join'), count(*), sum(d.eligible)
+            FROM derived_presentations d JOIN records r ON r.id = d.id GROUP BY 1, 3
         """
 }

@@ -63,7 +63,7 @@ enum DerivedTables {
             rollup.count(old.fact, sign: -1)
         }
         for (id, new) in next where previous[id]?.print != new.print {
-            try insertPresentation(user: user, new.fact, on: connection)
+            try insertPresentation(new.fact, on: connection)
             rollup.count(new.fact, sign: 1)
         }
         if before.conversion.map(fingerprint) != now.conversion.map(fingerprint) {
@@ -108,11 +108,7 @@ enum DerivedTables {
     /// Every stored column of a presentation row, as bytes, for change detection by exact content.
     static func fingerprint(_ fact: PresentationFact) -> [UInt8] {
         var bytes: [UInt8] = []
-        append(
-            [
-                fact.id, String(fact.ts), fact.offer.affiliateToken, fact.offer.campaignToken,
-                fact.offer.effectiveMessageIdentifier, fact.offer.itemID, fact.eligible ? "1" : "0",
-            ], to: &bytes)
+        append([fact.id, String(fact.ts), fact.eligible ? "1" : "0"], to: &bytes)
         return bytes
     }
 
@@ -141,24 +137,17 @@ enum DerivedTables {
     }
 
     static func insert(user: String, _ attribution: UserAttribution, on connection: Connection) throws {
-        for fact in attribution.presentations { try insertPresentation(user: user, fact, on: connection) }
+        for fact in attribution.presentations { try insertPresentation(fact, on: connection) }
         if let conversion = attribution.conversion { try insertConversion(user: user, conversion, on: connection) }
     }
 
-    private static func insertPresentation(user: String, _ fact: PresentationFact, on connection: Connection) throws {
+    /// A presentation's row: its eligibility (the offer is its record's own).
+    private static func insertPresentation(_ fact: PresentationFact, on connection: Connection) throws {
         let insert = try connection.prepare(
-            static: """
-                INSERT INTO derived_presentations (id, user, ts, affiliate_token, campaign_token, message_identifier,
-                    item_id, eligible) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                """)
-        try insert.bind(fact.id, at: 1)
-        try insert.bind(user, at: 2)
-        try insert.bind(fact.ts, at: 3)
-        try insert.bind(fact.offer.affiliateToken, at: 4)
-        try insert.bind(fact.offer.campaignToken, at: 5)
-        try insert.bind(fact.offer.effectiveMessageIdentifier, at: 6)
-        try insert.bind(fact.offer.itemID, at: 7)
-        try insert.bind(fact.eligible ? 1 : 0, at: 8)
+            static: "INSERT INTO derived_presentations (ts, id, eligible) VALUES (?1, ?2, ?3)")
+        try insert.bind(fact.ts, at: 1)
+        try insert.bind(fact.id, at: 2)
+        try insert.bind(fact.eligible ? 1 : 0, at: 3)
         try insert.run()
     }
 

@@ -147,17 +147,18 @@ public enum FunnelQuery {
         _ connection: Connection, in range: ReportRange, grouping: ReportGrouping,
         into accumulator: inout ReportAccumulator
     ) throws {
+        // The offer is the presentation record's own; `join` is the message identifier's default.
         let key: String =
             switch grouping {
-            case .affiliate: "affiliate_token"
-            case .campaign: "campaign_token"
-            case .message: "message_identifier"
-            case .day: DayRollup.daySQL
+            case .affiliate: "r.affiliate_token"
+            case .campaign: "r.campaign_token"
+            case .message: "coalesce(r.message_identifier, 'join')"
+            case .day: DayRollup.daySQL(of: "d.ts")
             }
         let presentations = try connection.prepare(
             """
-            SELECT \(key), count(*), sum(eligible) FROM derived_presentations
-            WHERE ts >= ?1 AND ts < ?2 GROUP BY 1
+            SELECT \(key), count(*), sum(d.eligible) FROM derived_presentations d JOIN records r ON r.id = d.id
+            WHERE d.ts >= ?1 AND d.ts < ?2 GROUP BY 1
             """)
         try bind(range, to: presentations)
         defer { presentations.reset() }

@@ -100,11 +100,21 @@ public enum Schema {
             PRIMARY KEY (original_date, conversion_id)
         ) WITHOUT ROWID;
         """,
-        // 4: presentations rolled up per day along one grouping dimension at a time (0 affiliate, 1 campaign,
-        // 2 message; absent tokens as ''), which is how reports group them, instead of per combination of all
-        // three: a batch of records touches a few groups per dimension instead of one per presentation. Filled
-        // from version 3's roll-up, which held the same counts by combination.
+        // 4: the join writes less per presentation. A derived presentation keeps only what the join decides, its
+        // eligibility; its offer is the record's own (joined by id). Presentations are rolled up per day along one
+        // grouping at a time (dimension 0 affiliate, 1 campaign, 2 message; absent tokens as ''), which is how
+        // reports group them, instead of per combination of all three: a batch touches a few groups per
+        // dimension instead of about one per presentation. Both are filled from version 3's tables.
         """
+        CREATE TABLE derived_presentations_4 (
+            ts INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            eligible INTEGER NOT NULL,
+            PRIMARY KEY (ts, id)
+        ) WITHOUT ROWID;
+        INSERT INTO derived_presentations_4 SELECT ts, id, eligible FROM derived_presentations;
+        DROP TABLE derived_presentations;
+        ALTER TABLE derived_presentations_4 RENAME TO derived_presentations;
         CREATE TABLE presentation_rollup (
             day INTEGER NOT NULL,
             dimension INTEGER NOT NULL,

@@ -218,7 +218,7 @@ extension JournalWriterTests {
         #expect(failed.map(\.name) == ["daily roll-ups equal the derived rows"])
     }
 
-    @Test func version3RollUpsAreSplitByDimensionWithTheSameCounts() throws {
+    @Test func version3IsMigratedToSlimPresentationsAndRollUpsSplitByDimension() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let connection = try Connection(path: path, mode: .readWriteCreate)
         for migration in Schema.migrations.prefix(3) { try connection.execute(migration) }
@@ -227,6 +227,7 @@ extension JournalWriterTests {
             PRAGMA user_version = 3;
             INSERT INTO presentation_days VALUES (20000, 'a', 'c1', 'join', 2, 1), (20000, 'a', '', 'join', 1, 0),
                 (20000, 'b', 'c1', 'playMusic', 1, 1), (20001, '', '', 'join', 4, 4);
+            INSERT INTO derived_presentations VALUES (1728000000000, 'p1', 'u', 'a', 'c1', 'join', '144', 1);
             """)
         try Schema.migrate(connection)
         #expect(try connection.scalarInt("PRAGMA user_version") == 4)
@@ -243,5 +244,10 @@ extension JournalWriterTests {
                 "20000 2 playMusic 1 1", "20001 0  4 4", "20001 1  4 4", "20001 2 join 4 4",
             ])
         #expect(try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'presentation_days'") == 0)
+        // Derived presentations keep what the join decided; the offer is read from the record.
+        #expect(
+            try connection.scalarText("SELECT ts || ' ' || id || ' ' || eligible FROM derived_presentations")
+                == "1728000000000 p1 1")
+        #expect(try connection.scalarInt("SELECT count(*) FROM pragma_table_info('derived_presentations')") == 3)
     }
 }
