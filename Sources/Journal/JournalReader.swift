@@ -11,23 +11,36 @@ public final class JournalReader {
         case missing(String)
         case unreadable(String, SQLiteError)
         case notMigrated(String)
+        /// The journal's schema is not the one this build reads.
+        case otherSchema(String, found: Int64)
 
         public var description: String {
             switch self {
             case .missing(let path): "no journal at \(path)"
             case .unreadable(let path, let error): "cannot read the journal \(path): \(error)"
             case .notMigrated(let path): "\(path) is not an offertrack journal (or was never started)"
+            case .otherSchema(let path, let found) where found < Schema.currentVersion:
+                "the journal \(path) has schema \(found) and this offertrack reads \(Schema.currentVersion): "
+                    + "start the offertrackd of this version (or run offertrack rebuild) to migrate it"
+            case .otherSchema(let path, let found):
+                "the journal \(path) has schema \(found), newer than this offertrack reads "
+                    + "(\(Schema.currentVersion)): use the offertrack that came with the running offertrackd"
             }
         }
     }
 
-    public init(path: String) throws(OpenError) {
+    /// Opens the journal at `path` read-only. With `requiringCurrentSchema` (every command that reads what the
+    /// join derived), a journal of another schema version is refused rather than misread.
+    public init(path: String, requiringCurrentSchema: Bool = true) throws(OpenError) {
         self.path = path
         do {
             connection = try Connection(path: path, mode: .readOnly)
             connection.setBusyTimeout(milliseconds: 5000)
             let version = try connection.scalarInt("PRAGMA user_version") ?? 0
             guard version >= 1 else { throw OpenError.notMigrated(path) }
+            if requiringCurrentSchema, version != Schema.currentVersion {
+                throw OpenError.otherSchema(path, found: version)
+            }
         } catch let error as SQLiteError {
             if error.primaryCode == 14 { throw .missing(path) }  // SQLITE_CANTOPEN
             throw .unreadable(path, error)

@@ -34,7 +34,7 @@ struct StatusCommand {
             daemonUp = false
         }
         let reader: JournalReader
-        do { reader = try JournalReader(path: databasePath) } catch {
+        do { reader = try JournalReader(path: databasePath, requiringCurrentSchema: false) } catch {
             if case .missing = error { throw CLIError(.noInput, "\(error)") }
             throw CLIError(.unavailable, "\(error)")
         }

@@ -251,3 +251,25 @@ extension JournalWriterTests {
         #expect(try connection.scalarInt("SELECT count(*) FROM pragma_table_info('derived_presentations')") == 3)
     }
 }
+
+extension JournalWriterTests {
+    @Test func aReaderRefusesAJournalOfAnotherSchemaInsteadOfMisreadingIt() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let connection = try Connection(path: path, mode: .readWriteCreate)
+        for migration in Schema.migrations.prefix(3) { try connection.execute(migration) }
+        try connection.execute("PRAGMA user_version = 3")
+        #expect(throws: JournalReader.OpenError.self) { try JournalReader(path: path) }
+        do {
+            _ = try JournalReader(path: path)
+        } catch {
+            #expect("\(error)".contains("has schema 3 and this offertrack reads \(Schema.currentVersion)"))
+        }
+        // `status` still reads the records of any version.
+        #expect(try JournalReader(path: path, requiringCurrentSchema: false).lastSeq() == 0)
+        // The daemon's writer migrates it; then every command reads it.
+        _ = try JournalWriter(path: path, durability: .normal)
+        #expect(try JournalReader(path: path).schemaVersion() == Schema.currentVersion)
+        try connection.execute("PRAGMA user_version = 99")
+        #expect(throws: JournalReader.OpenError.self) { try JournalReader(path: path) }
+    }
+}
