@@ -12,6 +12,8 @@ struct BatchJoinPlan: Sendable {
         var indices: [Int]
         /// Attribution over every record of the group.
         var attribution = UserAttribution(presentations: [], conversion: nil)
+        /// For each of `attribution.presentations`, the index of its record in the batch.
+        var presentationIndices: [Int] = []
     }
 
     private(set) var groups: [Group] = []
@@ -43,7 +45,24 @@ struct BatchJoinPlan: Sendable {
             let attribution = Attribution.attribute(userRecords: records, settings: settings)
             DerivedTables.count(attribution, sign: 1, into: &rollup)
             groups[index].attribution = attribution
+            groups[index].presentationIndices = Self.batchIndices(
+                of: attribution.presentations, among: groups[index].indices, in: batch)
         }
+    }
+
+    /// The batch index of each presentation's record (a presentation's id is its record's).
+    private static func batchIndices(
+        of presentations: [PresentationFact], among indices: [Int], in batch: [Submission]
+    ) -> [Int] {
+        if presentations.isEmpty { return [] }
+        if indices.count <= 16 {
+            return presentations.map { fact in
+                indices.first { ExactString(batch[$0].record.id) == ExactString(fact.id) } ?? -1
+            }
+        }
+        var byID: [ExactString: Int] = [:]
+        for index in indices { byID[ExactString(batch[index].record.id)] = index }
+        return presentations.map { byID[ExactString($0.id)] ?? -1 }
     }
 
     /// Plans `batch` on another thread when it is big enough to be worth the hand-over, else right away.

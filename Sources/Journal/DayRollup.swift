@@ -122,13 +122,13 @@ struct DayRollup: Sendable {
     }
 
     /// SQL giving `presentation_rollup`'s rows (`day, dimension, value, presented, eligible`) from the derived
-    /// presentations and their records, for `verify`.
+    /// presentations and their records (by `seq`), for `verify`.
     static let presentationRollupFromRows = """
         SELECT \(daySQL(of: "d.ts")), 0, coalesce(r.affiliate_token, ''), count(*), sum(d.eligible)
-            FROM derived_presentations d JOIN records r ON r.id = d.id GROUP BY 1, 3
+            FROM derived_presentations d JOIN records r ON r.seq = d.seq GROUP BY 1, 3
         UNION ALL SELECT \(daySQL(of: "d.ts")), 1, coalesce(r.campaign_token, ''), count(*), sum(d.eligible)
-            FROM derived_presentations d JOIN records r ON r.id = d.id GROUP BY 1, 3
+            FROM derived_presentations d JOIN records r ON r.seq = d.seq GROUP BY 1, 3
         UNION ALL SELECT \(daySQL(of: "d.ts")), 2, coalesce(r.message_identifier, 'join'), count(*), sum(d.eligible)
-            FROM derived_presentations d JOIN records r ON r.id = d.id GROUP BY 1, 3
+            FROM derived_presentations d JOIN records r ON r.seq = d.seq GROUP BY 1, 3
         """
 }

@@ -59,16 +59,16 @@ enum DerivedTables {
         var next: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]
         for fact in now.presentations { next[ExactString(fact.id)] = (fact, fingerprint(fact)) }
         for (id, old) in previous where next[id]?.print != old.print {
-            try delete(from: .presentations, ts: old.fact.ts, id: old.fact.id, on: connection)
+            try deletePresentation(old.fact, on: connection)
             rollup.count(old.fact, sign: -1)
         }
         for (id, new) in next where previous[id]?.print != new.print {
-            try insertPresentation(new.fact, on: connection)
+            try insertPresentation(new.fact, seq: nil, on: connection)
             rollup.count(new.fact, sign: 1)
         }
         if before.conversion.map(fingerprint) != now.conversion.map(fingerprint) {
             if let old = before.conversion {
-                try delete(from: .conversions, ts: old.ts, id: old.id, on: connection)
+                try delete(conversion: old, on: connection)
                 rollup.count(old, sign: -1)
             }
             if let new = now.conversion {
@@ -105,7 +105,7 @@ enum DerivedTables {
         if let conversion = attribution.conversion { rollup.count(conversion, sign: sign) }
     }
 
-    /// Every stored column of a presentation row, as bytes, for change detection by exact content.
+    /// A presentation row's content (its record's `seq` follows from the id), as bytes, for change detection.
     static func fingerprint(_ fact: PresentationFact) -> [UInt8] {
         var bytes: [UInt8] = []
         append([fact.id, String(fact.ts), fact.eligible ? "1" : "0"], to: &bytes)
@@ -136,36 +136,55 @@ enum DerivedTables {
         }
     }
 
-    static func insert(user: String, _ attribution: UserAttribution, on connection: Connection) throws {
-        for fact in attribution.presentations { try insertPresentation(fact, on: connection) }
+    /// Inserts a user's rows. `presentationSeqs`, when given, holds each presentation's journal `seq` where known
+    /// (in the order of `attribution.presentations`); the others are looked up by id.
+    static func insert(
+        user: String, _ attribution: UserAttribution, presentationSeqs: [Int64?]? = nil, on connection: Connection
+    ) throws {
+        for (index, fact) in attribution.presentations.enumerated() {
+            try insertPresentation(fact, seq: presentationSeqs?[index] ?? nil, on: connection)
+        }
         if let conversion = attribution.conversion { try insertConversion(user: user, conversion, on: connection) }
     }
 
-    /// A presentation's row: its eligibility (the offer is its record's own).
-    private static func insertPresentation(_ fact: PresentationFact, on connection: Connection) throws {
+    /// A presentation's row: its eligibility, keyed by time and by its record's `seq` (the offer is the
+    /// record's own). Without `seq` it is looked up by the presentation's id.
+    private static func insertPresentation(_ fact: PresentationFact, seq: Int64?, on connection: Connection) throws {
+        if let seq {
+            let insert = try connection.prepare(
+                static: "INSERT INTO derived_presentations (ts, seq, eligible) VALUES (?1, ?2, ?3)")
+            try insert.bind(fact.ts, at: 1)
+            try insert.bind(seq, at: 2)
+            try insert.bind(fact.eligible ? 1 : 0, at: 3)
+            try insert.run()
+            return
+        }
         let insert = try connection.prepare(
-            static: "INSERT INTO derived_presentations (ts, id, eligible) VALUES (?1, ?2, ?3)")
-        try insert.bind(fact.ts, at: 1)
-        try insert.bind(fact.id, at: 2)
-        try insert.bind(fact.eligible ? 1 : 0, at: 3)
+            static: """
+                INSERT INTO derived_presentations (ts, seq, eligible) SELECT ts, seq, ?2 FROM records WHERE id = ?1
+                """)
+        try insert.bind(fact.id, at: 1)
+        try insert.bind(fact.eligible ? 1 : 0, at: 2)
         try insert.run()
+        guard connection.changes == 1 else {
+            throw SQLiteError(code: 1, message: "presentation \(fact.id) is not journaled", sql: insert.sql)
+        }
     }
 
-    private enum DerivedTable {
-        case presentations
-        case conversions
+    private static func deletePresentation(_ fact: PresentationFact, on connection: Connection) throws {
+        let delete = try connection.prepare(
+            static: """
+                DELETE FROM derived_presentations WHERE ts = ?1 AND seq = (SELECT seq FROM records WHERE id = ?2)
+                """)
+        try delete.bind(fact.ts, at: 1)
+        try delete.bind(fact.id, at: 2)
+        try delete.run()
     }
 
-    private static func delete(from table: DerivedTable, ts: Int64, id: String, on connection: Connection) throws {
-        let delete =
-            switch table {
-            case .presentations:
-                try connection.prepare(static: "DELETE FROM derived_presentations WHERE ts = ?1 AND id = ?2")
-            case .conversions:
-                try connection.prepare(static: "DELETE FROM derived_conversions WHERE ts = ?1 AND id = ?2")
-            }
-        try delete.bind(ts, at: 1)
-        try delete.bind(id, at: 2)
+    private static func delete(conversion: Conversion, on connection: Connection) throws {
+        let delete = try connection.prepare(static: "DELETE FROM derived_conversions WHERE ts = ?1 AND id = ?2")
+        try delete.bind(conversion.ts, at: 1)
+        try delete.bind(conversion.id, at: 2)
         try delete.run()
     }
 

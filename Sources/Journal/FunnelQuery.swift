@@ -157,7 +157,7 @@ public enum FunnelQuery {
             }
         let presentations = try connection.prepare(
             """
-            SELECT \(key), count(*), sum(d.eligible) FROM derived_presentations d JOIN records r ON r.id = d.id
+            SELECT \(key), count(*), sum(d.eligible) FROM derived_presentations d JOIN records r ON r.seq = d.seq
             WHERE d.ts >= ?1 AND d.ts < ?2 GROUP BY 1
             """)
         try bind(range, to: presentations)

@@ -24,8 +24,9 @@ public enum JournalVerifier {
                 problems: try ids(
                     connection,
                     """
-                    SELECT d.id FROM derived_presentations d LEFT JOIN records r ON r.id = d.id
-                    WHERE r.id IS NULL OR r.type != 1 OR r.loaded != 1 OR r.ts != d.ts
+                    SELECT coalesce(r.id, 'with seq ' || d.seq) FROM derived_presentations d
+                    LEFT JOIN records r ON r.seq = d.seq
+                    WHERE r.seq IS NULL OR r.type != 1 OR r.loaded != 1 OR r.ts != d.ts
                     """)))
         checks.append(
             Check(
@@ -123,9 +124,9 @@ public enum JournalVerifier {
         var actual: [String] = []
         let presentations = try connection.prepare(
             """
-            SELECT r.user, d.id, d.ts, r.affiliate_token, r.campaign_token, coalesce(r.message_identifier, 'join'),
+            SELECT r.user, r.id, d.ts, r.affiliate_token, r.campaign_token, coalesce(r.message_identifier, 'join'),
                 r.item_id, d.eligible
-            FROM derived_presentations d LEFT JOIN records r ON r.id = d.id
+            FROM derived_presentations d LEFT JOIN records r ON r.seq = d.seq
             """)
         defer { presentations.reset() }
         while try presentations.step() {

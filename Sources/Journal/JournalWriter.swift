@@ -122,7 +122,12 @@ public final class JournalWriter {
         for group in plan.groups {
             let allAccepted = group.indices.allSatisfy(isAccepted)
             if allAccepted, knownUsers.noteAppend(of: group.user) {
-                try DerivedTables.insert(user: group.user, group.attribution, on: connection)
+                let seqs = group.presentationIndices.map { index -> Int64? in
+                    guard index >= 0, case .accepted(let seq) = outcomes[index] else { return nil }
+                    return seq
+                }
+                try DerivedTables.insert(
+                    user: group.user, group.attribution, presentationSeqs: seqs, on: connection)
                 continue
             }
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)

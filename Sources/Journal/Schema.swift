@@ -101,18 +101,19 @@ public enum Schema {
         ) WITHOUT ROWID;
         """,
         // 4: the join writes less per presentation. A derived presentation keeps only what the join decides, its
-        // eligibility; its offer is the record's own (joined by id). Presentations are rolled up per day along one
+        // eligibility, keyed by time and its record's `seq`; its offer is the record's own (joined by `seq`). Presentations are rolled up per day along one
         // grouping at a time (dimension 0 affiliate, 1 campaign, 2 message; absent tokens as ''), which is how
         // reports group them, instead of per combination of all three: a batch touches a few groups per
         // dimension instead of about one per presentation. Both are filled from version 3's tables.
         """
         CREATE TABLE derived_presentations_4 (
             ts INTEGER NOT NULL,
-            id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
             eligible INTEGER NOT NULL,
-            PRIMARY KEY (ts, id)
+            PRIMARY KEY (ts, seq)
         ) WITHOUT ROWID;
-        INSERT INTO derived_presentations_4 SELECT ts, id, eligible FROM derived_presentations;
+        INSERT INTO derived_presentations_4
+            SELECT d.ts, r.seq, d.eligible FROM derived_presentations d JOIN records r ON r.id = d.id;
         DROP TABLE derived_presentations;
         ALTER TABLE derived_presentations_4 RENAME TO derived_presentations;
         CREATE TABLE presentation_rollup (

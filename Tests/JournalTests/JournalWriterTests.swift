@@ -227,6 +227,8 @@ extension JournalWriterTests {
             PRAGMA user_version = 3;
             INSERT INTO presentation_days VALUES (20000, 'a', 'c1', 'join', 2, 1), (20000, 'a', '', 'join', 1, 0),
                 (20000, 'b', 'c1', 'playMusic', 1, 1), (20001, '', '', 'join', 4, 4);
+            INSERT INTO records (seq, id, type, ts, user, received_at, loaded, line)
+                VALUES (7, 'p1', 1, 1728000000000, 'u', 0, 1, '{}');
             INSERT INTO derived_presentations VALUES (1728000000000, 'p1', 'u', 'a', 'c1', 'join', '144', 1);
             """)
         try Schema.migrate(connection)
@@ -246,8 +248,8 @@ extension JournalWriterTests {
         #expect(try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'presentation_days'") == 0)
         // Derived presentations keep what the join decided; the offer is read from the record.
         #expect(
-            try connection.scalarText("SELECT ts || ' ' || id || ' ' || eligible FROM derived_presentations")
-                == "1728000000000 p1 1")
+            try connection.scalarText("SELECT ts || ' ' || seq || ' ' || eligible FROM derived_presentations")
+                == "1728000000000 7 1")
         #expect(try connection.scalarInt("SELECT count(*) FROM pragma_table_info('derived_presentations')") == 3)
     }
 }
