@@ -101,20 +101,16 @@ public final class Connection {
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE` takes the write lock at once); rolls back if it throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            rollbackIfActive()
-            throw error
-        }
+        try inTransaction(begin: "BEGIN IMMEDIATE", body)
     }
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): every statement in it sees the same snapshot.
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN DEFERRED")
+        try inTransaction(begin: "BEGIN DEFERRED", body)
+    }
+
+    private func inTransaction<T>(begin: String, _ body: () throws -> T) throws -> T {
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")
