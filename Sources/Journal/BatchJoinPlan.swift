@@ -92,9 +92,9 @@ final class PendingBatchJoinPlan: @unchecked Sendable {
         }
     }
 
+    /// Waits for the plan (once per plan).
     func wait() -> BatchJoinPlan {
         done.wait()
-        done.signal()  // a second wait returns at once
         return plan ?? BatchJoinPlan(batch: [], settings: .defaults)
     }
 }

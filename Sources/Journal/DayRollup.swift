@@ -49,8 +49,6 @@ struct DayRollup: Sendable {
     private(set) var presentations: [PresentationKey: (presented: Int64, eligible: Int64)] = [:]
     private(set) var conversions: [ConversionKey: Int64] = [:]
 
-    var isEmpty: Bool { presentations.isEmpty && conversions.isEmpty }
-
     mutating func count(_ fact: PresentationFact, sign: Int64) {
         let day = Self.day(of: fact.ts)
         let eligible = fact.eligible ? sign : 0

@@ -38,7 +38,7 @@ enum DerivedTables {
     ///
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
     static func refresh(
-        user: String, added: [Record], journaledBefore firstSeq: Int64, mayHaveEarlier: Bool = true,
+        user: String, added: [Record], journaledBefore firstSeq: Int64, mayHaveEarlier: Bool,
         settings: AttributionSettings, rollup: inout DayRollup, on connection: Connection
     ) throws {
         guard try mayHaveEarlier && JournalRows.hasRecords(of: user, before: firstSeq, on: connection) else {
