@@ -37,6 +37,8 @@ final class CommitPipeline: @unchecked Sendable {
     private let clock: @Sendable () -> Int64
     /// When the current round of learning users began (writer thread only).
     private var learningStartedAt: Int64?
+    /// Whether a chunk of learning is queued on the writer thread (writer thread only).
+    private var learningChunkQueued = false
 
     init(writer: JournalWriter, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds) throws(PosixError) {
         self.writer = writer
@@ -63,22 +65,26 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     /// Starts teaching the writer which users the journal holds (`JournalWriter.learnJournaledUsers`): a chunk
-    /// after each batch, and chunk after chunk while no records wait, so that a restarted daemon soon stops
+    /// after each batch, and chunk after chunk whenever no records wait, so that a restarted daemon soon stops
     /// probing the journal for every new user.
     func startLearningUsers() {
-        queue.async { [self] in learnUsersChunk(chained: true) }
+        queue.async { [self] in learnUsersChunk() }
     }
 
-    /// On the writer thread: learns one chunk if the writer still needs to; with `chained`, schedules the next
-    /// while nothing waits.
-    private func learnUsersChunk(chained: Bool = false) {
+    /// On the writer thread: learns one chunk if the writer still needs to, and while no records wait keeps one
+    /// more chunk queued (never more than one, however many batches ran meanwhile).
+    private func learnUsersChunk() {
         guard writer.needsToLearnUsers else { return }
         let startedAt = learningStartedAt ?? clock()
         learningStartedAt = startedAt
         do {
             if try writer.learnJournaledUsers() {
-                if chained, backlog.load(ordering: .relaxed) == 0 {
-                    queue.async { [self] in learnUsersChunk(chained: true) }
+                if !learningChunkQueued, backlog.load(ordering: .relaxed) == 0 {
+                    learningChunkQueued = true
+                    queue.async { [self] in
+                        learningChunkQueued = false
+                        learnUsersChunk()
+                    }
                 }
                 return
             }
