@@ -17,6 +17,7 @@ public enum CommissionExporter {
         case earlierThanLatest(day: String, latest: String)
         case gap(day: String, firstMissing: String)
         case badDay(String)
+        case notEnded(day: String)
 
         public var description: String {
             switch self {
@@ -26,6 +27,7 @@ public enum CommissionExporter {
             case .gap(let day, let firstMissing):
                 "exporting \(day) would leave a gap: export \(firstMissing) first"
             case .badDay(let text): "\(text) is not a YYYY-MM-DD date"
+            case .notEnded(let day): "\(day) has not ended yet (UTC): a day is exported once it is over"
             }
         }
     }
@@ -33,38 +35,92 @@ public enum CommissionExporter {
     static let dayMs: Int64 = 86_400_000
 
     /// Exports `day` (`YYYY-MM-DD`): the stored files when it is published, else publishes it now.
+    ///
+    /// The day's rows and adjustments are computed in a read transaction, so ingest goes on meanwhile; the write
+    /// lock is taken only to check that no other export published anything since and to store the publication
+    /// (computed again, should one have).
     public static func export(
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000
     ) throws -> Files {
         guard let dayStart = Timestamp.parseDay(day) else { throw Refusal.badDay(day) }
+        guard dayStart + dayMs <= now else { throw Refusal.notEnded(day: day) }
         let writer = try JournalWriter(
             path: journalPath, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
             maintainsDerivedTables: false)
         return try writer.withConnection { connection in
-            try connection.transaction {
-                if let published = try publishedFiles(day, on: connection) { return published }
-                let publishedDays = try connection.allTexts("SELECT day FROM published_days ORDER BY day")
-                if let latest = publishedDays.last, let latestStart = Timestamp.parseDay(latest) {
-                    if dayStart < latestStart { throw Refusal.earlierThanLatest(day: day, latest: latest) }
-                    if dayStart > latestStart + dayMs {
-                        throw Refusal.gap(day: day, firstMissing: Timestamp.formatDay(latestStart + dayMs))
-                    }
+            while true {
+                let planned = try connection.readTransaction {
+                    try plan(day, dayStart: dayStart, rules: rules, now: now, on: connection)
                 }
-                let firstStart = publishedDays.first.flatMap(Timestamp.parseDay) ?? dayStart
-                let range = ReportRange(since: firstStart, until: dayStart + dayMs)
-                var current: [String: [CommissionRow]] = [:]
-                try ConversionSource.forEach(connection, range: range, rules: rules.rules) { evaluated in
-                    guard let row = CommissionRow(evaluated, currency: rules.rules.currency) else { return }
-                    current[Timestamp.formatDay(row.convertedAt), default: []].append(row)
+                guard case .publish(let publication, let seen) = planned else {
+                    guard case .published(let files) = planned else { continue }
+                    return files
                 }
-                let plan = ExportPlan(day: day, current: current, inForce: try ledger(on: connection))
-                let csv = plan.csv()
-                let manifest = plan.manifest(
-                    csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
-                try record(plan, csv: csv, manifest: manifest, generatedAt: now, on: connection)
-                return Files(csv: csv, manifest: manifest, republished: false)
+                // Another export that published in between changes the ledger this plan was made against.
+                let stored = try connection.transaction {
+                    guard try PublishedState.read(on: connection) == seen else { return false }
+                    try record(publication.plan, csv: publication.files.csv, manifest: publication.files.manifest,
+                        generatedAt: now, on: connection)
+                    return true
+                }
+                if stored { return publication.files }
             }
         }
+    }
+
+    /// What a read of the journal decided.
+    private enum Planned {
+        case published(Files)
+        case publish(Publication, seen: PublishedState)
+    }
+
+    private struct Publication {
+        let plan: ExportPlan
+        let files: Files
+    }
+
+    /// What an export depends on besides the records: the published days (each publication adds one).
+    private struct PublishedState: Equatable {
+        let count: Int64
+        let latest: String?
+
+        static func read(on connection: Connection) throws -> PublishedState {
+            let statement = try connection.prepare("SELECT count(*), max(day) FROM published_days")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return PublishedState(count: statement.int64(0), latest: statement.text(1))
+        }
+    }
+
+    /// Plans `day` from one snapshot: its stored files when published, else what publishing it now writes.
+    private static func plan(
+        _ day: String, dayStart: Int64, rules: RulesFile, now: Int64, on connection: Connection
+    ) throws -> Planned {
+        if let published = try publishedFiles(day, on: connection) { return .published(published) }
+        let seen = try PublishedState.read(on: connection)
+        let publishedDays = try connection.allTexts("SELECT day FROM published_days ORDER BY day")
+        if let latest = publishedDays.last, let latestStart = Timestamp.parseDay(latest) {
+            if dayStart < latestStart { throw Refusal.earlierThanLatest(day: day, latest: latest) }
+            if dayStart > latestStart + dayMs {
+                throw Refusal.gap(day: day, firstMissing: Timestamp.formatDay(latestStart + dayMs))
+            }
+        }
+        let firstStart = publishedDays.first.flatMap(Timestamp.parseDay) ?? dayStart
+        // Rows fall on the day their conversion qualifies (rule 4.6: `converted_at + H`).
+        let holding = rules.rules.settings.holdingMs
+        let range = ReportRange(
+            since: firstStart.subtractingSaturated(holding), until: (dayStart + dayMs).subtractingSaturated(holding))
+        var current: [String: [CommissionRow]] = [:]
+        try ConversionSource.forEach(connection, range: range, rules: rules.rules) { evaluated in
+            guard let qualifiesAt = evaluated.qualifiesAt, let row = CommissionRow(evaluated, currency: rules.rules.currency)
+            else { return }
+            current[Timestamp.formatDay(qualifiesAt), default: []].append(row)
+        }
+        let plan = ExportPlan(day: day, current: current, inForce: try ledger(on: connection))
+        let csv = plan.csv()
+        let manifest = plan.manifest(
+            csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
+        return .publish(Publication(plan: plan, files: Files(csv: csv, manifest: manifest, republished: false)), seen: seen)
     }
 
     private static func publishedFiles(_ day: String, on connection: Connection) throws -> Files? {
@@ -135,6 +191,14 @@ public enum CommissionExporter {
             try insert.bind(row.currency, at: 11)
             try insert.run()
         }
+    }
+}
+
+extension Int64 {
+    /// `self - other`, stopping at the smallest value instead of overflowing.
+    fileprivate func subtractingSaturated(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? .min : difference
     }
 }
 

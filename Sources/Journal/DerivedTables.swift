@@ -9,21 +9,22 @@ import SQLite
 enum DerivedTables {
     static let windowKey = "derived_window_ms"
     static let freshnessKey = "derived_freshness_ms"
+    static let holdingKey = "derived_holding_ms"
 
     /// The windows the derived tables were computed with; nil when they never were.
     static func settings(on connection: Connection) throws -> AttributionSettings? {
-        let statement = try connection.prepare(static: "SELECT key, value FROM meta WHERE key IN (?1, ?2)")
+        let statement = try connection.prepare(static: "SELECT key, value FROM meta WHERE key IN (?1, ?2, ?3)")
         try statement.bind(windowKey, at: 1)
         try statement.bind(freshnessKey, at: 2)
+        try statement.bind(holdingKey, at: 3)
         defer { statement.reset() }
-        var window: Int64?
-        var freshness: Int64?
+        var values: [String: Int64] = [:]
         while try statement.step() {
-            let value = statement.text(1).flatMap { Int64($0) }
-            if statement.text(0) == windowKey { window = value } else { freshness = value }
+            if let key = statement.text(0), let value = statement.text(1).flatMap({ Int64($0) }) { values[key] = value }
         }
-        guard let window, let freshness else { return nil }
-        return AttributionSettings(windowMs: window, freshnessMs: freshness)
+        guard let window = values[windowKey], let freshness = values[freshnessKey], let holding = values[holdingKey]
+        else { return nil }
+        return AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding)
     }
 
     /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that
@@ -93,7 +94,10 @@ enum DerivedTables {
         }
         try rollup.write(on: connection)
         let store = try connection.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
-        for (key, value) in [(windowKey, settings.windowMs), (freshnessKey, settings.freshnessMs)] {
+        let values = [
+            (windowKey, settings.windowMs), (freshnessKey, settings.freshnessMs), (holdingKey, settings.holdingMs),
+        ]
+        for (key, value) in values {
             try store.bind(key, at: 1)
             try store.bind(String(value), at: 2)
             try store.run()
@@ -122,7 +126,8 @@ enum DerivedTables {
             [
                 conversion.id, String(conversion.ts), reason, presentation?.id, presentation.map { String($0.ts) },
                 presentation?.offer.affiliateToken, presentation?.offer.campaignToken,
-                presentation?.offer.effectiveMessageIdentifier, presentation?.offer.itemID,
+                presentation?.offer.effectiveMessageIdentifier, presentation?.offer.itemID, conversion.lapse?.id,
+                conversion.lapse.map { String($0.ts) },
             ], to: &bytes)
         return bytes
     }
@@ -192,7 +197,8 @@ enum DerivedTables {
         let insert = try connection.prepare(
             static: """
                 INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
-                    campaign_token, message_identifier, item_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                    campaign_token, message_identifier, item_id, lapse_id, lapse_ts)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                 """)
         try insert.bind(user, at: 1)
         try insert.bind(conversion.id, at: 2)
@@ -205,6 +211,10 @@ enum DerivedTables {
             try insert.bind(presentation.offer.campaignToken, at: 8)
             try insert.bind(presentation.offer.effectiveMessageIdentifier, at: 9)
             try insert.bind(presentation.offer.itemID, at: 10)
+        }
+        if let lapse = conversion.lapse {
+            try insert.bind(lapse.id, at: 11)
+            try insert.bind(lapse.ts, at: 12)
         }
         try insert.run()
     }
@@ -220,11 +230,14 @@ enum DerivedTables {
                 messageIdentifier: row.text(offset + 7), itemID: row.text(offset + 8))
             presentation = PresentationFact(id: offerId, ts: row.int64(offset + 4), offer: offer, eligible: true)
         }
+        let lapse = row.text(offset + 9).map { RecordReference(id: $0, ts: row.int64(offset + 10)) }
         return Conversion(
-            id: row.text(offset) ?? "", ts: row.int64(offset + 1), status: status, presentation: presentation)
+            id: row.text(offset) ?? "", ts: row.int64(offset + 1), status: status, presentation: presentation,
+            lapse: lapse)
     }
 
     /// The columns `conversion(from:)` reads.
     static let conversionColumns =
-        "id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier, item_id"
+        "id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier, item_id, "
+        + "lapse_id, lapse_ts"
 }

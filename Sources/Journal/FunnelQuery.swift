@@ -7,33 +7,37 @@ import SQLite
 /// `derived_presentations` and only conversions are read row by row (their amounts come from `rules`). Otherwise
 /// attribution is recomputed in memory from every journaled record, one user at a time.
 public enum FunnelQuery {
-    /// The report's rows, read in one snapshot of the journal.
+    /// The report's rows, read in one snapshot of the journal, with conversions seen at `asOf` (rule 4.6).
     public static func rows(
-        _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules
+        _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64
     ) throws -> [ReportRow] {
-        try rows(reader, grouping: grouping, range: range, rules: rules, recompute: false)
+        try rows(reader, grouping: grouping, range: range, rules: rules, asOf: asOf, recompute: false)
     }
 
     /// `recompute` forces the in-memory path (tests compare both paths).
     static func rows(
-        _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
+        _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64,
         recompute: Bool
     ) throws -> [ReportRow] {
         let connection = reader.connection
         try connection.execute("BEGIN")
         defer { connection.rollbackIfActive() }
+        var accumulator = ReportAccumulator(asOf: asOf)
         if !recompute, try DerivedTables.settings(on: connection) == rules.settings {
-            return try fromDerivedTables(connection, grouping: grouping, range: range, rules: rules)
+            try fromDerivedTables(connection, grouping: grouping, range: range, rules: rules, into: &accumulator)
+        } else {
+            try recomputed(connection, grouping: grouping, range: range, rules: rules, into: &accumulator)
         }
-        return try recomputed(connection, grouping: grouping, range: range, rules: rules)
+        return accumulator.rows()
     }
 
-    /// Whole days come from the daily roll-ups; the partial days at the range's edges, and days on which a
-    /// commission rule starts or ends, from the derived rows.
+    /// Whole days come from the daily roll-ups; the partial days at the range's edges, days on which a
+    /// commission rule starts or ends, and the day whose conversions qualify partly by `asOf`, from the derived
+    /// rows.
     private static func fromDerivedTables(
-        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules
-    ) throws -> [ReportRow] {
-        var accumulator = ReportAccumulator()
+        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
+        into accumulator: inout ReportAccumulator
+    ) throws {
         let dayMs = DayRollup.dayMs
         // Whole days inside the range: [firstDay, endDay).
         let firstDay = range.since.map { DayRollup.day(of: $0 - 1) + 1 } ?? Int64.min / dayMs
@@ -63,7 +67,6 @@ public enum FunnelQuery {
                 accumulator.add($0, grouping: grouping, range: range)
             }
         }
-        return accumulator.rows()
     }
 
     private static func groupKey(
@@ -105,14 +108,15 @@ public enum FunnelQuery {
     }
 
     /// Adds the roll-up's conversions of whole days; returns the days whose amounts change within the day
-    /// (a rule's `from` or `until` inside it), which the caller reads row by row instead.
+    /// (a rule's `from` or `until` inside it) or whose conversions qualify only partly by the accumulator's
+    /// `asOf`, which the caller reads row by row instead.
     private static func addConversionDays(
         _ connection: Connection, from firstDay: Int64, to endDay: Int64, grouping: ReportGrouping,
         rules: CommissionRules, into accumulator: inout ReportAccumulator
     ) throws -> [Int64] {
         let rows = try connection.prepare(
             """
-            SELECT day, attributed, affiliate_token, campaign_token, message_identifier, conversions
+            SELECT day, attributed, lapsed, affiliate_token, campaign_token, message_identifier, conversions
             FROM conversion_days WHERE day >= ?1 AND day < ?2 AND conversions != 0
             """)
         try rows.bind(firstDay, at: 1)
@@ -122,23 +126,28 @@ public enum FunnelQuery {
         while try rows.step() {
             let day = rows.int64(0)
             let start = day * DayRollup.dayMs
-            guard rules.amountsAreConstant(from: start, until: start + DayRollup.dayMs) else {
+            let end = start + DayRollup.dayMs
+            // Every conversion of the day qualifies by `asOf` (the last instant's does), or none does.
+            let allQualified = rules.settings.qualifiesAt(conversionAt: end - 1) <= accumulator.asOf
+            let noneQualified = rules.settings.qualifiesAt(conversionAt: start) > accumulator.asOf
+            guard rules.amountsAreConstant(from: start, until: end), allQualified || noneQualified else {
                 changingDays.insert(day)
                 continue
             }
             let attributed = rows.int64(1) == 1
-            let affiliate = rows.text(2).flatMap { $0.isEmpty ? nil : $0 }
-            let campaign = rows.text(3).flatMap { $0.isEmpty ? nil : $0 }
-            let count = rows.int64(5)
+            let affiliate = rows.text(3).flatMap { $0.isEmpty ? nil : $0 }
+            let campaign = rows.text(4).flatMap { $0.isEmpty ? nil : $0 }
+            let count = rows.int64(6)
             var amount: Int64 = 0
             if attributed, let affiliate {
-                amount = (rules.amount(affiliateToken: affiliate, campaignToken: campaign, at: start) ?? 0) * count
+                amount = rules.amount(affiliateToken: affiliate, campaignToken: campaign, at: start) ?? 0
             }
-            let key = groupKey(grouping, day: day, affiliate: affiliate, campaign: campaign, message: rows.text(4))
-            accumulator.merge(
-                ReportRow(
-                    key: attributed || grouping == .day ? key : nil, conversions: Int(count),
-                    attributed: attributed ? Int(count) : 0, commissionMinor: amount))
+            let state: QualificationState? =
+                !attributed ? nil : rows.int64(2) == 1 ? .lapsed : allQualified ? .qualified : .pending
+            let key = groupKey(grouping, day: day, affiliate: affiliate, campaign: campaign, message: rows.text(5))
+            accumulator.add(
+                conversionKey: attributed || grouping == .day ? key : nil, state: state, amountMinor: amount,
+                count: Int(count))
         }
         return changingDays.sorted()
     }
@@ -164,7 +173,7 @@ public enum FunnelQuery {
         defer { presentations.reset() }
         while try presentations.step() {
             let groupKey: String? =
-                grouping == .day ? Timestamp.formatDay(presentations.int64(0) * 86_400_000) : presentations.text(0)
+                grouping == .day ? Timestamp.formatDay(presentations.int64(0) * DayRollup.dayMs) : presentations.text(0)
             accumulator.merge(
                 ReportRow(
                     key: groupKey, presented: Int(presentations.int64(1)),
@@ -173,9 +182,9 @@ public enum FunnelQuery {
     }
 
     private static func recomputed(
-        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules
-    ) throws -> [ReportRow] {
-        var accumulator = ReportAccumulator()
+        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
+        into accumulator: inout ReportAccumulator
+    ) throws {
         try JournalRows.forEachUser(on: connection) { _, records in
             let attribution = Attribution.attribute(userRecords: records, settings: rules.settings)
             for presentation in attribution.presentations {
@@ -185,7 +194,6 @@ public enum FunnelQuery {
                 accumulator.add(EvaluatedConversion(conversion, rules: rules), grouping: grouping, range: range)
             }
         }
-        return accumulator.rows()
     }
 
     static func bind(_ range: ReportRange, to statement: Statement) throws {

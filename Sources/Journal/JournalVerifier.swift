@@ -39,6 +39,10 @@ public enum JournalVerifier {
                     WHERE r.id IS NULL OR r.type != 2 OR r.subscribed != 1 OR r.user != d.user OR r.ts != d.ts
                        OR (d.offer_id IS NOT NULL AND (p.id IS NULL OR p.type != 1 OR p.user != d.user))
                     """)))
+        checks.append(
+            Check(
+                name: "lapses are lapse records of the same user within the holding period (rule 4.6)",
+                problems: try lapseProblems(connection)))
         let extraConversions =
             try connection.scalarInt("SELECT count(*) - count(DISTINCT user) FROM derived_conversions") ?? 0
         checks.append(
@@ -50,6 +54,27 @@ public enum JournalVerifier {
         return checks
     }
 
+    /// Every named lapse is a lapse record of the conversion's user, after it and at most H after it, and only
+    /// attributed conversions name one.
+    private static func lapseProblems(_ connection: Connection) throws -> [String] {
+        guard let settings = try DerivedTables.settings(on: connection) else { return [] }
+        let statement = try connection.prepare(
+            """
+            SELECT d.id FROM derived_conversions d LEFT JOIN records l ON l.id = d.lapse_id
+            WHERE d.lapse_id IS NOT NULL AND (d.reason IS NOT NULL OR l.id IS NULL OR l.user != d.user
+                OR l.ts != d.lapse_ts OR l.ts <= d.ts OR l.ts - d.ts > ?1
+                OR NOT ((l.type = 0 AND l.decision IN (?2, ?3)) OR (l.type = 2 AND l.subscribed = 0)))
+            LIMIT 20
+            """)
+        try statement.bind(settings.holdingMs, at: 1)
+        try statement.bind(StoredRecord.decisionCode(.eligible), at: 2)
+        try statement.bind(StoredRecord.decisionCode(.ineligible), at: 3)
+        defer { statement.reset() }
+        var found: [String] = []
+        while try statement.step() { found.append("conversion \(statement.text(0) ?? "?") names a wrong lapse") }
+        return found
+    }
+
     /// The daily roll-ups equal the derived rows aggregated by day and group.
     private static func rollupCheck(_ connection: Connection) throws -> Check {
         let day = DayRollup.daySQL
@@ -59,15 +84,15 @@ public enum JournalVerifier {
             """
         let presentationsFromRows = DayRollup.presentationRollupFromRows
         let conversions = """
-            SELECT day, attributed, affiliate_token, campaign_token, message_identifier, conversions
+            SELECT day, attributed, lapsed, affiliate_token, campaign_token, message_identifier, conversions
             FROM conversion_days WHERE conversions != 0
             """
         let conversionsFromRows = """
-            SELECT \(day), reason IS NULL,
+            SELECT \(day), reason IS NULL, reason IS NULL AND lapse_id IS NOT NULL,
                 CASE WHEN reason IS NULL THEN coalesce(affiliate_token, '') ELSE '' END,
                 CASE WHEN reason IS NULL THEN coalesce(campaign_token, '') ELSE '' END,
                 CASE WHEN reason IS NULL THEN coalesce(message_identifier, '') ELSE '' END,
-                count(*) FROM derived_conversions GROUP BY 1, 2, 3, 4, 5
+                count(*) FROM derived_conversions GROUP BY 1, 2, 3, 4, 5, 6
             """
         var problems: [String] = []
         for (name, a, b) in [
@@ -118,7 +143,7 @@ public enum JournalVerifier {
                     conversionRow(
                         user: user, conversion.id, conversion.ts, reason, conversion.presentation?.id,
                         conversion.presentation?.ts, offer?.affiliateToken, offer?.campaignToken,
-                        offer?.effectiveMessageIdentifier, offer?.itemID))
+                        offer?.effectiveMessageIdentifier, offer?.itemID, conversion.lapse))
             }
         }
         var actual: [String] = []
@@ -144,7 +169,8 @@ public enum JournalVerifier {
             actual.append(
                 conversionRow(
                     user: c.text(0) ?? "", c.text(1) ?? "", c.int64(2), c.text(3), c.text(4),
-                    c.isNull(5) ? nil : c.int64(5), c.text(6), c.text(7), c.text(8), c.text(9)))
+                    c.isNull(5) ? nil : c.int64(5), c.text(6), c.text(7), c.text(8), c.text(9),
+                    c.text(10).map { RecordReference(id: $0, ts: c.int64(11)) }))
         }
         let expectedSet = Set(expected.map(ExactString.init))
         let actualSet = Set(actual.map(ExactString.init))
@@ -171,10 +197,11 @@ public enum JournalVerifier {
 
     private static func conversionRow(
         user: String, _ id: String, _ ts: Int64, _ reason: String?, _ offerId: String?, _ presentedAt: Int64?,
-        _ affiliate: String?, _ campaign: String?, _ message: String?, _ item: String?
+        _ affiliate: String?, _ campaign: String?, _ message: String?, _ item: String?, _ lapse: RecordReference?
     ) -> String {
         "conversion user=\(user) id=\(id) ts=\(ts) reason=\(reason ?? "attributed") offer=\(offerId ?? "\u{1}") "
             + "presented=\(presentedAt.map(String.init) ?? "\u{1}") affiliate=\(affiliate ?? "\u{1}") "
-            + "campaign=\(campaign ?? "\u{1}") message=\(message ?? "\u{1}") item=\(item ?? "\u{1}")"
+            + "campaign=\(campaign ?? "\u{1}") message=\(message ?? "\u{1}") item=\(item ?? "\u{1}") "
+            + "lapse=\(lapse.map { "\($0.id)@\($0.ts)" } ?? "\u{1}")"
     }
 }

@@ -213,9 +213,10 @@ extension JournalWriter {
     public func invalidateDerivedTables() throws {
         let connection = try currentConnection()
         try connection.transaction {
-            let forget = try connection.prepare("DELETE FROM meta WHERE key IN (?1, ?2)")
+            let forget = try connection.prepare("DELETE FROM meta WHERE key IN (?1, ?2, ?3)")
             try forget.bind(DerivedTables.windowKey, at: 1)
             try forget.bind(DerivedTables.freshnessKey, at: 2)
+            try forget.bind(DerivedTables.holdingKey, at: 3)
             try forget.run()
         }
     }

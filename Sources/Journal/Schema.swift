@@ -132,6 +132,30 @@ public enum Schema {
             SELECT day, 2, message_identifier, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3;
         DROP TABLE presentation_days;
         """,
+        // 5: rule 4.6, the holding period. A derived conversion names its lapse (the first lapse record within the
+        // holding period, attributed conversions only), and conversions roll up per day separately for lapsed
+        // ones. The holding period the tables were computed with is `derived_holding_ms` in `meta`; journals of
+        // version 4 were computed without one, which is H = 0, under which nothing lapses.
+        """
+        ALTER TABLE derived_conversions ADD COLUMN lapse_id TEXT;
+        ALTER TABLE derived_conversions ADD COLUMN lapse_ts INTEGER;
+        CREATE TABLE conversion_days_5 (
+            day INTEGER NOT NULL,
+            attributed INTEGER NOT NULL,
+            lapsed INTEGER NOT NULL,
+            affiliate_token TEXT NOT NULL,
+            campaign_token TEXT NOT NULL,
+            message_identifier TEXT NOT NULL,
+            conversions INTEGER NOT NULL,
+            PRIMARY KEY (day, attributed, lapsed, affiliate_token, campaign_token, message_identifier)
+        ) WITHOUT ROWID;
+        INSERT INTO conversion_days_5
+            SELECT day, attributed, 0, affiliate_token, campaign_token, message_identifier, conversions
+            FROM conversion_days;
+        DROP TABLE conversion_days;
+        ALTER TABLE conversion_days_5 RENAME TO conversion_days;
+        INSERT INTO meta (key, value) SELECT 'derived_holding_ms', '0' FROM meta WHERE key = 'derived_window_ms';
+        """,
     ]
 
     /// The version a fully migrated journal has.

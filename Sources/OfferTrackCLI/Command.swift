@@ -10,6 +10,7 @@ extension IngestCommand: Command {}
 extension StatusCommand: Command {}
 extension ExportCommand: Command {}
 extension ReportCommand: Command {}
+extension ExplainCommand: Command {}
 extension RebuildCommand: Command {}
 extension VerifyCommand: Command {}
 extension SimulateCommand: Command {}

@@ -8,6 +8,7 @@ public enum CommandLineTool {
 
         Commands:
           report     the funnel: presentations, eligibility, conversions and commissions
+          explain    why one user's conversion earned what it did, rule by rule
           export     write the nightly commission export for one day
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
@@ -54,6 +55,7 @@ public enum CommandLineTool {
         case "status": StatusCommand.self
         case "export": ExportCommand.self
         case "report": ReportCommand.self
+        case "explain": ExplainCommand.self
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
         case "simulate": SimulateCommand.self

@@ -43,4 +43,10 @@ enum TimeArgument {
         if let ms = Timestamp.parse(text) ?? Timestamp.parseDay(text) { return ms }
         throw CLIError(.usage, "\(option) takes an RFC 3339 time or YYYY-MM-DD, not \(text)")
     }
+
+    /// `--as-of`: when conversions are seen (rule 4.6's pending or qualified); the current time when absent.
+    static func asOf(_ parsed: CommandArguments) throws(CLIError) -> Int64 {
+        guard let text = parsed.value("--as-of") else { return Clock.wallMilliseconds() }
+        return try parse(text, option: "--as-of")
+    }
 }

@@ -11,9 +11,9 @@ public enum Attribution {
         // Per presentation: why rule 4.4 fails for it, nil when it passes.
         var failures: [UnattributedReason?] = []
         var latestCheck: (ts: Int64, decision: EligibilityDecision)?
-        var conversion: (record: Record, offerId: String?, presentationsBefore: Int)?
+        var conversion: (record: Record, offerId: String?, presentationsBefore: Int, position: Int)?
 
-        for record in ordered {
+        for (position, record) in ordered.enumerated() {
             switch record.body {
             case .capabilities(let decision):
                 latestCheck = (record.ts, decision)
@@ -30,12 +30,12 @@ public enum Attribution {
                 failures.append(failure)
             case .outcome(let subscribed, _, let offerId):
                 if subscribed, conversion == nil {
-                    conversion = (record, offerId, presentations.count)
+                    conversion = (record, offerId, presentations.count, position)
                 }
             }
         }
 
-        guard let (outcome, offerId, before) = conversion else {
+        guard let (outcome, offerId, before, position) = conversion else {
             return UserAttribution(presentations: presentations, conversion: nil)
         }
         // Rule 4.2: the named presentation when valid, else the latest loaded one before the conversion.
@@ -59,8 +59,32 @@ public enum Attribution {
         } else {
             status = .attributed
         }
-        let result = Conversion(id: outcome.id, ts: outcome.ts, status: status, presentation: candidate)
+        let lapse = status.isAttributed ? firstLapse(in: ordered[(position + 1)...], after: outcome.ts, settings) : nil
+        let result = Conversion(
+            id: outcome.id, ts: outcome.ts, status: status, presentation: candidate, lapse: lapse)
         return UserAttribution(presentations: presentations, conversion: result)
+    }
+
+    /// Rule 4.6: the first lapse record (in journal order) of `later` with `t < ts <= t + H`.
+    private static func firstLapse(
+        in later: ArraySlice<Record>, after t: Int64, _ settings: AttributionSettings
+    ) -> RecordReference? {
+        let end = settings.qualifiesAt(conversionAt: t)
+        for record in later {
+            guard record.ts <= end else { return nil }
+            if record.ts > t, isLapse(record) { return RecordReference(id: record.id, ts: record.ts) }
+        }
+        return nil
+    }
+
+    /// A lapse record (rule 4.6): an authorized check without playback (`eligible` or `ineligible`), or a
+    /// `declined` outcome, given or derived.
+    public static func isLapse(_ record: Record) -> Bool {
+        switch record.body {
+        case .capabilities(let decision): decision == .eligible || decision == .ineligible
+        case .outcome(let subscribed, _, _): !subscribed
+        case .presented: false
+        }
     }
 
     /// Whether `records` are already in journal order (usual for one user's records arriving together).

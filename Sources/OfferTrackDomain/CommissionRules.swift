@@ -2,7 +2,7 @@
 public struct CommissionRules: Sendable, Equatable {
     /// The ISO 4217 currency code amounts are in.
     public let currency: String
-    /// The attribution window and eligibility freshness the file configures.
+    /// The attribution window, eligibility freshness and holding period the file configures.
     public let settings: AttributionSettings
     /// The rules, in file order.
     public let rules: [CommissionRule]
@@ -25,7 +25,7 @@ public struct CommissionRules: Sendable, Equatable {
         guard case .object(let object) = json else {
             throw RulesError(path: nil, "the rules file must be a JSON object")
         }
-        let known = ["currency", "attributionWindowHours", "eligibilityFreshnessHours", "rules"]
+        let known = ["currency", "attributionWindowHours", "eligibilityFreshnessHours", "holdingPeriodHours", "rules"]
         for member in object.members where !known.contains(member.key) {
             throw RulesError(path: member.key, "unknown key \(member.key) in the rules file")
         }
@@ -37,6 +37,7 @@ public struct CommissionRules: Sendable, Equatable {
         }
         let window = try Self.hours(object, "attributionWindowHours", default: 720)
         let freshness = try Self.hours(object, "eligibilityFreshnessHours", default: 24)
+        let holding = try Self.hours(object, "holdingPeriodHours", default: 0, allowZero: true)
         guard let rulesValue = Self.present(object["rules"]) else {
             throw RulesError(path: "rules", "rules is required")
         }
@@ -59,23 +60,30 @@ public struct CommissionRules: Sendable, Equatable {
         }
         self.init(
             currency: currency,
-            settings: AttributionSettings(windowMs: window, freshnessMs: freshness),
+            settings: AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding),
             rules: rules
         )
     }
 
     /// The most specific matching rule (SPEC 5), ties broken by the latest `from`; nil when none matches.
     public func rule(affiliateToken: String, campaignToken: String?, at ts: Int64) -> CommissionRule? {
-        var best: CommissionRule?
-        for rule in rules where rule.matches(affiliateToken: affiliateToken, campaignToken: campaignToken, at: ts) {
-            guard let current = best else {
-                best = rule
+        ruleIndex(affiliateToken: affiliateToken, campaignToken: campaignToken, at: ts).map { rules[$0] }
+    }
+
+    /// The index in the file of the rule `rule(affiliateToken:campaignToken:at:)` picks; nil when none matches.
+    public func ruleIndex(affiliateToken: String, campaignToken: String?, at ts: Int64) -> Int? {
+        var best: Int?
+        for (index, rule) in rules.enumerated()
+        where rule.matches(affiliateToken: affiliateToken, campaignToken: campaignToken, at: ts) {
+            guard let currentIndex = best else {
+                best = index
                 continue
             }
+            let current = rules[currentIndex]
             if rule.specificity != current.specificity {
-                if rule.specificity > current.specificity { best = rule }
+                if rule.specificity > current.specificity { best = index }
             } else if (rule.from ?? .min) > (current.from ?? .min) {
-                best = rule
+                best = index
             }
         }
         return best
@@ -110,11 +118,14 @@ public struct CommissionRules: Sendable, Equatable {
         text.utf8.count == 3 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) }
     }
 
-    private static func hours(_ object: JSONObject, _ key: String, default fallback: Int64) throws(RulesError) -> Int64
-    {
+    /// A whole number of hours, in milliseconds: positive, or at least 0 with `allowZero`.
+    private static func hours(
+        _ object: JSONObject, _ key: String, default fallback: Int64, allowZero: Bool = false
+    ) throws(RulesError) -> Int64 {
         guard let value = present(object[key]) else { return fallback * 3_600_000 }
-        guard case .number(let number) = value, let hours = number.int64Value, hours > 0 else {
-            throw RulesError(path: key, "\(key) must be a positive integer")
+        guard case .number(let number) = value, let hours = number.int64Value, hours > 0 || (allowZero && hours == 0)
+        else {
+            throw RulesError(path: key, "\(key) must be " + (allowZero ? "an integer of at least 0" : "a positive integer"))
         }
         let (ms, overflow) = hours.multipliedReportingOverflow(by: 3_600_000)
         guard !overflow else { throw RulesError(path: key, "\(key) is too large") }

@@ -1,4 +1,4 @@
-/// A user's conversion (their first `subscribed` outcome) and the result of rules 4.2–4.4.
+/// A user's conversion (their first `subscribed` outcome) and the result of rules 4.2–4.4 and 4.6.
 public struct Conversion: Sendable, Equatable {
     /// The outcome record's `id`.
     public var id: String
@@ -8,11 +8,17 @@ public struct Conversion: Sendable, Equatable {
     public var status: ConversionStatus
     /// The candidate presentation (rule 4.2), when there was one, attributed or not.
     public var presentation: PresentationFact?
+    /// The first lapse record within the holding period (rule 4.6); only an attributed conversion lapses.
+    public var lapse: RecordReference?
 
-    public init(id: String, ts: Int64, status: ConversionStatus, presentation: PresentationFact?) {
+    public init(
+        id: String, ts: Int64, status: ConversionStatus, presentation: PresentationFact?,
+        lapse: RecordReference? = nil
+    ) {
         self.id = id
         self.ts = ts
         self.status = status
         self.presentation = presentation
+        self.lapse = lapse
     }
 }

@@ -35,7 +35,8 @@ public struct ExportPlan: Sendable {
     }
 
     /// Plans the export of `day`. `current` holds the rows computed now for `day` and every published day
-    /// (grouped by UTC day of `convertedAt`); `inForce` the rows in force before this export.
+    /// (grouped by the UTC day on which each conversion qualifies, rule 4.6); `inForce` the rows in force before
+    /// this export.
     public init(day: String, current: [String: [CommissionRow]], inForce: [String: [ExactString: CommissionRow]]) {
         self.day = day
         var lines: [Line] = []

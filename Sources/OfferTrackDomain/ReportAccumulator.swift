@@ -1,22 +1,34 @@
 /// Aggregates the funnel report (SPEC section 6) from facts, single counts or pre-aggregated partial rows.
 public struct ReportAccumulator: Sendable {
     private var rowsByKey: [ExactString?: ReportRow] = [:]
+    /// The time conversions are seen at: what qualified by then, what is pending then (rule 4.6).
+    public let asOf: Int64
 
-    public init() {}
+    /// `asOf` defaults to the end of time, when every attributed conversion that did not lapse has qualified.
+    public init(asOf: Int64 = .max) {
+        self.asOf = asOf
+    }
 
     /// Counts one loaded presentation under `presentationKey`.
     public mutating func add(presentationKey: String?, eligible: Bool) {
         merge(ReportRow(key: presentationKey, presented: 1, presentedEligible: eligible ? 1 : 0))
     }
 
-    /// Counts one conversion under `conversionKey`; `amountMinor` is added only when it is attributed.
-    public mutating func add(conversionKey: String?, attributed: Bool, amountMinor: Int64) {
+    /// Counts `count` conversions under `conversionKey`; `state` is nil for unattributed ones, and
+    /// `amountMinor` (each one's) counts as commission when qualified, as pending commission when pending.
+    public mutating func add(
+        conversionKey: String?, state: QualificationState?, amountMinor: Int64, count: Int = 1
+    ) {
+        let total = amountMinor * Int64(count)
         merge(
             ReportRow(
                 key: conversionKey,
-                conversions: 1,
-                attributed: attributed ? 1 : 0,
-                commissionMinor: attributed ? amountMinor : 0
+                conversions: count,
+                attributed: state == nil ? 0 : count,
+                lapsed: state == .lapsed ? count : 0,
+                pending: state == .pending ? count : 0,
+                commissionMinor: state == .qualified ? total : 0,
+                pendingCommissionMinor: state == .pending ? total : 0
             )
         )
     }
@@ -25,11 +37,7 @@ public struct ReportAccumulator: Sendable {
     public mutating func merge(_ row: ReportRow) {
         let key = row.key.map(ExactString.init)
         var current = rowsByKey[key] ?? ReportRow(key: row.key)
-        current.presented += row.presented
-        current.presentedEligible += row.presentedEligible
-        current.conversions += row.conversions
-        current.attributed += row.attributed
-        current.commissionMinor += row.commissionMinor
+        current.add(row)
         rowsByKey[key] = current
     }
 
@@ -39,13 +47,13 @@ public struct ReportAccumulator: Sendable {
         add(presentationKey: grouping.key(presentation: presentation), eligible: presentation.eligible)
     }
 
-    /// Counts a conversion when its `ts` is in `range`.
+    /// Counts a conversion, seen at `asOf`, when its `ts` is in `range`.
     public mutating func add(_ evaluated: EvaluatedConversion, grouping: ReportGrouping, range: ReportRange) {
         let conversion = evaluated.conversion
         guard range.contains(conversion.ts) else { return }
         add(
             conversionKey: grouping.key(conversion: conversion),
-            attributed: conversion.status.isAttributed,
+            state: evaluated.state(asOf: asOf),
             amountMinor: evaluated.commission.amountMinor
         )
     }
@@ -61,14 +69,15 @@ public struct ReportAccumulator: Sendable {
         }
     }
 
-    /// The report of `presentations` and `conversions` grouped by `grouping` within `range`.
+    /// The report of `presentations` and `conversions` grouped by `grouping` within `range`, seen at `asOf`.
     public static func build(
         presentations: some Sequence<PresentationFact>,
         conversions: some Sequence<EvaluatedConversion>,
         grouping: ReportGrouping,
-        range: ReportRange = .all
+        range: ReportRange = .all,
+        asOf: Int64 = .max
     ) -> [ReportRow] {
-        var accumulator = ReportAccumulator()
+        var accumulator = ReportAccumulator(asOf: asOf)
         for presentation in presentations { accumulator.add(presentation, grouping: grouping, range: range) }
         for conversion in conversions { accumulator.add(conversion, grouping: grouping, range: range) }
         return accumulator.rows()

@@ -4,10 +4,11 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
     case csv
     case json
 
-    /// The rows rendered in this format; every line ends in `\n`.
-    public func render(_ rows: [ReportRow], grouping: ReportGrouping) -> String {
+    /// The rows rendered in this format; every line ends in `\n`. The table writes amounts in `currency`'s
+    /// major unit; CSV and JSON keep integer minor units.
+    public func render(_ rows: [ReportRow], grouping: ReportGrouping, currency: String) -> String {
         switch self {
-        case .table: Self.table(rows, grouping: grouping)
+        case .table: Self.table(rows, grouping: grouping, currency: currency)
         case .csv: Self.csv(rows)
         case .json: Self.json(rows)
         }
@@ -20,41 +21,45 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
         let objects = rows.map { row in
             "{\"key\":\(row.key.map(JSONStringLiteral.quote) ?? "null"),\"presented\":\(row.presented),"
                 + "\"presentedEligible\":\(row.presentedEligible),\"conversions\":\(row.conversions),"
-                + "\"attributed\":\(row.attributed),\"commissionMinor\":\(row.commissionMinor)}"
+                + "\"attributed\":\(row.attributed),\"lapsed\":\(row.lapsed),\"pending\":\(row.pending),"
+                + "\"commissionMinor\":\(row.commissionMinor),\"pendingCommissionMinor\":\(row.pendingCommissionMinor)}"
         }
         return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
     }
 
-    /// The header `key,presented,presented_eligible,conversions,attributed,commission_minor`, then one line per
-    /// row; the null key is an empty field; SPEC 7 quoting.
+    /// The CSV header: the JSON keys in snake case.
+    public static let csvHeader =
+        "key,presented,presented_eligible,conversions,attributed,lapsed,pending,commission_minor,"
+        + "pending_commission_minor"
+
+    /// `csvHeader`, then one line per row; the null key is an empty field; SPEC 7 quoting.
     public static func csv(_ rows: [ReportRow]) -> String {
-        var out = "key,presented,presented_eligible,conversions,attributed,commission_minor\n"
+        var out = csvHeader + "\n"
         for row in rows {
             out += CSVField.line([
                 row.key ?? "", String(row.presented), String(row.presentedEligible), String(row.conversions),
-                String(row.attributed), String(row.commissionMinor),
+                String(row.attributed), String(row.lapsed), String(row.pending), String(row.commissionMinor),
+                String(row.pendingCommissionMinor),
             ])
         }
         return out
     }
 
     /// Columns aligned for a terminal (width in characters): the key left-aligned (`(none)` for null), counts and
-    /// the commission in minor units right-aligned, separated by two spaces, then a `TOTAL` line.
-    public static func table(_ rows: [ReportRow], grouping: ReportGrouping) -> String {
+    /// amounts (in the currency's major unit, the currency in the header) right-aligned, separated by two spaces,
+    /// then a `TOTAL` line.
+    public static func table(_ rows: [ReportRow], grouping: ReportGrouping, currency: String) -> String {
         let header = [
-            grouping.rawValue.uppercased(), "PRESENTED", "ELIGIBLE", "CONVERSIONS", "ATTRIBUTED", "COMMISSION_MINOR",
+            grouping.rawValue.uppercased(), "PRESENTED", "ELIGIBLE", "CONVERSIONS", "ATTRIBUTED", "LAPSED", "PENDING",
+            "COMMISSION \(currency)", "PENDING \(currency)",
         ]
         var total = ReportRow(key: "TOTAL")
         var lines: [[String]] = [header]
         for row in rows {
-            lines.append(cells(row, key: row.key ?? "(none)"))
-            total.presented += row.presented
-            total.presentedEligible += row.presentedEligible
-            total.conversions += row.conversions
-            total.attributed += row.attributed
-            total.commissionMinor += row.commissionMinor
+            lines.append(cells(row, key: row.key ?? "(none)", currency: currency))
+            total.add(row)
         }
-        lines.append(cells(total, key: "TOTAL"))
+        lines.append(cells(total, key: "TOTAL", currency: currency))
         var widths = [Int](repeating: 0, count: header.count)
         for line in lines {
             for (column, cell) in line.enumerated() { widths[column] = max(widths[column], cell.count) }
@@ -75,10 +80,11 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
         return out
     }
 
-    private static func cells(_ row: ReportRow, key: String) -> [String] {
+    private static func cells(_ row: ReportRow, key: String, currency: String) -> [String] {
         [
             key, String(row.presented), String(row.presentedEligible), String(row.conversions), String(row.attributed),
-            String(row.commissionMinor),
+            String(row.lapsed), String(row.pending), Money.format(row.commissionMinor, currency: currency),
+            Money.format(row.pendingCommissionMinor, currency: currency),
         ]
     }
 }

@@ -10,8 +10,14 @@ public struct ReportRow: Sendable, Equatable {
     public var conversions: Int
     /// Of those, the attributed ones.
     public var attributed: Int
-    /// The attributed conversions' summed commission, in minor units.
+    /// Of the attributed ones, those that lapsed (rule 4.6).
+    public var lapsed: Int
+    /// Of the attributed ones, those pending at the report's `asOf`.
+    public var pending: Int
+    /// The summed amount of the attributed conversions that qualified by `asOf`, in minor units.
     public var commissionMinor: Int64
+    /// The summed amount of the pending ones, in minor units.
+    public var pendingCommissionMinor: Int64
 
     public init(
         key: String?,
@@ -19,16 +25,34 @@ public struct ReportRow: Sendable, Equatable {
         presentedEligible: Int = 0,
         conversions: Int = 0,
         attributed: Int = 0,
-        commissionMinor: Int64 = 0
+        lapsed: Int = 0,
+        pending: Int = 0,
+        commissionMinor: Int64 = 0,
+        pendingCommissionMinor: Int64 = 0
     ) {
         self.key = key
         self.presented = presented
         self.presentedEligible = presentedEligible
         self.conversions = conversions
         self.attributed = attributed
+        self.lapsed = lapsed
+        self.pending = pending
         self.commissionMinor = commissionMinor
+        self.pendingCommissionMinor = pendingCommissionMinor
     }
 
     /// Whether the row counts at least one presentation or conversion, and so is listed.
     public var isListed: Bool { presented > 0 || conversions > 0 }
+
+    /// Adds `other`'s counts to this row's (the key stays).
+    public mutating func add(_ other: ReportRow) {
+        presented += other.presented
+        presentedEligible += other.presentedEligible
+        conversions += other.conversions
+        attributed += other.attributed
+        lapsed += other.lapsed
+        pending += other.pending
+        commissionMinor += other.commissionMinor
+        pendingCommissionMinor += other.pendingCommissionMinor
+    }
 }

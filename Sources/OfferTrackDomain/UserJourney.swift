@@ -106,6 +106,27 @@ struct UserJourney {
             t += rng.int(in: 60_000...172_800_000)
             emitOutcome(subscribed: true, offerId: offerId(presentations), at: t, counter: &counter)
         }
+        afterConversion(at: t, counter: &counter)
+    }
+
+    /// What the app sees after a conversion (rule 4.6): the free trial (a month) ends unpaid for some, who lose
+    /// playback at a later launch; some decline the offer shown again; paying members keep playback; some leave
+    /// long after any holding period.
+    private mutating func afterConversion(at conversion: Int64, counter: inout UInt64) {
+        let day: Int64 = 86_400_000
+        let unpaid = Capabilities(playback: false, eligible: true, cloud: rng.chance(50))
+        let roll = rng.below(100)
+        if roll < 25 {
+            emitCheck(unpaid, at: conversion + rng.int(in: (30 * day)...(36 * day)), counter: &counter)
+        } else if roll < 32 {
+            emitOutcome(
+                subscribed: false, offerId: nil, at: conversion + rng.int(in: (2 * day)...(20 * day)), counter: &counter)
+        } else if roll < 72 {
+            let member = Capabilities(playback: true, eligible: false, cloud: true)
+            emitCheck(member, at: conversion + rng.int(in: (1 * day)...(60 * day)), counter: &counter)
+        } else if roll < 80 {
+            emitCheck(unpaid, at: conversion + rng.int(in: (50 * day)...(120 * day)), counter: &counter)
+        }
     }
 
     /// The `offerId` an app would send: usually the last presentation, sometimes another, an unloaded one or an
@@ -133,12 +154,18 @@ struct UserJourney {
                 fields.append(capabilitiesField(Capabilities(playback: false, eligible: false, cloud: false)))
             }
         case .eligible, .subscriber, .ineligible:
-            let capabilities = capabilities(for: profile)
-            decision = capabilities.decision
-            fields.append("\"authorization\":" + (rng.chance(70) ? "\"authorized\"" : "3"))
-            fields.append(capabilitiesField(capabilities))
+            emitCheck(capabilities(for: profile), at: ts, counter: &counter)
+            return
         }
         emit("capabilities", at: ts, fields: fields, body: .capabilities(decision), counter: &counter)
+    }
+
+    /// An authorized capabilities check reporting `capabilities`.
+    private mutating func emitCheck(_ capabilities: Capabilities, at ts: Int64, counter: inout UInt64) {
+        let fields = [
+            "\"authorization\":" + (rng.chance(70) ? "\"authorized\"" : "3"), capabilitiesField(capabilities),
+        ]
+        emit("capabilities", at: ts, fields: fields, body: .capabilities(capabilities.decision), counter: &counter)
     }
 
     private mutating func capabilities(for profile: Profile) -> Capabilities {

@@ -1,0 +1,104 @@
+/// Why one user's conversion earned what it did (`offertrack explain`, SPEC section 6): every record rules 4.1–4.6
+/// looked at, and the verdict, seen at `asOf`.
+public struct Explanation: Sendable, Equatable {
+    /// The eligibility check rule 4.4 looked at: the user's latest `capabilities` record before the candidate.
+    public struct EligibilityCheck: Sendable, Equatable {
+        public var record: RecordReference
+        public var decision: EligibilityDecision
+    }
+
+    /// `none` without a conversion, else whether rules 4.2–4.4 attributed it.
+    public enum Status: String, Sendable, Equatable {
+        case none
+        case attributed
+        case unattributed
+    }
+
+    public let user: String
+    /// How many records the user has.
+    public let records: Int
+    /// Rule 4.1: the first `subscribed` outcome.
+    public let conversion: RecordReference?
+    /// Rule 4.2's candidate presentation, and its offer.
+    public let presentation: PresentationFact?
+    /// Whether the conversion named the candidate by `offerId` (else it is the latest loaded one before it).
+    public let presentationNamed: Bool
+    public let eligibility: EligibilityCheck?
+    /// Rule 4.6: the first lapse record within the holding period.
+    public let lapse: RecordReference?
+    /// The ids of later `subscribed` outcomes, in journal order.
+    public let repeats: [String]
+    public let status: Status
+    /// Rule 4's reason when it earns nothing by rules 4.2–4.5; nil when a rule set its amount or there is no
+    /// conversion.
+    public let reason: CommissionReason?
+    /// Rule 4.5's amount (0 unless attributed).
+    public let amountMinor: Int64
+    /// The index in the rules file of the rule that set the amount.
+    public let rule: Int?
+    /// `t + H` when attributed.
+    public let qualifiesAt: Int64?
+    /// At `asOf`, when attributed.
+    public let state: QualificationState?
+    public let asOf: Int64
+    /// The rules the verdict was reached under.
+    public let rules: CommissionRules
+
+    /// Explains `user` from all of their records (any order) under `rules`, seen at `asOf`.
+    public init(user: String, userRecords: [Record], rules: CommissionRules, asOf: Int64) {
+        let ordered = userRecords.sorted(by: RecordOrder.precedes)
+        let attribution = Attribution.attribute(userRecords: ordered, settings: rules.settings)
+        self.user = user
+        self.records = ordered.count
+        self.asOf = asOf
+        self.rules = rules
+        guard let converted = attribution.conversion else {
+            (conversion, presentation, presentationNamed, eligibility, lapse, repeats) = (nil, nil, false, nil, nil, [])
+            (status, reason, amountMinor, rule, qualifiesAt, state) = (.none, nil, 0, nil, nil, nil)
+            return
+        }
+        let evaluated = EvaluatedConversion(converted, rules: rules)
+        conversion = RecordReference(id: converted.id, ts: converted.ts)
+        presentation = converted.presentation
+        lapse = converted.lapse
+        var named = false
+        var repeats: [String] = []
+        var check: EligibilityCheck?
+        let candidate = converted.presentation.map { Self.orderKey(of: $0, user: user) }
+        for record in ordered {
+            switch record.body {
+            case .capabilities(let decision):
+                if let candidate, RecordOrder.precedes(record, candidate) {
+                    check = EligibilityCheck(record: RecordReference(id: record.id, ts: record.ts), decision: decision)
+                }
+            case .outcome(subscribed: true, _, let offerId):
+                // The conversion is the first subscribed outcome: every other one is a later repeat.
+                guard record.id.utf8.elementsEqual(converted.id.utf8) else {
+                    repeats.append(record.id)
+                    continue
+                }
+                if let offerId, let id = converted.presentation?.id { named = id.utf8.elementsEqual(offerId.utf8) }
+            case .outcome, .presented:
+                continue
+            }
+        }
+        presentationNamed = named
+        self.repeats = repeats
+        eligibility = check
+        status = converted.status.isAttributed ? .attributed : .unattributed
+        reason = evaluated.commission.reason
+        amountMinor = evaluated.commission.amountMinor
+        if converted.status.isAttributed, let offer = converted.presentation?.offer, let token = offer.affiliateToken {
+            rule = rules.ruleIndex(affiliateToken: token, campaignToken: offer.campaignToken, at: converted.ts)
+        } else {
+            rule = nil
+        }
+        qualifiesAt = evaluated.qualifiesAt
+        state = evaluated.state(asOf: asOf)
+    }
+
+    /// A record standing for the candidate presentation's place in journal order.
+    private static func orderKey(of candidate: PresentationFact, user: String) -> Record {
+        Record(id: candidate.id, ts: candidate.ts, user: user, body: .presented(candidate.offer, loaded: true))
+    }
+}
