@@ -1,14 +1,14 @@
 /// SplitMix64: a small seeded generator whose output is identical on every machine and Swift version.
 ///
 /// Draws use only this type's own arithmetic (never the standard library's `random(in:)`, whose algorithm may
-/// change), so a seed always gives the same workload.
-struct SimulationRandom: Sendable {
+/// change), so a seed always gives the same workload. Tests use it as a seeded `RandomNumberGenerator` too.
+public struct SimulationRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
     /// The next 64 random bits.
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         return Self.mix(state)
     }

@@ -24,11 +24,14 @@ import Testing
         _ status: ConversionStatus,
         _ presentation: PresentationFact?,
         amount: Int64 = 0,
-        reason: CommissionReason? = nil
+        reason: CommissionReason? = nil,
+        holding: Int64 = 0,
+        lapse: RecordReference? = nil
     ) -> EvaluatedConversion {
         EvaluatedConversion(
-            conversion: Conversion(id: id, ts: day + at, status: status, presentation: presentation),
-            commission: Commission(amountMinor: amount, reason: reason)
+            conversion: Conversion(id: id, ts: day + at, status: status, presentation: presentation, lapse: lapse),
+            commission: Commission(amountMinor: amount, reason: reason),
+            qualifiesAt: status.isAttributed ? day + at + holding : nil
         )
     }
 
@@ -122,9 +125,9 @@ import Testing
         var single = ReportAccumulator()
         single.add(presentationKey: "k", eligible: true)
         single.add(presentationKey: "k", eligible: false)
-        single.add(conversionKey: "k", attributed: true, amountMinor: 250)
-        single.add(conversionKey: "k", attributed: false, amountMinor: 999)
-        single.add(conversionKey: nil, attributed: false, amountMinor: 0)
+        single.add(conversionKey: "k", state: .qualified, amountMinor: 250)
+        single.add(conversionKey: "k", state: nil, amountMinor: 999)
+        single.add(conversionKey: nil, state: nil, amountMinor: 0)
         var merged = ReportAccumulator()
         merged.merge(Self.row("k", 2, 1, 0, 0, 0))
         merged.merge(Self.row("k", 0, 0, 2, 1, 250))
@@ -139,47 +142,90 @@ import Testing
     @Test func jsonFormat() {
         let expected = """
             [
-            {"key":"say \\"hi\\"","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"commissionMinor":0},
-            {"key":"spring,26","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"commissionMinor":700},
-            {"key":null,"presented":2,"presentedEligible":1,"conversions":2,"attributed":1,"commissionMinor":0}
+            {"key":"say \\"hi\\"","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"lapsed":0,"pending":0,"commissionMinor":0,"pendingCommissionMinor":0},
+            {"key":"spring,26","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"lapsed":0,"pending":0,"commissionMinor":700,"pendingCommissionMinor":0},
+            {"key":null,"presented":2,"presentedEligible":1,"conversions":2,"attributed":1,"lapsed":0,"pending":0,"commissionMinor":0,"pendingCommissionMinor":0}
             ]
 
             """
-        #expect(ReportFormat.json.render(Self.report(.campaign), grouping: .campaign) == expected)
+        #expect(ReportFormat.json.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
         #expect(ReportFormat.json([]) == "[]\n")
     }
 
     @Test func csvFormat() {
         let expected = #"""
-            key,presented,presented_eligible,conversions,attributed,commission_minor
-            "say ""hi""",1,1,1,1,0
-            "spring,26",1,1,1,1,700
-            ,2,1,2,1,0
+            key,presented,presented_eligible,conversions,attributed,lapsed,pending,commission_minor,pending_commission_minor
+            "say ""hi""",1,1,1,1,0,0,0,0
+            "spring,26",1,1,1,1,0,0,700,0
+            ,2,1,2,1,0,0,0,0
 
             """#
-        #expect(ReportFormat.csv.render(Self.report(.campaign), grouping: .campaign) == expected)
-        #expect(ReportFormat.csv([]) == "key,presented,presented_eligible,conversions,attributed,commission_minor\n")
+        #expect(ReportFormat.csv.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
+        #expect(
+            ReportFormat.csv([])
+                == "key,presented,presented_eligible,conversions,attributed,lapsed,pending,commission_minor,"
+                + "pending_commission_minor\n")
     }
 
     @Test func tableFormat() {
         let expected = """
-            CAMPAIGN   PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  COMMISSION_MINOR
-            say "hi"           1         1            1           1                 0
-            spring,26          1         1            1           1               700
-            (none)             2         1            2           1                 0
-            TOTAL              4         3            4           3               700
+            CAMPAIGN   PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  LAPSED  PENDING  COMMISSION USD  PENDING USD
+            say "hi"           1         1            1           1       0        0            0.00         0.00
+            spring,26          1         1            1           1       0        0            7.00         0.00
+            (none)             2         1            2           1       0        0            0.00         0.00
+            TOTAL              4         3            4           3       0        0            7.00         0.00
 
             """
-        #expect(ReportFormat.table.render(Self.report(.campaign), grouping: .campaign) == expected)
+        #expect(ReportFormat.table.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
     }
 
     @Test func emptyTableHasATotalLine() {
         let expected = """
-            DAY    PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  COMMISSION_MINOR
-            TOTAL          0         0            0           0                 0
+            DAY    PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  LAPSED  PENDING  COMMISSION JPY  PENDING JPY
+            TOTAL          0         0            0           0       0        0               0            0
 
             """
-        #expect(ReportFormat.table([], grouping: .day) == expected)
+        #expect(ReportFormat.table([], grouping: .day, currency: "JPY") == expected)
+    }
+
+    // MARK: Holding period (rule 4.6)
+
+    /// H = 10 h: c1 at 1:30 qualifies at 11:30, c2 lapsed, c3 unattributed, c4 (at 5:00) qualifies at 15:00.
+    static let held = [
+        converted("c1", 3 * hour / 2, .attributed, p1, amount: 700, holding: 10 * hour),
+        converted(
+            "c2", 26 * hour, .attributed, p4, amount: 300, holding: 10 * hour,
+            lapse: RecordReference(id: "l2", ts: day + 27 * hour)),
+        converted("c3", 4 * hour, .unattributed(.notEligible), p2, reason: .notEligible, holding: 10 * hour),
+        converted("c4", 5 * hour, .attributed, p3, amount: 200, holding: 10 * hour),
+    ]
+
+    @Test(arguments: [
+        // as of the instant before c1 qualifies: everything attributed that did not lapse is pending
+        (Int64(23 * hour / 2 - 1), [("Z", 0, 1, 0, 700), ("é", 1, 0, 0, 0), (nil, 0, 1, 0, 200)]),
+        // c1's qualifying instant exactly
+        (Int64(23 * hour / 2), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 1, 0, 200)]),
+        (Int64(15 * hour), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 0, 200, 0)]),
+    ] as [(Int64, [(String?, Int, Int, Int64, Int64)])])
+    func lapsedPendingAndQualifiedAtAsOf(asOf: Int64, expected: [(String?, Int, Int, Int64, Int64)]) {
+        let rows = ReportAccumulator.build(
+            presentations: [], conversions: Self.held, grouping: .affiliate, asOf: Self.day + asOf)
+        #expect(rows.map(\.key) == expected.map(\.0))
+        #expect(rows.map(\.lapsed) == expected.map(\.1))
+        #expect(rows.map(\.pending) == expected.map(\.2))
+        #expect(rows.map(\.commissionMinor) == expected.map(\.3))
+        #expect(rows.map(\.pendingCommissionMinor) == expected.map(\.4))
+        // Lapsed and pending count among the attributed; nothing lapsed earns.
+        #expect(rows.map(\.attributed) == [1, 1, 1])
+        #expect(rows.map(\.conversions) == [1, 1, 2])
+    }
+
+    @Test(arguments: [
+        (Int64(8400), "USD", "84.00"), (840, "JPY", "840"), (-5, "USD", "-0.05"), (0, "EUR", "0.00"),
+        (1_234_567, "KWD", "1234.567"), (12, "CLF", "0.0012"), (100, "ISK", "100"), (Int64.min, "USD", "-92233720368547758.08"),
+    ])
+    func moneyInTheCurrencysMajorUnit(minor: Int64, currency: String, expected: String) {
+        #expect(Money.format(minor, currency: currency) == expected)
     }
 
     @Test(arguments: [

@@ -76,6 +76,15 @@ import Testing
         #expect(rules.settings == AttributionSettings(windowMs: 48 * 3_600_000, freshnessMs: 3_600_000))
     }
 
+    @Test(arguments: [(nil, 0), ("0", 0), ("1080", 1080), ("1", 1)] as [(String?, Int64)])
+    func holdingPeriodIsReadInHoursAndMayBeZero(value: String?, hours: Int64) throws {
+        let rules = try CommissionRules(
+            json: value.map { Self.object(["currency": .string("USD"), "holdingPeriodHours": Self.number($0), "rules": .array([])]) }
+                ?? Self.object(["currency": .string("USD"), "rules": .array([])]))
+        #expect(rules.settings.holdingMs == hours * 3_600_000)
+        #expect(rules.settings.windowMs == AttributionSettings.defaults.windowMs)
+    }
+
     @Test func nullOptionalMembersCountAsAbsent() throws {
         let rules = try CommissionRules(
             json: Self.object([
@@ -195,6 +204,28 @@ import Testing
             (
                 object(["currency": .string("USD"), "eligibilityFreshnessHours": number("0"), "rules": .array([])]),
                 "eligibilityFreshnessHours"
+            ),
+            (
+                object(["currency": .string("USD"), "holdingPeriodHours": number("-1"), "rules": .array([])]),
+                "holdingPeriodHours"
+            ),
+            (
+                object(["currency": .string("USD"), "holdingPeriodHours": number("0.5"), "rules": .array([])]),
+                "holdingPeriodHours"
+            ),
+            (
+                object(["currency": .string("USD"), "holdingPeriodHours": .string("1080"), "rules": .array([])]),
+                "holdingPeriodHours"
+            ),
+            (
+                object(["currency": .string("USD"), "holdingPeriodHours": .bool(true), "rules": .array([])]),
+                "holdingPeriodHours"
+            ),
+            (
+                object([
+                    "currency": .string("USD"), "holdingPeriodHours": number("9223372036854775807"),
+                    "rules": .array([]),
+                ]), "holdingPeriodHours"
             ),
             (object(["currency": .string("USD")]), "rules"),
             (object(["currency": .string("USD"), "rules": object([:])]), "rules"),

@@ -34,7 +34,7 @@ import Testing
         #expect(SHA256.hex(of: bytes) == Self.golden)
     }
 
-    static let golden = "f4dd2c1beda06a6aee56877264ed551708a68fa555cd4536177d64720b2a592c"
+    static let golden = "f59200df932a3293318be4635effca65c0d589a900e60d7e307e6239049f3a70"
 
     @Test func zeroUsersIsEmpty() {
         #expect(Array(WorkloadSimulator(users: 0)).isEmpty)

@@ -7,9 +7,10 @@ import Testing
 @Suite struct CommissionExportTests {
     let path = "/tmp/export-test-\(UInt32.random(in: 0...UInt32.max)).db"
 
-    static func rules(_ star: Int, _ special: Int, windowHours: Int = 720) throws -> RulesFile {
+    static func rules(_ star: Int, _ special: Int, windowHours: Int = 720, holdingHours: Int = 0) throws -> RulesFile {
         let text = """
-            {"currency":"USD","attributionWindowHours":\(windowHours),"rules":[{"affiliateToken":"*","amountMinor":\(star)},
+            {"currency":"USD","attributionWindowHours":\(windowHours),"holdingPeriodHours":\(holdingHours),
+            "rules":[{"affiliateToken":"*","amountMinor":\(star)},
             {"affiliateToken":"1010lKxy","amountMinor":\(special)}]}
             """
         return try RulesFile(bytes: Array(text.utf8))
@@ -32,15 +33,57 @@ import Testing
         }
     }
 
+    /// 2027-06-01T00:00:00Z: after every simulated day has ended.
+    static let later: Int64 = 1_811_808_000_000
+
+    /// The total commission of `days` recomputed from `lines` alone (rules 4.1–4.6 in memory): every attributed
+    /// conversion with an affiliate token that did not lapse, on the day it qualifies.
+    static func expectedTotal(of lines: [String], days: Set<String>, rules: CommissionRules) -> Int64 {
+        var byUser: [String: [Record]] = [:]
+        for submission in submissions(lines) { byUser[submission.record.user, default: []].append(submission.record) }
+        var total: Int64 = 0
+        for records in byUser.values {
+            var unique: [String: Record] = [:]
+            for record in records { unique[record.id] = record }
+            let attribution = Attribution.attribute(userRecords: Array(unique.values), settings: rules.settings)
+            guard let conversion = attribution.conversion, conversion.status.isAttributed, conversion.lapse == nil,
+                let offer = conversion.presentation?.offer, let token = offer.affiliateToken
+            else { continue }
+            let day = Timestamp.formatDay(rules.settings.qualifiesAt(conversionAt: conversion.ts))
+            guard days.contains(day) else { continue }
+            total += rules.amount(affiliateToken: token, campaignToken: offer.campaignToken, at: conversion.ts) ?? 0
+        }
+        return total
+    }
+
+    /// A capabilities check without playback for `user` at `ts`: a lapse record (rule 4.6).
+    static func lapseLine(user: String, ts: Int64, number: Int) -> String {
+        "{\"type\":\"capabilities\",\"id\":\"lapse-\(number)\",\"ts\":\"\(Timestamp.format(ts))\","
+            + "\"user\":\(JSONStringLiteral.quote(user)),\"authorization\":\"authorized\",\"capabilities\":2}"
+    }
+
     @Test func sumOfEveryFileEqualsTheCurrentTotalOfPublishedDays() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var generator = SimulationRandom(seed: seed)
         let writer = try JournalWriter(path: path, durability: .normal)
         let days = 6
-        let workload = Array(WorkloadSimulator(users: 250, seed: 11, days: days).lines).shuffled(using: &generator)
+        var workload = Array(WorkloadSimulator(users: 250, seed: 11, days: days).lines)
+        // Late lapses: a check without playback 1 ms to 50 h after a third of the conversions, so that holding
+        // periods of 12 to 48 h void some and not others.
+        var lapses = 0
+        for submission in Self.submissions(workload) {
+            guard case .outcome(subscribed: true, _, _) = submission.record.body, Bool.random(using: &generator),
+                Bool.random(using: &generator)
+            else { continue }
+            let delay = Int64.random(in: 1...(50 * 3_600_000), using: &generator)
+            workload.append(Self.lapseLine(user: submission.record.user, ts: submission.record.ts + delay, number: lapses))
+            lapses += 1
+        }
+        workload.shuffle(using: &generator)
         let rulesChoices = [
-            try Self.rules(500, 700), try Self.rules(400, 900), try Self.rules(0, 1000),
-            try Self.rules(450, 650, windowHours: 6),
+            try Self.rules(500, 700), try Self.rules(400, 900, holdingHours: 24), try Self.rules(0, 1000, holdingHours: 48),
+            try Self.rules(450, 650, windowHours: 6, holdingHours: 12),
         ]
         let chunk = workload.count / days + 1
         var exported: [String: [UInt8]] = [:]
@@ -50,20 +93,21 @@ import Testing
             _ = try writer.append(Self.submissions(workload[start..<min(workload.count, start + chunk)]), receivedAt: 0)
             let day = Timestamp.formatDay(WorkloadSimulator.defaultStart + Int64(index) * 86_400_000)
             let rules = rulesChoices.randomElement(using: &generator) ?? rulesChoices[0]
-            let files = try CommissionExporter.export(journalPath: path, day: day, rules: rules, now: Int64(index))
+            let files = try CommissionExporter.export(
+                journalPath: path, day: day, rules: rules, now: Self.later + Int64(index))
             #expect(!files.republished)
             exported[day] = files.csv
             fileTotal += Self.amounts(files.csv)
             // Conservation: every file so far sums to the published days' total computed now under these rules.
-            let reader = try JournalReader(path: path)
-            let byDay = try FunnelQuery.rows(reader, grouping: .day, range: .all, rules: rules.rules)
-            let published = byDay.filter { row in row.key.map { exported[$0] != nil } ?? false }
-            #expect(fileTotal == published.reduce(0) { $0 + $1.commissionMinor }, "after exporting \(day)")
+            let journaled = Array(workload[0..<min(workload.count, start + chunk)])
+            let expected = Self.expectedTotal(of: journaled, days: Set(exported.keys), rules: rules.rules)
+            #expect(fileTotal == expected, "after exporting \(day) (seed \(seed))")
         }
+        #expect(lapses > 10 && fileTotal > 0, "seed \(seed)")
         // Published days are immutable: the same bytes, whatever came since.
         _ = try writer.append(Self.submissions(WorkloadSimulator(users: 40, seed: 12, days: 2).lines), receivedAt: 0)
         let first = Timestamp.formatDay(WorkloadSimulator.defaultStart)
-        let again = try CommissionExporter.export(journalPath: path, day: first, rules: rulesChoices[1], now: 999)
+        let again = try CommissionExporter.export(journalPath: path, day: first, rules: rulesChoices[1], now: Self.later + 999)
         #expect(again.republished && again.csv == exported[first])
     }
 
@@ -71,21 +115,21 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         _ = try JournalWriter(path: path, durability: .normal)
         let rules = try Self.rules(500, 700)
-        _ = try CommissionExporter.export(journalPath: path, day: "2026-11-05", rules: rules, now: 1)
+        _ = try CommissionExporter.export(journalPath: path, day: "2026-11-05", rules: rules, now: Self.later + 1)
         #expect {
-            try CommissionExporter.export(journalPath: path, day: "2026-11-07", rules: rules, now: 2)
+            try CommissionExporter.export(journalPath: path, day: "2026-11-07", rules: rules, now: Self.later + 2)
         } throws: { "\($0)".contains("2026-11-06") }
         #expect {
-            try CommissionExporter.export(journalPath: path, day: "2026-11-04", rules: rules, now: 2)
+            try CommissionExporter.export(journalPath: path, day: "2026-11-04", rules: rules, now: Self.later + 2)
         } throws: { "\($0)".contains("earlier than the latest published day 2026-11-05") }
-        let empty = try CommissionExporter.export(journalPath: path, day: "2026-11-06", rules: rules, now: 3)
+        let empty = try CommissionExporter.export(journalPath: path, day: "2026-11-06", rules: rules, now: Self.later + 3)
         #expect(String(decoding: empty.csv, as: UTF8.self) == ExportPlan.header.joined(separator: ",") + "\n")
         let manifest = String(decoding: empty.manifest, as: UTF8.self)
         #expect(
             manifest
                 == #"{"date":"2026-11-06","rows":0,"commissionMinor":0,"adjustmentMinor":0,"currency":"USD","#
                 + #""sha256":"\#(SHA256.hex(of: empty.csv))","rulesSha256":"\#(rules.sha256)","#
-                + #""generatedAt":"1970-01-01T00:00:00.003Z"}"# + "\n")
+                + #""generatedAt":"2027-06-01T00:00:00.003Z"}"# + "\n")
     }
 }
 
@@ -95,7 +139,7 @@ extension CommissionExportTests {
         let writer = try JournalWriter(path: path, durability: .normal)
         _ = try writer.append(Self.submissions(WorkloadSimulator(users: 80, seed: 4, days: 1).lines), receivedAt: 0)
         let day = Timestamp.formatDay(WorkloadSimulator.defaultStart)
-        let files = try CommissionExporter.export(journalPath: path, day: day, rules: .builtIn, now: 0)
+        let files = try CommissionExporter.export(journalPath: path, day: day, rules: .builtIn, now: Self.later)
         #expect(String(decoding: files.csv, as: UTF8.self).split(separator: "\n").count > 1)
         #expect(Self.amounts(files.csv) == 0)
         let manifest = String(decoding: files.manifest, as: UTF8.self)

@@ -76,11 +76,11 @@ import Testing
         ]
         for line in lines { _ = try writer.append([try Self.submission(line)], receivedAt: 0) }
         let reader = try JournalReader(path: path)
-        let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults)
+        let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max)
         #expect(
             incremental == [ReportRow(key: "aff", presented: 1, presentedEligible: 1, conversions: 1, attributed: 1)])
         try writer.rebuildDerivedTables(settings: .defaults)
-        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults) == incremental)
+        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max) == incremental)
         #expect(try JournalVerifier.verify(reader).allSatisfy(\.passed))
     }
 }
@@ -196,9 +196,9 @@ extension JournalWriterTests {
         #expect((statuses["duplicate"] ?? 0) > 300)
         let reader = try JournalReader(path: path)
         #expect(try JournalVerifier.verify(reader).allSatisfy(\.passed))
-        let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults)
+        let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max)
         try writer.rebuildDerivedTables(settings: .defaults)
-        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults) == incremental)
+        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max) == incremental)
     }
 }
 
@@ -232,7 +232,7 @@ extension JournalWriterTests {
             INSERT INTO derived_presentations VALUES (1728000000000, 'p1', 'u', 'a', 'c1', 'join', '144', 1);
             """)
         try Schema.migrate(connection)
-        #expect(try connection.scalarInt("PRAGMA user_version") == 4)
+        #expect(try connection.scalarInt("PRAGMA user_version") == Schema.currentVersion)
         let rows = try connection.prepare(
             "SELECT day, dimension, value, presented, eligible FROM presentation_rollup ORDER BY 1, 2, 3")
         var found: [String] = []
@@ -255,6 +255,33 @@ extension JournalWriterTests {
 }
 
 extension JournalWriterTests {
+    /// Version 4 had no holding period: its derived tables are those of H = 0, under which nothing lapses.
+    @Test func version4IsMigratedToHoldingPeriodZeroWithNothingLapsed() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let connection = try Connection(path: path, mode: .readWriteCreate)
+        for migration in Schema.migrations.prefix(4) { try connection.execute(migration) }
+        try connection.execute(
+            """
+            PRAGMA user_version = 4;
+            INSERT INTO meta VALUES ('derived_window_ms', '2592000000'), ('derived_freshness_ms', '86400000');
+            INSERT INTO derived_conversions (ts, id, user, reason) VALUES (5, 'o1', 'u', NULL);
+            INSERT INTO conversion_days VALUES (0, 1, 'a', '', 'join', 3), (0, 0, '', '', '', 2);
+            """)
+        try Schema.migrate(connection)
+        #expect(try DerivedTables.settings(on: connection) == AttributionSettings.defaults)
+        #expect(try connection.scalarInt("SELECT count(*) FROM derived_conversions WHERE lapse_id IS NULL") == 1)
+        #expect(
+            try connection.scalarText("SELECT group_concat(attributed || lapsed || conversions) FROM conversion_days")
+                == "002,103")
+        // A journal whose derived tables were never computed stays so.
+        try FileManager.default.removeItem(atPath: path)
+        let fresh = try Connection(path: path, mode: .readWriteCreate)
+        for migration in Schema.migrations.prefix(4) { try fresh.execute(migration) }
+        try fresh.execute("PRAGMA user_version = 4")
+        try Schema.migrate(fresh)
+        #expect(try DerivedTables.settings(on: fresh) == nil)
+    }
+
     @Test func aReaderRefusesAJournalOfAnotherSchemaInsteadOfMisreadingIt() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let connection = try Connection(path: path, mode: .readWriteCreate)
