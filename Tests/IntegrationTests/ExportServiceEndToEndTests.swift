@@ -35,13 +35,14 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(10_000) }
 
-        // Yesterday (UTC), simulated and ingested through the CLI.
+        // The example rules hold commissions for 45 days (rule 4.6): the conversions of the day 45 days before
+        // yesterday (UTC) qualify yesterday. That day is simulated and ingested through the CLI.
         let today = Clock.wallMilliseconds() / 86_400_000 * 86_400_000
         let yesterday = Timestamp.formatDay(today - 86_400_000)
+        let converted = today - 46 * 86_400_000
         let workload = directory.file("day.ndjson")
         let simulated = Array(
-            WorkloadSimulator(users: 300, seed: 5, start: today - 86_400_000, days: 1).lines.map { $0 + "\n" }.joined()
-                .utf8)
+            WorkloadSimulator(users: 300, seed: 5, start: converted, days: 1).lines.map { $0 + "\n" }.joined().utf8)
         try Data(simulated).write(to: URL(fileURLWithPath: workload))
         let environment = ["PATH": "/usr/bin:/bin", "STATE_DIRECTORY": state, "OFFERTRACK": Binaries.cli]
         let ingest = try Shell.run(
@@ -82,9 +83,8 @@ import Testing
         let report = try Shell.run(
             Binaries.cli,
             [
-                "report", "--by", "day", "--since", yesterday, "--until", Timestamp.formatDay(today), "--format",
-                "json",
-                "--rules", rules,
+                "report", "--by", "day", "--since", Timestamp.formatDay(converted), "--until",
+                Timestamp.formatDay(converted + 86_400_000), "--format", "json", "--rules", rules,
             ],
             environment: environment)
         guard case .array(let rows) = try JSONParser.parse(Array(report.output.utf8)),
