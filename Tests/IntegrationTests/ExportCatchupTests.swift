@@ -78,13 +78,13 @@ import Testing
     }
 
     @Test func everyMissingDayIsExportedInOrderAcrossMonthAndYear() throws {
-        let setup = try Setup(published: ["2026-12-29"])
+        let setup = try Setup(published: ["2025-12-29"])
         let outcome = try setup.run([
-            "--out", setup.out, "--until", "2027-01-02", "--rules", "/r.json", "--db", "/d.db",
+            "--out", setup.out, "--until", "2026-01-02", "--rules", "/r.json", "--db", "/d.db",
         ])
         #expect(outcome.status == 0, "\(outcome.output)")
-        #expect(setup.published == ["2026-12-29", "2026-12-30", "2026-12-31", "2027-01-01", "2027-01-02"])
-        #expect(setup.exportCalls.first == "export --date 2026-12-30 --out \(setup.out) --db /d.db --rules /r.json")
+        #expect(setup.published == ["2025-12-29", "2025-12-30", "2025-12-31", "2026-01-01", "2026-01-02"])
+        #expect(setup.exportCalls.first == "export --date 2025-12-30 --out \(setup.out) --db /d.db --rules /r.json")
         #expect(setup.read("calls").first == "status --db /d.db --rules /r.json")
     }
 
@@ -115,6 +115,20 @@ import Testing
         formatter.locale = Locale(identifier: "en_US_POSIX")
         let yesterday = formatter.string(from: Date().addingTimeInterval(-86400))
         #expect(setup.published == [yesterday])
+    }
+
+    @Test func aDayThatHasNotEndedIsNeverAskedFor() throws {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        let day = { (offset: Double) in formatter.string(from: Date().addingTimeInterval(offset * 86400)) }
+        let setup = try Setup(published: [day(-3)])
+        let outcome = try setup.run(["--out", setup.out, "--until", day(400)])
+        #expect(outcome.status == 0 && outcome.output.contains("has not ended yet"), "\(outcome.output)")
+        // Yesterday at the latest; a day after a midnight crossed during the run is refused by the clock check.
+        #expect(setup.published.last.map { $0 == day(-1) || $0 == day(0) } == true, "\(setup.published)")
+        #expect(!setup.exportCalls.contains { $0.contains(day(1)) || $0.contains(day(400)) })
     }
 
     @Test func aStatusFailureOrBadArgumentsExportNothing() throws {
