@@ -105,7 +105,10 @@ final class BenchRun {
         let path = newDatabase()
         progress("queries: building a \(Format.grouped(Double(scale.queryRecords)))-record journal")
         _ = try BigJournal.build(path: path, count: scale.queryRecords) { _ in }
-        for row in try QueryCost.reportRows(cli: cli, path: path, records: scale.queryRecords) { add(row) }
+        let rulesPath = scratch.file("holding-rules.json")
+        for row in try QueryCost.reportRows(cli: cli, path: path, rulesPath: rulesPath, records: scale.queryRecords) {
+            add(row)
+        }
         scratch.removeDatabase(path)
         progress("queries: one busy day of \(Format.grouped(Double(scale.busyDayUsers))) users, then its export")
         let (row, milliseconds, rows) = try QueryCost.exportRow(cli: cli, scratch: scratch, users: scale.busyDayUsers)
@@ -251,9 +254,10 @@ final class BenchRun {
         }
         let ready = readies.sorted()[readies.count / 2]
         let cli = options.resolvedCLIPath
-        let reportRows = try QueryCost.reportRows(cli: cli, path: path, records: count)
+        let rulesPath = scratch.file("holding-rules.json")
+        let reportRows = try QueryCost.reportRows(cli: cli, path: path, rulesPath: rulesPath, records: count)
         for row in reportRows { add(row) }
-        reportOnBigJournal = try QueryCost.milliseconds(cli: cli, ["report", "--db", path]).ms
+        reportOnBigJournal = try QueryCost.milliseconds(cli: cli, ["report", "--db", path, "--rules", rulesPath]).ms
         readyOnBigJournal = ready
         add(
             ResultRow(

@@ -23,9 +23,10 @@ enum BigJournal {
         return (written + batch.count, Stopwatch.seconds(since: start))
     }
 
-    /// Appends `count` unique simulated records to a new journal at `path`; returns the seconds it took.
+    /// Appends `count` unique simulated records to a new journal at `path`, joined under
+    /// `QueryCost.holdingRules`; returns the seconds it took.
     static func build(path: String, count: Int, progress: (Int) -> Void) throws -> Double {
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, settings: QueryCost.holdingSettings)
         // Spread over 30 days like a month of production traffic.
         let simulator = WorkloadSimulator(users: count, seed: 42, days: 30)
         let start = Stopwatch.now()
