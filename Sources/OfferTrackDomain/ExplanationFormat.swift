@@ -94,10 +94,13 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
                 "4.6 holding: lapsed: \(name(lapse)), \(duration(lapse.ts - conversion.ts)) after the conversion, "
                     + "within the holding period of \(holding): earns nothing")
         } else if let qualifiesAt = e.qualifiesAt {
-            let when = e.state == .qualified ? "qualified at" : "pending: qualifies at"
+            let when =
+                e.state == .qualified
+                ? "qualified at \(Timestamp.format(qualifiesAt))"
+                : "pending: qualifies at \(Timestamp.format(qualifiesAt)) unless one arrives before then"
             lines.append(
                 "4.6 holding: no lapse record (a check without playback, or a declined outcome) within \(holding) "
-                    + "after the conversion; \(when) \(Timestamp.format(qualifiesAt)) unless one arrives")
+                    + "after the conversion; \(when)")
         }
         return finish(lines, e)
     }
