@@ -133,6 +133,30 @@ import Testing
         #expect(lines.contains { $0.contains("\"type\":\"offer.presented\"") && !$0.contains("affiliateToken") })
     }
 
+    /// Under a 45-day holding period (the example rules) the workload has trials that end unpaid (lapsed),
+    /// members who keep playback, and checks without playback only after the holding period.
+    @Test func someTrialsEndUnpaidAndOthersQualify() {
+        let settings = AttributionSettings(
+            windowMs: AttributionSettings.defaults.windowMs, freshnessMs: AttributionSettings.defaults.freshnessMs,
+            holdingMs: 1080 * 3_600_000)
+        let byUser = Dictionary(grouping: Self.sample.filter { !$0.isDuplicate }.map(\.record), by: \.user)
+        var lapsed = 0
+        var held = 0
+        var lapsedOnlyUnderALongerPeriod = 0
+        for records in byUser.values {
+            guard let conversion = Attribution.attribute(userRecords: records, settings: settings).conversion,
+                conversion.status.isAttributed
+            else { continue }
+            if conversion.lapse != nil { lapsed += 1 } else { held += 1 }
+            let longer = AttributionSettings(
+                windowMs: settings.windowMs, freshnessMs: settings.freshnessMs, holdingMs: 200 * 86_400_000)
+            if conversion.lapse == nil, Attribution.attribute(userRecords: records, settings: longer).conversion?.lapse != nil {
+                lapsedOnlyUnderALongerPeriod += 1
+            }
+        }
+        #expect(lapsed > 20 && held > lapsed && lapsedOnlyUnderALongerPeriod > 5, "\(lapsed) \(held)")
+    }
+
     @Test func someRecordsArriveLate() {
         let records = Self.sample.map(\.record)
         let late = zip(records, records.dropFirst()).filter { $1.ts < $0.ts - 3_600_000 }
