@@ -1,11 +1,12 @@
 import Journal
 import OfferTrackDomain
+import Posix
 
 /// `offertrack report`: the funnel, grouped, in a table, CSV or JSON (SPEC section 6).
 struct ReportCommand {
     static let help = """
         Usage: offertrack report [--since TS] [--until TS] [--as-of TS] [--by affiliate|campaign|message|day]
-                                 [--format table|csv|json] [--db PATH] [--rules PATH]
+                                 [--format table|csv|json|html] [--out FILE] [--db PATH] [--rules PATH]
 
         The funnel per group: loaded presentations, those whose user was checked eligible (rule 4.4),
         conversions, attributed conversions, those that lapsed in their holding period (rule 4.6) and those
@@ -13,22 +14,32 @@ struct ReportCommand {
         pending. --since/--until/--as-of take RFC 3339 or YYYY-MM-DD (UTC midnight); --since/--until select
         [since, until): presentations by their time, conversions by theirs. Grouped by affiliate unless --by
         says otherwise; unattributed conversions count in the null group, shown as (none) in the table. The
-        table writes amounts in the rules' currency (84.00 USD); CSV and JSON in integer minor units.
+        table writes amounts in the rules' currency (84.00 USD); CSV and JSON in integer minor units. html
+        writes one self-contained page: the table, the funnel per group and the daily series as inline SVG.
+        --out FILE writes the report to FILE (atomically) instead of stdout.
 
         Example:
           offertrack report --since 2026-11-01 --until 2026-12-01 --by campaign --format csv
           offertrack report --as-of 2026-12-31 --rules /etc/offertrack/rules.json
+          offertrack report --format html --out funnel.html --since 2026-11-01
         """
+
+    /// What the report is written as: one of the row formats, or the HTML page.
+    enum Rendering: Equatable {
+        case rows(ReportFormat)
+        case html
+    }
 
     let options: CommonOptions
     let grouping: ReportGrouping
-    let format: ReportFormat
+    let rendering: Rendering
     let range: ReportRange
     let asOf: Int64
+    let outputPath: String?
 
     init(arguments: [String]) throws(CLIError) {
         let parsed = try CommandArguments(
-            arguments, valued: ["--db", "--rules", "--since", "--until", "--as-of", "--by", "--format"])
+            arguments, valued: ["--db", "--rules", "--since", "--until", "--as-of", "--by", "--format", "--out"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "report takes no arguments") }
         options = CommonOptions(parsed)
         let by = parsed.value("--by") ?? "affiliate"
@@ -37,10 +48,14 @@ struct ReportCommand {
         }
         self.grouping = grouping
         let formatName = parsed.value("--format") ?? "table"
-        guard let format = ReportFormat(rawValue: formatName) else {
-            throw CLIError(.usage, "--format must be table, csv or json, not \(formatName)")
+        if formatName == "html" {
+            rendering = .html
+        } else if let format = ReportFormat(rawValue: formatName) {
+            rendering = .rows(format)
+        } else {
+            throw CLIError(.usage, "--format must be table, csv, json or html, not \(formatName)")
         }
-        self.format = format
+        outputPath = parsed.value("--out")
         let since = try parsed.value("--since").map { text throws(CLIError) in
             try TimeArgument.parse(text, option: "--since")
         }
@@ -55,13 +70,33 @@ struct ReportCommand {
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
         let reader = try options.openJournal()
-        let rows: [ReportRow]
+        let text: String
         do {
-            rows = try FunnelQuery.rows(reader, grouping: grouping, range: range, rules: rules.rules, asOf: asOf)
+            let rows = try FunnelQuery.rows(reader, grouping: grouping, range: range, rules: rules.rules, asOf: asOf)
+            switch rendering {
+            case .rows(let format):
+                text = format.render(rows, grouping: grouping, currency: rules.rules.currency)
+            case .html:
+                let daily =
+                    grouping == .day
+                    ? rows : try FunnelQuery.rows(reader, grouping: .day, range: range, rules: rules.rules, asOf: asOf)
+                text = HTMLReport(
+                    rows: rows, grouping: grouping, daily: daily, range: range, asOf: asOf,
+                    currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: Clock.wallMilliseconds()
+                ).render()
+            }
         } catch {
             throw CLIError(.ioError, "reading \(options.databasePath): \(error)")
         }
-        try Output.write(format.render(rows, grouping: grouping, currency: rules.rules.currency))
+        guard let outputPath else {
+            try Output.write(text)
+            return 0
+        }
+        do {
+            try FileSystem.writeAtomically(Array(text.utf8), to: outputPath)
+        } catch {
+            throw CLIError(.cannotCreate, "writing \(outputPath): \(error)")
+        }
         return 0
     }
 }

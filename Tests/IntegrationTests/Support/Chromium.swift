@@ -1,0 +1,68 @@
+import Foundation
+
+/// Headless Chromium (Debian's `chromium`) rendering a local page, in a network namespace of its own so that
+/// nothing it tries can leave the machine; what the page asked for is read from Chromium's net log.
+struct Chromium {
+    static let executable = "/usr/bin/chromium"
+
+    /// What one rendering produced.
+    struct Rendering {
+        /// The screenshot.
+        let png: Data
+        /// The page's DOM after loading.
+        let dom: String
+        /// Lines Chromium logged from the page's console.
+        let console: [String]
+        /// Every URL requested (scheme, host and path, query dropped), file URLs excluded.
+        let requests: Set<String>
+    }
+
+    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+
+    static func render(_ path: String, in directory: ScratchDirectory, width: Int = 1000, height: Int = 2400) throws
+        -> Rendering
+    {
+        let png = directory.file("page-\(UUID().uuidString).png")
+        let netLog = directory.file("net-\(UUID().uuidString).json")
+        let common = [
+            "-n", executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+            "--disable-extensions", "--user-data-dir=\(directory.file("profile"))",
+        ]
+        let url = URL(fileURLWithPath: path).absoluteString
+        let shot = try Shell.run(
+            "/usr/bin/unshare",
+            common + [
+                "--enable-logging=stderr", "--v=0", "--log-net-log=\(netLog)", "--window-size=\(width),\(height)",
+                "--screenshot=\(png)", url,
+            ])
+        guard shot.status == 0 else { throw ChromiumFailure("chromium exited \(shot.status): \(shot.output)") }
+        let dump = try Shell.run("/usr/bin/unshare", common + ["--dump-dom", url])
+        guard dump.status == 0 else { throw ChromiumFailure("chromium --dump-dom exited \(dump.status)") }
+        let log = (try? String(contentsOfFile: netLog, encoding: .utf8)) ?? ""
+        return Rendering(
+            png: try Data(contentsOf: URL(fileURLWithPath: png)),
+            dom: dump.output,
+            console: shot.output.split(separator: "\n").filter { $0.contains(":CONSOLE") }.map(String.init),
+            requests: Self.urls(inNetLog: log))
+    }
+
+    /// The `"url":"…"` values of a net log, without their query strings, file URLs left out.
+    static func urls(inNetLog log: String) -> Set<String> {
+        var found: Set<String> = []
+        var rest = Substring(log)
+        while let range = rest.range(of: "\"url\":\"") {
+            rest = rest[range.upperBound...]
+            guard let end = rest.firstIndex(of: "\"") else { break }
+            let url = rest[..<end].split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+            if !url.hasPrefix("file:") { found.insert(url) }
+            rest = rest[end...]
+        }
+        return found
+    }
+}
+
+struct ChromiumFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
