@@ -46,7 +46,9 @@ let package = Package(
             dependencies: ["Posix", "Journal", "OfferTrackDomain"],
             swiftSettings: strictSettings
         ),
-        .executableTarget(name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "Posix"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "Journal", "Posix"],
+            swiftSettings: strictSettings),
         .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI", "Posix"], swiftSettings: strictSettings),
         // The release benchmark (`scripts/bench`): baselines, end-to-end ingest, latency, footprint.
         .executableTarget(

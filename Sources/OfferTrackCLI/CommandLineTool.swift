@@ -1,3 +1,4 @@
+import Journal
 import OfferTrackDomain
 import Posix
 
@@ -31,7 +32,7 @@ public enum CommandLineTool {
             return 0
         }
         if name == "--version" {
-            try? Output.write("offertrack \(OfferTrackVersion.string)\n")
+            try? Output.write(VersionLine.text(program: "offertrack") + "\n")
             return 0
         }
         do {

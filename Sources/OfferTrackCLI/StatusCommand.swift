@@ -5,24 +5,34 @@ import Posix
 /// `offertrack status`: is the daemon up, the journal's size, record counts, last seq, last export.
 struct StatusCommand {
     static let help = """
-        Usage: offertrack status [--db PATH] [--socket PATH]
+        Usage: offertrack status [--db PATH] [--socket PATH] [--format text|json]
 
         Prints whether offertrackd accepts connections on its socket, the journal's size on disk, how many
-        records of each type it holds, the last seq and the last published export date.
+        records of each type it holds, the last seq and the last published export date. --format json prints
+        one object for scripts and monitoring: {"daemon":"up|down","socket","journal","journalBytes",
+        "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome"},"lastSeq",
+        "lastPublishedExport"} (the last one null when nothing was published).
         Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed).
 
         Example:
           offertrack status --db /var/lib/offertrack/offertrack.db --socket /run/offertrack.sock
+          offertrack status --format json
         """
 
     let databasePath: String
     let socketPath: String
+    let json: Bool
 
     init(arguments: [String]) throws(CLIError) {
-        let parsed = try CommandArguments(arguments, valued: ["--db", "--socket", "--rules"])
+        let parsed = try CommandArguments(arguments, valued: ["--db", "--socket", "--rules", "--format"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "status takes no arguments") }
         databasePath = Paths.database(parsed.value("--db"))
         socketPath = Paths.socket(parsed.value("--socket"))
+        let format = parsed.value("--format") ?? "text"
+        guard format == "text" || format == "json" else {
+            throw CLIError(.usage, "--format must be text or json, not \(format)")
+        }
+        json = format == "json"
     }
 
     func run() throws(CLIError) -> Int32 {
@@ -38,16 +48,33 @@ struct StatusCommand {
             if case .missing = error { throw CLIError(.noInput, "\(error)") }
             throw CLIError(.unavailable, "\(error)")
         }
-        var text = "daemon: \(daemonUp ? "up" : "down") (\(socketPath))\n"
         let size = ["", "-wal"].compactMap { ProcessInfo.fileSize(databasePath + $0) }.reduce(0, +)
-        text += "journal: \(databasePath), \(size) bytes\n"
+        let counts: [RecordType: Int64]
+        let lastSeq: Int64
+        let lastDay: String?
+        let schema: Int64
         do {
-            let counts = try reader.countsByType()
-            for type in RecordType.allCases { text += "records \(type.rawValue): \(counts[type] ?? 0)\n" }
-            text += "last seq: \(try reader.lastSeq())\n"
-            text += "last published export: \(try reader.lastPublishedDay() ?? "none")\n"
+            counts = try reader.countsByType()
+            lastSeq = try reader.lastSeq()
+            lastDay = try reader.lastPublishedDay()
+            schema = try reader.schemaVersion()
         } catch {
             throw CLIError(.ioError, "reading \(databasePath): \(error)")
+        }
+        var text: String
+        if json {
+            let records = RecordType.allCases.map { "\(JSONStringLiteral.quote($0.rawValue)):\(counts[$0] ?? 0)" }
+            text =
+                "{\"daemon\":\"\(daemonUp ? "up" : "down")\",\"socket\":\(JSONStringLiteral.quote(socketPath)),"
+                + "\"journal\":\(JSONStringLiteral.quote(databasePath)),\"journalBytes\":\(size),"
+                + "\"schemaVersion\":\(schema),\"records\":{\(records.joined(separator: ","))},\"lastSeq\":\(lastSeq),"
+                + "\"lastPublishedExport\":\(lastDay.map(JSONStringLiteral.quote) ?? "null")}\n"
+        } else {
+            text = "daemon: \(daemonUp ? "up" : "down") (\(socketPath))\n"
+            text += "journal: \(databasePath), \(size) bytes\n"
+            for type in RecordType.allCases { text += "records \(type.rawValue): \(counts[type] ?? 0)\n" }
+            text += "last seq: \(lastSeq)\n"
+            text += "last published export: \(lastDay ?? "none")\n"
         }
         try Output.write(text)
         return daemonUp ? 0 : ExitCode.unavailable.rawValue

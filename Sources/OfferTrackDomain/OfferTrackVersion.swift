@@ -1,4 +1,4 @@
 /// The version both executables report.
 public enum OfferTrackVersion {
-    public static let string = "0.1.0"
+    public static let string = "0.2.0"
 }

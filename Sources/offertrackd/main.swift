@@ -1,3 +1,4 @@
+import Journal
 import OfferTrackDaemon
 import OfferTrackDomain
 import Posix
@@ -13,7 +14,7 @@ case .failure(let error):
 case .success(.help):
     try? FileDescriptor.writeAll(1, Array((DaemonConfiguration.usage + "\n").utf8))
 case .success(.version):
-    try? FileDescriptor.writeAll(1, Array("offertrackd \(OfferTrackVersion.string)\n".utf8))
+    try? FileDescriptor.writeAll(1, Array((VersionLine.text(program: "offertrackd") + "\n").utf8))
 case .success(.run(let configuration)):
     do {
         let daemon = try Daemon(configuration: configuration)
