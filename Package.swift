@@ -30,6 +30,8 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strictSettings),
         .target(name: "CLinux"),
         .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
+        // Lock-free counters, gauges and histograms and their Prometheus text exposition.
+        .target(name: "Metrics", swiftSettings: strictSettings),
         // Pure Swift: records, validation, eligibility, attribution, rules, money. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
         // The SQLite journal: schema, migrations, appends, derived tables, queries.
@@ -37,7 +39,7 @@ let package = Package(
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
             name: "OfferTrackDaemon",
-            dependencies: ["Posix", "Systemd", "Journal", "OfferTrackDomain"],
+            dependencies: ["Posix", "Systemd", "Journal", "OfferTrackDomain", "Metrics"],
             swiftSettings: strictSettings
         ),
         // The CLI commands.
@@ -58,6 +60,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "DomainTests", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
             dependencies: ["Journal", "SQLite", "OfferTrackDomain"],

@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Journal records without keeping attribution's derived tables current (bulk back-fills); the tables are
     /// marked stale, so reports recompute until `offertrack rebuild` or the next normal start.
     public var journalOnly = false
+    /// Where to serve `GET /metrics`; nil (the default): no metrics endpoint.
+    public var metricsAddress: MetricsAddress?
 
     /// The defaults: `./offertrack.db`, or `$STATE_DIRECTORY/offertrack.db` under systemd.
     public init(stateDirectory: String? = nil) {
@@ -85,6 +87,12 @@ extension DaemonConfiguration {
             case "--allow-gid":
                 configuration.allowedGIDs.insert(try identity(name, try value(), lookup: UserDatabase.gid(named:)))
             case "--journal-only": configuration.journalOnly = true
+            case "--metrics-listen":
+                let text = try value()
+                guard let address = MetricsAddress(text) else {
+                    throw UsageError("--metrics-listen takes HOST:PORT or an absolute socket path, not \(text)")
+                }
+                configuration.metricsAddress = address
             case "--durability":
                 let text = try value()
                 guard let durability = Durability(rawValue: text) else {
@@ -133,6 +141,8 @@ extension DaemonConfiguration {
           --drain-timeout SECONDS time to finish read records after SIGTERM (default 5)
           --journal-only          do not keep attribution current (bulk back-fills; reports recompute
                                   until `offertrack rebuild` or the next normal start)
+          --metrics-listen ADDR   serve Prometheus metrics (GET /metrics) on HOST:PORT or a Unix socket path
+                                  (off by default; 127.0.0.1:9464 for a local scraper)
           --help, --version
 
         Example:

@@ -1,0 +1,65 @@
+import Metrics
+import OfferTrackDomain
+
+/// The daemon's metrics (SPEC section 8), updated by the event loop and the writer with relaxed atomics, read by
+/// the metrics server's thread when it is scraped.
+final class DaemonMetrics: Sendable {
+    let accepted = Counter()
+    let duplicates = Counter()
+    let rejected = Counter()
+    private let rejectionsByCode: [ErrorCode: Counter]
+    let connections = Gauge()
+    let queuedRecords = Gauge()
+    let lastSeq = Gauge()
+    let storageFailures = Counter()
+    /// Seconds a batch's transaction took, in microseconds: about 0.3 ms for a small batch on this disk, 10–50 ms
+    /// for 8192 records.
+    let commitSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
+    let commitRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
+    /// From a line's framing to its answer being queued for the client, in microseconds (p99 ~4 ms at
+    /// 10,000 records/s here).
+    let ackLatency = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
+
+    /// 100 µs to 10 s, about doubling.
+    static let latencyBoundsMicroseconds: [UInt64] = [
+        100, 250, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 1_000_000,
+        2_000_000, 5_000_000, 10_000_000,
+    ]
+
+    init() {
+        var byCode: [ErrorCode: Counter] = [:]
+        for code in ErrorCode.allCases { byCode[code] = Counter() }
+        rejectionsByCode = byCode
+    }
+
+    /// Counts one rejected answer with its code.
+    func reject(_ code: ErrorCode, count: UInt64 = 1) {
+        rejected.increment(by: count)
+        rejectionsByCode[code]?.increment(by: count)
+    }
+
+    /// The exposition, with the journal's size on disk read now.
+    func render(journalBytes: Int64) -> String {
+        var out = Exposition()
+        out.counter(
+            "offertrack_records_total", help: "Answered record lines by status.", label: "status",
+            [("accepted", accepted.current), ("duplicate", duplicates.current), ("rejected", rejected.current)])
+        out.counter(
+            "offertrack_rejections_total", help: "Rejected lines by error code (SPEC section 2).", label: "code",
+            ErrorCode.allCases.map { ($0.rawValue, rejectionsByCode[$0]?.current ?? 0) })
+        out.counter(
+            "offertrack_storage_failures_total", help: "Batches whose commit failed (answered storage_unavailable).",
+            [("", storageFailures.current)])
+        out.gauge("offertrack_connections", help: "Client connections open.", connections.current)
+        out.gauge(
+            "offertrack_queued_records", help: "Records read and waiting for the journal writer.", queuedRecords.current)
+        out.gauge("offertrack_last_seq", help: "The highest seq acknowledged since start.", lastSeq.current)
+        out.gauge("offertrack_journal_bytes", help: "The journal's size on disk, WAL included.", journalBytes)
+        out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
+        out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)
+        out.histogram(
+            "offertrack_ack_latency_seconds", help: "From a line read to its answer queued for the client.",
+            ackLatency)
+        return out.text
+    }
+}

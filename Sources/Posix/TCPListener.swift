@@ -1,0 +1,59 @@
+import CLinux
+import Glibc
+
+/// A TCP listening socket on a numeric address (`127.0.0.1`, `::1`, `0.0.0.0`), for the metrics endpoint.
+public enum TCPListener {
+    /// Binds and listens on `host:port` (IPv4 dotted or IPv6 without brackets), with `SO_REUSEADDR`.
+    public static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(PosixError) -> Int32 {
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        let family: Int32
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            family = AF_INET
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            family = AF_INET6
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = port.bigEndian
+        } else {
+            throw PosixError("inet_pton(\(host))", errno: EINVAL)
+        }
+        let fd = try retryingOnInterrupt("socket") {
+            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound =
+            family == AF_INET
+            ? withUnsafePointer(to: &v4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            : withUnsafePointer(to: &v6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
+            let code = errno
+            FileDescriptor.close(fd)
+            throw PosixError(bound == 0 ? "listen" : "bind", errno: code)
+        }
+        return fd
+    }
+
+    /// Waits up to `timeoutMilliseconds` for a connection on `listener` (blocking or not) and accepts it as a
+    /// blocking socket; nil when none came.
+    public static func accept(_ listener: Int32, timeoutMilliseconds: Int32) throws(PosixError) -> Int32? {
+        var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        let ready = try retryingOnInterrupt("poll") { poll(&poller, 1, timeoutMilliseconds) }
+        guard ready > 0 else { return nil }
+        guard let fd = try UnixSocket.accept(listener) else { return nil }
+        // Accepted non-blocking; the metrics server reads and writes it with timeouts instead.
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        return fd
+    }
+}
