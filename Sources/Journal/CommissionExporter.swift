@@ -59,7 +59,8 @@ public enum CommissionExporter {
                 // Another export that published in between changes the ledger this plan was made against.
                 let stored = try connection.transaction {
                     guard try PublishedState.read(on: connection) == seen else { return false }
-                    try record(publication.plan, csv: publication.files.csv, manifest: publication.files.manifest,
+                    try record(
+                        publication.plan, csv: publication.files.csv, manifest: publication.files.manifest,
                         generatedAt: now, on: connection)
                     return true
                 }
@@ -112,7 +113,8 @@ public enum CommissionExporter {
             since: firstStart.subtractingSaturated(holding), until: (dayStart + dayMs).subtractingSaturated(holding))
         var current: [String: [CommissionRow]] = [:]
         try ConversionSource.forEach(connection, range: range, rules: rules.rules) { evaluated in
-            guard let qualifiesAt = evaluated.qualifiesAt, let row = CommissionRow(evaluated, currency: rules.rules.currency)
+            guard let qualifiesAt = evaluated.qualifiesAt,
+                let row = CommissionRow(evaluated, currency: rules.rules.currency)
             else { return }
             current[Timestamp.formatDay(qualifiesAt), default: []].append(row)
         }
@@ -120,7 +122,8 @@ public enum CommissionExporter {
         let csv = plan.csv()
         let manifest = plan.manifest(
             csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
-        return .publish(Publication(plan: plan, files: Files(csv: csv, manifest: manifest, republished: false)), seen: seen)
+        return .publish(
+            Publication(plan: plan, files: Files(csv: csv, manifest: manifest, republished: false)), seen: seen)
     }
 
     private static func publishedFiles(_ day: String, on connection: Connection) throws -> Files? {

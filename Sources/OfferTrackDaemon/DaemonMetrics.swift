@@ -52,7 +52,8 @@ final class DaemonMetrics: Sendable {
             [("", storageFailures.current)])
         out.gauge("offertrack_connections", help: "Client connections open.", connections.current)
         out.gauge(
-            "offertrack_queued_records", help: "Records read and waiting for the journal writer.", queuedRecords.current)
+            "offertrack_queued_records", help: "Records read and waiting for the journal writer.", queuedRecords.current
+        )
         out.gauge("offertrack_last_seq", help: "The highest seq acknowledged since start.", lastSeq.current)
         out.gauge("offertrack_journal_bytes", help: "The journal's size on disk, WAL included.", journalBytes)
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)

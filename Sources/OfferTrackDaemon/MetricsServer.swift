@@ -55,7 +55,9 @@ final class MetricsServer: Sendable {
 
     /// The whole HTTP response to a request's bytes: the metrics for `GET /metrics`, 404 or 405 otherwise.
     static func response(to request: [UInt8], body render: () -> String) -> String {
-        let line = request.prefix { $0 != 13 && $0 != 10 }.split(separator: 32).map { String(decoding: $0, as: UTF8.self) }
+        let line = request.prefix { $0 != 13 && $0 != 10 }.split(separator: 32).map {
+            String(decoding: $0, as: UTF8.self)
+        }
         let status: String
         var body = ""
         var type = "text/plain; charset=utf-8"

@@ -125,7 +125,8 @@ public struct CommissionRules: Sendable, Equatable {
         guard let value = present(object[key]) else { return fallback * 3_600_000 }
         guard case .number(let number) = value, let hours = number.int64Value, hours > 0 || (allowZero && hours == 0)
         else {
-            throw RulesError(path: key, "\(key) must be " + (allowZero ? "an integer of at least 0" : "a positive integer"))
+            throw RulesError(
+                path: key, "\(key) must be " + (allowZero ? "an integer of at least 0" : "a positive integer"))
         }
         let (ms, overflow) = hours.multipliedReportingOverflow(by: 3_600_000)
         guard !overflow else { throw RulesError(path: key, "\(key) is too large") }

@@ -42,7 +42,9 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
     public static func text(_ e: Explanation) -> String {
         let settings = e.rules.settings
         let currency = e.rules.currency
-        var lines = ["user \(e.user): \(e.records) record\(e.records == 1 ? "" : "s"), seen at \(Timestamp.format(e.asOf))"]
+        var lines = [
+            "user \(e.user): \(e.records) record\(e.records == 1 ? "" : "s"), seen at \(Timestamp.format(e.asOf))"
+        ]
         guard let conversion = e.conversion else {
             lines.append("4.1 conversion: none (no subscribed outcome): nothing to attribute, nothing earned")
             return lines.joined(separator: "\n") + "\n"
@@ -76,7 +78,8 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
                 "4.4 eligibility: \(name(check.record)) decided \(check.decision.rawValue), \(duration(age)) before "
                     + "the presentation; \(verdict)")
         } else {
-            lines.append("4.4 eligibility: no capabilities record before the presentation: unattributed (eligibility_unknown)")
+            lines.append(
+                "4.4 eligibility: no capabilities record before the presentation: unattributed (eligibility_unknown)")
         }
         guard e.status == .attributed else { return finish(lines, e) }
         switch e.reason {

@@ -97,7 +97,8 @@ public struct HTMLReport: Sendable {
                 let y = 4 + index * (barHeight + 6)
                 let width = stage.1 * 420 / largest
                 out += "<text x=\"0\" y=\"\(y + 13)\" class=\"label\">\(stage.0)</text>"
-                out += "<rect x=\"100\" y=\"\(y)\" width=\"\(width)\" height=\"\(barHeight)\" class=\"bar \(stage.0)\"/>"
+                out +=
+                    "<rect x=\"100\" y=\"\(y)\" width=\"\(width)\" height=\"\(barHeight)\" class=\"bar \(stage.0)\"/>"
                 out += "<text x=\"\(106 + width)\" y=\"\(y + 13)\" class=\"value\">\(stage.1)</text>\n"
             }
             out += "</svg>\n</figure>\n"
@@ -157,7 +158,8 @@ public struct HTMLReport: Sendable {
             let height = value * plotHeight / largest
             let x = 60 + index * step
             let day = days[index]
-            out += "<rect x=\"\(x)\" y=\"\(130 - height)\" width=\"\(max(2, step - 2))\" height=\"\(height)\" class=\"day\">"
+            out +=
+                "<rect x=\"\(x)\" y=\"\(130 - height)\" width=\"\(max(2, step - 2))\" height=\"\(height)\" class=\"day\">"
             out += "<title>\(Self.escape(day)): \(format(value))</title></rect>"
             if index % labelEvery == 0 {
                 out += "<text x=\"\(x)\" y=\"146\" class=\"tick\">\(Self.escape(String(day.suffix(5))))</text>"
@@ -197,9 +199,12 @@ public struct HTMLReport: Sendable {
             "attributed": row.attributed, "lapsed": row.lapsed, "pending": row.pending,
         ]
         let keyAttribute = isTotal ? "" : row.key == nil ? " data-key-null" : " data-key=\"\(key)\""
-        var out = "<tr class=\"\(isTotal ? "total" : "group")\"\(keyAttribute)><th scope=\"row\">\(Self.escape(header))</th>"
+        var out =
+            "<tr class=\"\(isTotal ? "total" : "group")\"\(keyAttribute)><th scope=\"row\">\(Self.escape(header))</th>"
         for column in columns { out += "<td data-field=\"\(column.0)\">\(counts[column.0] ?? 0)</td>" }
-        for (field, amount) in [("commissionMinor", row.commissionMinor), ("pendingCommissionMinor", row.pendingCommissionMinor)] {
+        for (field, amount) in [
+            ("commissionMinor", row.commissionMinor), ("pendingCommissionMinor", row.pendingCommissionMinor),
+        ] {
             out += "<td data-field=\"\(field)\" data-minor=\"\(amount)\">\(Self.money(amount, currency))</td>"
         }
         return out + "</tr>\n"

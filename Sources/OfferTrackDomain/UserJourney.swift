@@ -120,7 +120,8 @@ struct UserJourney {
             emitCheck(unpaid, at: conversion + rng.int(in: (30 * day)...(36 * day)), counter: &counter)
         } else if roll < 32 {
             emitOutcome(
-                subscribed: false, offerId: nil, at: conversion + rng.int(in: (2 * day)...(20 * day)), counter: &counter)
+                subscribed: false, offerId: nil, at: conversion + rng.int(in: (2 * day)...(20 * day)), counter: &counter
+            )
         } else if roll < 72 {
             let member = Capabilities(playback: true, eligible: false, cloud: true)
             emitCheck(member, at: conversion + rng.int(in: (1 * day)...(60 * day)), counter: &counter)

@@ -362,12 +362,13 @@ import Testing
 
     static let t = 100 * hour
 
-    @Test(arguments: [
-        // a lapse at t exactly is not after the conversion
-        (t, nil), (t + 1, "l"), (t + holding, "l"),
-        // one millisecond past t + H it is too late to void anything
-        (t + holding + 1, nil), (t - 1, nil),
-    ] as [(Int64, String?)])
+    @Test(
+        arguments: [
+            // a lapse at t exactly is not after the conversion
+            (t, nil), (t + 1, "l"), (t + holding, "l"),
+            // one millisecond past t + H it is too late to void anything
+            (t + holding + 1, nil), (t - 1, nil),
+        ] as [(Int64, String?)])
     func lapseWindowIsAfterTUpToTPlusH(at: Int64, lapse: String?) {
         let conversion = Self.held([Self.check("l", at, .eligible)])
         #expect(conversion?.status == .attributed)
@@ -386,7 +387,11 @@ import Testing
         (.capabilities(.unauthorized), false), (.capabilities(.subscriber), false),
         (.outcome(subscribed: true, decision: nil, offerId: nil), false),
         (.outcome(subscribed: true, decision: .subscriber, offerId: "p"), false),
-        (.presented(Offer(affiliateToken: "a", campaignToken: nil, messageIdentifier: nil, itemID: nil), loaded: true), false),
+        (
+            .presented(
+                Offer(affiliateToken: "a", campaignToken: nil, messageIdentifier: nil, itemID: nil), loaded: true),
+            false
+        ),
     ])
     func lapseRecordKinds(body: RecordBody, lapses: Bool) {
         let record = Record(id: "l", ts: Self.t0 + Self.t + Self.hour, user: "u1", body: body)
@@ -436,7 +441,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (Int64(0), QualificationState.pending), (holding - 1, .pending), (holding, .qualified), (holding + 1, .qualified),
+        (Int64(0), QualificationState.pending), (holding - 1, .pending), (holding, .qualified),
+        (holding + 1, .qualified),
     ])
     func pendingUntilTPlusHThenQualified(after: Int64, state: QualificationState) throws {
         let rules = CommissionRules(

@@ -45,15 +45,18 @@ import Testing
         #expect(
             Self.json([Self.converted, Self.shown, Self.check])
                 == Self.expected(
-                    records: 3, conversion: Self.ref("o", "01T02:00:00.000"), presentation: Self.ref("p", "01T01:00:00.000"),
+                    records: 3, conversion: Self.ref("o", "01T02:00:00.000"),
+                    presentation: Self.ref("p", "01T01:00:00.000"),
                     eligibility: Self.eligibility, status: "attributed", amount: 700, rule: "1",
                     qualifiesAt: "\"2026-12-16T02:00:00.000Z\"", state: "\"pending\""))
     }
 
     @Test func qualifiedAtTPlusHExactly() {
         let asOf = Self.t0 + 2 * Self.hour + 1080 * Self.hour
-        #expect(Self.json([Self.check, Self.shown, Self.converted], asOf: asOf).hasSuffix("\"state\":\"qualified\"}\n"))
-        #expect(Self.json([Self.check, Self.shown, Self.converted], asOf: asOf - 1).hasSuffix("\"state\":\"pending\"}\n"))
+        #expect(
+            Self.json([Self.check, Self.shown, Self.converted], asOf: asOf).hasSuffix("\"state\":\"qualified\"}\n"))
+        #expect(
+            Self.json([Self.check, Self.shown, Self.converted], asOf: asOf - 1).hasSuffix("\"state\":\"pending\"}\n"))
     }
 
     @Test func lapsed() {
@@ -61,7 +64,8 @@ import Testing
         #expect(
             Self.json([Self.check, Self.shown, Self.converted, lapse, A.check("l2", 900 * Self.hour, .eligible)])
                 == Self.expected(
-                    records: 5, conversion: Self.ref("o", "01T02:00:00.000"), presentation: Self.ref("p", "01T01:00:00.000"),
+                    records: 5, conversion: Self.ref("o", "01T02:00:00.000"),
+                    presentation: Self.ref("p", "01T01:00:00.000"),
                     eligibility: Self.eligibility, lapse: "{\"id\":\"l\",\"ts\":\"2026-12-04T08:00:00.000Z\"}",
                     status: "attributed", amount: 700, rule: "1", qualifiesAt: "\"2026-12-16T02:00:00.000Z\"",
                     state: "\"lapsed\""))
@@ -76,14 +80,16 @@ import Testing
         #expect(
             Self.json([Self.check, other, Self.converted], rules: noWildcard)
                 == Self.expected(
-                    records: 3, conversion: Self.ref("o", "01T02:00:00.000"), presentation: Self.ref("p", "01T01:00:00.000"),
+                    records: 3, conversion: Self.ref("o", "01T02:00:00.000"),
+                    presentation: Self.ref("p", "01T01:00:00.000"),
                     eligibility: Self.eligibility, status: "attributed", reason: "\"no_rule\"",
                     qualifiesAt: "\"2026-12-16T02:00:00.000Z\"", state: "\"pending\""))
         let anonymous = A.presented("p", Self.hour, affiliate: nil)
         #expect(
             Self.json([Self.check, anonymous, Self.converted])
                 == Self.expected(
-                    records: 3, conversion: Self.ref("o", "01T02:00:00.000"), presentation: Self.ref("p", "01T01:00:00.000"),
+                    records: 3, conversion: Self.ref("o", "01T02:00:00.000"),
+                    presentation: Self.ref("p", "01T01:00:00.000"),
                     eligibility: Self.eligibility, status: "attributed", reason: "\"no_affiliate\"",
                     qualifiesAt: "\"2026-12-16T02:00:00.000Z\"", state: "\"pending\""))
     }
@@ -95,7 +101,8 @@ import Testing
         #expect(
             Self.json([stale, late, conversion])
                 == Self.expected(
-                    records: 3, conversion: Self.ref("o", "02T02:00:00.000"), presentation: Self.ref("p", "02T01:00:00.000"),
+                    records: 3, conversion: Self.ref("o", "02T02:00:00.000"),
+                    presentation: Self.ref("p", "02T01:00:00.000"),
                     eligibility: Self.eligibility, status: "unattributed", reason: "\"eligibility_unknown\""))
     }
 

@@ -200,13 +200,14 @@ import Testing
         converted("c4", 5 * hour, .attributed, p3, amount: 200, holding: 10 * hour),
     ]
 
-    @Test(arguments: [
-        // as of the instant before c1 qualifies: everything attributed that did not lapse is pending
-        (Int64(23 * hour / 2 - 1), [("Z", 0, 1, 0, 700), ("é", 1, 0, 0, 0), (nil, 0, 1, 0, 200)]),
-        // c1's qualifying instant exactly
-        (Int64(23 * hour / 2), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 1, 0, 200)]),
-        (Int64(15 * hour), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 0, 200, 0)]),
-    ] as [(Int64, [(String?, Int, Int, Int64, Int64)])])
+    @Test(
+        arguments: [
+            // as of the instant before c1 qualifies: everything attributed that did not lapse is pending
+            (Int64(23 * hour / 2 - 1), [("Z", 0, 1, 0, 700), ("é", 1, 0, 0, 0), (nil, 0, 1, 0, 200)]),
+            // c1's qualifying instant exactly
+            (Int64(23 * hour / 2), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 1, 0, 200)]),
+            (Int64(15 * hour), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 0, 200, 0)]),
+        ] as [(Int64, [(String?, Int, Int, Int64, Int64)])])
     func lapsedPendingAndQualifiedAtAsOf(asOf: Int64, expected: [(String?, Int, Int, Int64, Int64)]) {
         let rows = ReportAccumulator.build(
             presentations: [], conversions: Self.held, grouping: .affiliate, asOf: Self.day + asOf)
@@ -222,7 +223,8 @@ import Testing
 
     @Test(arguments: [
         (Int64(8400), "USD", "84.00"), (840, "JPY", "840"), (-5, "USD", "-0.05"), (0, "EUR", "0.00"),
-        (1_234_567, "KWD", "1234.567"), (12, "CLF", "0.0012"), (100, "ISK", "100"), (Int64.min, "USD", "-92233720368547758.08"),
+        (1_234_567, "KWD", "1234.567"), (12, "CLF", "0.0012"), (100, "ISK", "100"),
+        (Int64.min, "USD", "-92233720368547758.08"),
     ])
     func moneyInTheCurrencysMajorUnit(minor: Int64, currency: String, expected: String) {
         #expect(Money.format(minor, currency: currency) == expected)

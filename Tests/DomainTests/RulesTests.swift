@@ -79,7 +79,9 @@ import Testing
     @Test(arguments: [(nil, 0), ("0", 0), ("1080", 1080), ("1", 1)] as [(String?, Int64)])
     func holdingPeriodIsReadInHoursAndMayBeZero(value: String?, hours: Int64) throws {
         let rules = try CommissionRules(
-            json: value.map { Self.object(["currency": .string("USD"), "holdingPeriodHours": Self.number($0), "rules": .array([])]) }
+            json: value.map {
+                Self.object(["currency": .string("USD"), "holdingPeriodHours": Self.number($0), "rules": .array([])])
+            }
                 ?? Self.object(["currency": .string("USD"), "rules": .array([])]))
         #expect(rules.settings.holdingMs == hours * 3_600_000)
         #expect(rules.settings.windowMs == AttributionSettings.defaults.windowMs)

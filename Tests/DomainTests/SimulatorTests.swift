@@ -150,7 +150,9 @@ import Testing
             if conversion.lapse != nil { lapsed += 1 } else { held += 1 }
             let longer = AttributionSettings(
                 windowMs: settings.windowMs, freshnessMs: settings.freshnessMs, holdingMs: 200 * 86_400_000)
-            if conversion.lapse == nil, Attribution.attribute(userRecords: records, settings: longer).conversion?.lapse != nil {
+            if conversion.lapse == nil,
+                Attribution.attribute(userRecords: records, settings: longer).conversion?.lapse != nil
+            {
                 lapsedOnlyUnderALongerPeriod += 1
             }
         }

@@ -35,7 +35,11 @@ import Testing
         for line in workload {
             guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)), !users.contains(record.user)
             else { continue }
-            if case .outcome = record.body { users.append(record.user) } else if users.count < 2 { users.append(record.user) }
+            if case .outcome = record.body {
+                users.append(record.user)
+            } else if users.count < 2 {
+                users.append(record.user)
+            }
             if users.count == 12 { break }
         }
         return users

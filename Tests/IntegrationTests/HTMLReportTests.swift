@@ -5,7 +5,8 @@ import Testing
 /// `report --format html` rendered by a real browser: no console errors, no network requests, and the numbers in
 /// the page equal `--format json`'s.
 @Suite(.serialized) struct HTMLReportTests {
-    static let rules = #"{"currency":"EUR","holdingPeriodHours":1080,"rules":[{"affiliateToken":"*","amountMinor":450}]}"#
+    static let rules =
+        #"{"currency":"EUR","holdingPeriodHours":1080,"rules":[{"affiliateToken":"*","amountMinor":450}]}"#
 
     static func cli(_ arguments: [String]) throws -> String {
         let outcome = try Shell.run(Binaries.cli, arguments, environment: ["PATH": "/usr/bin:/bin"])
@@ -45,7 +46,8 @@ import Testing
         try Self.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath])
         guard daemon.waitReady() else { return }
-        let lines = Array(WorkloadSimulator(users: 400, seed: 3, start: Timestamp.parseDay("2026-09-01") ?? 0, days: 60).lines)
+        let lines = Array(
+            WorkloadSimulator(users: 400, seed: 3, start: Timestamp.parseDay("2026-09-01") ?? 0, days: 60).lines)
         #expect(try LineClient(path: daemon.socketPath).exchange(lines).count == lines.count)
         let db = daemon.databasePath
         let common = ["report", "--db", db, "--rules", rulesPath, "--as-of", "2026-11-15", "--by", "campaign"]

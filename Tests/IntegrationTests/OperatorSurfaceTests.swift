@@ -9,7 +9,9 @@ import Testing
     static func dpkgStatus(installed: [String], in directory: ScratchDirectory) throws -> String {
         let admin = directory.file("dpkg-\(installed.count)")
         try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
-        let entries = installed.map { "Package: \($0)\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1\n" }
+        let entries = installed.map {
+            "Package: \($0)\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1\n"
+        }
         try (entries.joined(separator: "\n") + "\n").write(toFile: "\(admin)/status", atomically: true, encoding: .utf8)
         return "\(admin)/status"
     }

@@ -17,12 +17,15 @@ import Testing
     /// Checked, shown and converted late on 2026-11-10: with H = 1 h it qualifies on 2026-11-11 at 00:30.
     static let converting = [
         record("capabilities", "c1", "2026-11-10T23:00:00Z", #""authorization":"authorized","capabilities":2"#),
-        record("offer.presented", "p1", "2026-11-10T23:10:00Z", #""offer":{"action":"subscribe","affiliateToken":"aff1"}"#),
+        record(
+            "offer.presented", "p1", "2026-11-10T23:10:00Z", #""offer":{"action":"subscribe","affiliateToken":"aff1"}"#),
         record("subscription.outcome", "o1", "2026-11-10T23:30:00Z", #""outcome":"subscribed","offerId":"p1""#),
     ]
     /// Playback gone 15 minutes after the conversion: the trial ended unpaid.
     static let lapse = record(
-        "capabilities", "l1", "2026-11-10T23:45:00Z", #""authorization":3,"subscription":{"canPlayCatalogContent":false,"canBecomeSubscriber":true,"hasCloudLibraryEnabled":false}"#)
+        "capabilities", "l1", "2026-11-10T23:45:00Z",
+        #""authorization":3,"subscription":{"canPlayCatalogContent":false,"canBecomeSubscriber":true,"hasCloudLibraryEnabled":false}"#
+    )
 
     static func run(_ arguments: [String]) throws -> Shell.Outcome {
         try Shell.run(Binaries.cli, arguments, environment: ["PATH": "/usr/bin:/bin"])
@@ -64,7 +67,8 @@ import Testing
         // Published days are immutable, and every file so far sums to what the published days earn now: 0.
         #expect(try export("2026-11-11").count == 1)
         let explained = try Self.run(["explain", "--db", db, "--rules", rules, "--user", "u-late", "--format", "json"])
-        #expect(explained.output.contains(#""lapse":{"id":"l1","ts":"2026-11-10T23:45:00.000Z"}"#), "\(explained.output)")
+        #expect(
+            explained.output.contains(#""lapse":{"id":"l1","ts":"2026-11-10T23:45:00.000Z"}"#), "\(explained.output)")
         #expect(explained.output.contains(#""state":"lapsed""#))
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)

@@ -77,12 +77,14 @@ import Testing
                 Bool.random(using: &generator)
             else { continue }
             let delay = Int64.random(in: 1...(50 * 3_600_000), using: &generator)
-            workload.append(Self.lapseLine(user: submission.record.user, ts: submission.record.ts + delay, number: lapses))
+            workload.append(
+                Self.lapseLine(user: submission.record.user, ts: submission.record.ts + delay, number: lapses))
             lapses += 1
         }
         workload.shuffle(using: &generator)
         let rulesChoices = [
-            try Self.rules(500, 700), try Self.rules(400, 900, holdingHours: 24), try Self.rules(0, 1000, holdingHours: 48),
+            try Self.rules(500, 700), try Self.rules(400, 900, holdingHours: 24),
+            try Self.rules(0, 1000, holdingHours: 48),
             try Self.rules(450, 650, windowHours: 6, holdingHours: 12),
         ]
         let chunk = workload.count / days + 1
@@ -107,7 +109,8 @@ import Testing
         // Published days are immutable: the same bytes, whatever came since.
         _ = try writer.append(Self.submissions(WorkloadSimulator(users: 40, seed: 12, days: 2).lines), receivedAt: 0)
         let first = Timestamp.formatDay(WorkloadSimulator.defaultStart)
-        let again = try CommissionExporter.export(journalPath: path, day: first, rules: rulesChoices[1], now: Self.later + 999)
+        let again = try CommissionExporter.export(
+            journalPath: path, day: first, rules: rulesChoices[1], now: Self.later + 999)
         #expect(again.republished && again.csv == exported[first])
     }
 
@@ -122,7 +125,8 @@ import Testing
         #expect {
             try CommissionExporter.export(journalPath: path, day: "2026-11-04", rules: rules, now: Self.later + 2)
         } throws: { "\($0)".contains("earlier than the latest published day 2026-11-05") }
-        let empty = try CommissionExporter.export(journalPath: path, day: "2026-11-06", rules: rules, now: Self.later + 3)
+        let empty = try CommissionExporter.export(
+            journalPath: path, day: "2026-11-06", rules: rules, now: Self.later + 3)
         #expect(String(decoding: empty.csv, as: UTF8.self) == ExportPlan.header.joined(separator: ",") + "\n")
         let manifest = String(decoding: empty.manifest, as: UTF8.self)
         #expect(

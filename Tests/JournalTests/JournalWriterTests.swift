@@ -80,7 +80,9 @@ import Testing
         #expect(
             incremental == [ReportRow(key: "aff", presented: 1, presentedEligible: 1, conversions: 1, attributed: 1)])
         try writer.rebuildDerivedTables(settings: .defaults)
-        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max) == incremental)
+        #expect(
+            try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max) == incremental
+        )
         #expect(try JournalVerifier.verify(reader).allSatisfy(\.passed))
     }
 }
@@ -198,7 +200,9 @@ extension JournalWriterTests {
         #expect(try JournalVerifier.verify(reader).allSatisfy(\.passed))
         let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max)
         try writer.rebuildDerivedTables(settings: .defaults)
-        #expect(try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max) == incremental)
+        #expect(
+            try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max) == incremental
+        )
     }
 }
 

@@ -61,8 +61,9 @@ enum QueryCost {
             cli: cli, base + ["--since", "2026-11-03T05:00:00Z", "--until", "2026-11-20T07:00:00Z"])
         // Mid-range: conversions of 2026-11-10 qualify on 2026-12-25 partly before this instant.
         let asOf = try milliseconds(cli: cli, base + ["--as-of", "2026-12-25T13:00:00Z"])
-        let user = try Connection(path: path, mode: .readOnly).scalarText(
-            "SELECT user FROM derived_conversions WHERE lapse_id IS NOT NULL ORDER BY ts DESC LIMIT 1") ?? "none"
+        let user =
+            try Connection(path: path, mode: .readOnly).scalarText(
+                "SELECT user FROM derived_conversions WHERE lapse_id IS NOT NULL ORDER BY ts DESC LIMIT 1") ?? "none"
         let explain = try milliseconds(
             cli: cli, ["explain", "--db", path, "--rules", rulesPath, "--user", user, "--format", "json"])
         // What starting a process through Foundation's `Process` and reading its pipe costs by itself.
