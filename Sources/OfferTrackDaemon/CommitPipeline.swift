@@ -1,5 +1,6 @@
 import Dispatch
 import Journal
+import Metrics
 import Posix
 import Synchronization
 
@@ -8,6 +9,8 @@ struct CommitJob: Sendable {
     let connection: UInt64
     let slot: UInt64
     let submission: Submission
+    /// When the line was read (`Clock.monotonicMicroseconds`), for the acknowledgement latency.
+    let readAtMicroseconds: UInt64
 }
 
 /// The writer's answer for one batch.
@@ -40,8 +43,13 @@ final class CommitPipeline: @unchecked Sendable {
     /// Whether a chunk of learning is queued on the writer thread (writer thread only).
     private var learningChunkQueued = false
 
-    init(writer: JournalWriter, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds) throws(PosixError) {
+    private let metrics: DaemonMetrics
+
+    init(
+        writer: JournalWriter, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds
+    ) throws(PosixError) {
         self.writer = writer
+        self.metrics = metrics
         self.clock = clock
         wakeup = try EventCounter()
     }
@@ -50,8 +58,11 @@ final class CommitPipeline: @unchecked Sendable {
     func submit(_ jobs: [CommitJob]) {
         queue.async { [self] in
             let outcomes: Result<[AppendOutcome], JournalFailure>
+            let started = Clock.monotonicMicroseconds()
             do {
                 outcomes = .success(try writer.append(jobs.map(\.submission), receivedAt: clock()))
+                metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
+                metrics.commitRecords.observe(UInt64(jobs.count))
             } catch {
                 outcomes = .failure(JournalFailure(message: "\(error)"))
             }

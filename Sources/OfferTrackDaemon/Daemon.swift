@@ -1,4 +1,5 @@
 import Journal
+import Metrics
 import OfferTrackDomain
 import Posix
 import Synchronization
@@ -56,6 +57,10 @@ public final class Daemon {
     private var readBuffer: UnsafeMutableRawBufferPointer
 
     private var counters = DaemonCounters()
+    private let metrics = DaemonMetrics()
+    private let metricsServer: MetricsServer?
+    /// Records submitted to the writer and not yet answered.
+    private var inFlight = 0
     private var storageFailure: String?
     private var stopping = false
     private var drainDeadline: Int64 = 0
@@ -92,7 +97,7 @@ public final class Daemon {
         do {
             epoll = try Epoll()
             signals = try SignalChannel()
-            pipeline = try CommitPipeline(writer: writer)
+            pipeline = try CommitPipeline(writer: writer, metrics: metrics)
             pipeline.startLearningUsers()
         } catch {
             throw StartupError(exitCode: 71, "\(error)")
@@ -116,6 +121,19 @@ public final class Daemon {
                 throw StartupError(exitCode: 73, "cannot listen: \(error)")
             }
             listenerDescription = configuration.socketPath
+        }
+        if let address = configuration.metricsAddress {
+            let path = configuration.databasePath
+            do {
+                metricsServer = try MetricsServer(address: address) { [metrics] in
+                    let bytes = ["", "-wal"].compactMap { ProcessInfo.fileSize(path + $0) }.reduce(0, +)
+                    return metrics.render(journalBytes: Int64(bytes))
+                }
+            } catch {
+                throw StartupError(exitCode: error.isAddressInUse ? 69 : 71, "--metrics-listen: \(error)")
+            }
+        } else {
+            metricsServer = nil
         }
         watchdogIntervalMilliseconds = ServiceManager.watchdogIntervalMicroseconds().map { Int64($0 / 1000) }
         readBuffer = .allocate(byteCount: Self.readChunk, alignment: 16)
@@ -143,6 +161,7 @@ public final class Daemon {
             log("cannot start the event loop: \(error)")
             return 71
         }
+        metricsServer?.start()
         ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
         log(
             "listening on \(listenerDescription), journal \(configuration.databasePath) "
@@ -166,6 +185,8 @@ public final class Daemon {
             }
             dispatchBatchIfIdle(now: now)
             pipeline.backlog.store(waiting.count, ordering: .relaxed)
+            metrics.connections.set(Int64(connections.count))
+            metrics.queuedRecords.set(Int64(waiting.count + inFlight))
             housekeeping(now: now)
             if stopping && drainFinished(now: now) { break }
         }
@@ -221,6 +242,7 @@ public final class Daemon {
         _ = line.withUnsafeBytes { try? FileDescriptor.write(fd, from: $0) }
         UnixSocket.shutdownWrite(fd)
         counters.rejected += 1
+        metrics.reject(.unauthorized)
         let token = nextToken
         nextToken += 1
         do {
@@ -322,6 +344,7 @@ public final class Daemon {
         switch event {
         case .tooLong:
             counters.rejected += 1
+            metrics.reject(.lineTooLong)
             connection.answerImmediately(
                 .rejected(
                     id: nil,
@@ -334,10 +357,12 @@ public final class Daemon {
                 let slot = connection.reserveSlot()
                 waiting.append(
                     CommitJob(
-                        connection: connection.token, slot: slot, submission: Submission(record: record, line: bytes)))
+                        connection: connection.token, slot: slot, submission: Submission(record: record, line: bytes),
+                        readAtMicroseconds: Clock.monotonicMicroseconds()))
                 queuedBytes += Self.queuedCost(of: bytes)
             case .rejected(let id, let error):
                 counters.rejected += 1
+                metrics.reject(error.code)
                 connection.answerImmediately(.rejected(id: id, error))
             }
         }
@@ -395,25 +420,31 @@ public final class Daemon {
             waiting.removeFirst(Self.maxBatch)
         }
         writerBusySince = now
+        inFlight = batch.count
         pipeline.submit(batch)
     }
 
     private func handleCommitResults(now: Int64) {
         for result in pipeline.takeResults() {
             writerBusySince = nil
+            inFlight = 0
             switch result.outcomes {
             case .success(let outcomes):
                 if let failure = storageFailure {
                     log("the journal commits again (after: \(failure))")
                     storageFailure = nil
                 }
+                let answeredAt = Clock.monotonicMicroseconds()
                 for (job, outcome) in zip(result.jobs, outcomes) {
                     deliver(response(for: job, outcome), to: job)
+                    metrics.ackLatency.observe(answeredAt &- job.readAtMicroseconds)
                 }
             case .failure(let failure):
                 if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
                 storageFailure = failure.message
                 counters.storageUnavailable += result.jobs.count
+                metrics.storageFailures.increment()
+                metrics.reject(.storageUnavailable, count: UInt64(result.jobs.count))
                 for job in result.jobs {
                     deliver(
                         .rejected(
@@ -438,12 +469,16 @@ public final class Daemon {
         case .accepted(let seq):
             counters.accepted += 1
             counters.lastSeq = max(counters.lastSeq, seq)
+            metrics.accepted.increment()
+            metrics.lastSeq.set(counters.lastSeq)
             return .accepted(id: id, seq: seq)
         case .duplicate(let seq):
             counters.duplicates += 1
+            metrics.duplicates.increment()
             return .duplicate(id: id, seq: seq)
         case .conflict:
             counters.rejected += 1
+            metrics.reject(.idConflict)
             return .rejected(
                 id: id, RecordError(.idConflict, "a record with id \(id) is journaled already with other content"))
         }
@@ -493,6 +528,7 @@ public final class Daemon {
         if now >= drainDeadline && !waiting.isEmpty {
             let abandoned = waiting
             waiting.removeAll()
+            metrics.reject(.shuttingDown, count: UInt64(abandoned.count))
             for job in abandoned {
                 queuedBytes -= Self.queuedCost(of: job.submission.line)
                 deliver(

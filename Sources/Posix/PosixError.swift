@@ -11,6 +11,9 @@ public struct PosixError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(function): \(String(cString: strerror(errno))) (errno \(errno))" }
+
+    /// `EADDRINUSE`: another socket is bound to the address.
+    public var isAddressInUse: Bool { errno == EADDRINUSE }
 }
 
 /// The one place that runs a system call returning -1 on failure: retries on EINTR and throws otherwise.

@@ -44,6 +44,19 @@ public enum TCPListener {
         return fd
     }
 
+    /// The local port `fd` is bound to (after binding port 0, the one the kernel chose).
+    public static func port(of fd: Int32) throws(PosixError) -> UInt16 {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0 else { throw PosixError("getsockname", errno: errno) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+    }
+
     /// Waits up to `timeoutMilliseconds` for a connection on `listener` (blocking or not) and accepts it as a
     /// blocking socket; nil when none came.
     public static func accept(_ listener: Int32, timeoutMilliseconds: Int32) throws(PosixError) -> Int32? {
