@@ -13,7 +13,7 @@ final class MetricsServer: Sendable {
     init(address: MetricsAddress, render: @escaping @Sendable () -> String) throws(PosixError) {
         switch address {
         case .tcp(let host, let port):
-            listener = try TCPListener.listen(host: host, port: port)
+            listener = try TCPSocket.listen(host: host, port: port)
         case .unix(let path):
             do {
                 listener = try UnixSocket.listen(path: path, mode: 0o660)
@@ -27,7 +27,7 @@ final class MetricsServer: Sendable {
     func start() {
         queue.async { [self] in
             while true {
-                guard let client = try? TCPListener.accept(listener, timeoutMilliseconds: 1_000) else { continue }
+                guard let client = try? TCPSocket.accept(listener, timeoutMilliseconds: 1_000) else { continue }
                 serve(client)
                 FileDescriptor.close(client)
             }

@@ -7,9 +7,9 @@ import Testing
 @Suite struct MetricsEndpointTests {
     /// A loopback port nobody listens on now (bind to 0 and read the port back).
     static func freePort() throws -> UInt16 {
-        let fd = try TCPListener.listen(host: "127.0.0.1", port: 0)
+        let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         defer { FileDescriptor.close(fd) }
-        return try TCPListener.port(of: fd)
+        return try TCPSocket.port(of: fd)
     }
 
     static func curl(_ arguments: [String]) throws -> Shell.Outcome {

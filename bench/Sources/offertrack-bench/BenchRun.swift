@@ -212,6 +212,52 @@ final class BenchRun {
                 ))
         }
         try daemon.stop()
+        try measureScrapeCost(workload, offset: offset)
+    }
+
+    /// Acknowledgement latency at the middle load with the metrics endpoint on, without and with a scraper
+    /// (alternating pairs, same daemon): what serving scrapes costs.
+    private func measureScrapeCost(_ workload: Workload, offset start: Int) throws {
+        let load = scale.latencyLoads[min(1, scale.latencyLoads.count - 1)]
+        let count = scale.latencyRecords[min(1, scale.latencyRecords.count - 1)]
+        progress("scrape cost: \(Format.grouped(load)) records/s with and without /metrics scraped every 20 ms")
+        var without: [Double] = []
+        var with: [Double] = []
+        var scrapes = 0
+        var offset = start
+        for pair in 0..<3 {
+            for scraped in pair % 2 == 0 ? [false, true] : [true, false] {
+                // A new daemon and journal each run (the workload's records are each sent once per journal).
+                if offset + count > workload.count { offset = 0 }
+                let port = try freePort()
+                let daemon = try startDaemon(
+                    label: "scrape-\(pair)-\(scraped)", databasePath: newDatabase(),
+                    arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
+                let scraper = scraped ? ScrapeCost.Scraper(port: port, interval: 0.02) : nil
+                let result = try AckLatency.measure(
+                    workload.submissions[offset..<(offset + count)], recordsPerSecond: load,
+                    clients: scale.latencyClients, socketPath: daemon.socketPath)
+                offset += count
+                scrapes += scraper?.stop() ?? 0
+                try daemon.stop()
+                if scraped { with.append(result.p99Milliseconds) } else { without.append(result.p99Milliseconds) }
+            }
+        }
+        let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+        add(
+            ResultRow(
+                section: "2 offertrackd",
+                name: "ack latency p99 at \(Format.grouped(load)) records/s while `/metrics` is scraped every 20 ms",
+                value: "\(Format.fixed(median(with), 2)) ms",
+                comparison: "\(Format.ratio(median(with) / max(0.001, median(without)))) of the same load unscraped "
+                    + "(\(Format.fixed(median(without), 2)) ms; medians of 3 alternating runs, \(scrapes) scrapes)"))
+    }
+
+    /// A loopback port nobody listens on now.
+    private func freePort() throws -> UInt16 {
+        let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        defer { FileDescriptor.close(fd) }
+        return try TCPSocket.port(of: fd)
     }
 
     private func measureJSON(_ workload: Workload) throws {
@@ -245,16 +291,19 @@ final class BenchRun {
             self.progress("  \(Format.grouped(Double($0))) records")
         }
         let size = Double(Posix.ProcessInfo.fileSize(path) ?? 0) / 1_048_576
+        // The journal was joined under the holding rules: the daemon gets them too, or it would recompute.
+        let rulesPath = scratch.file("holding-rules.json")
+        try QueryCost.writeHoldingRules(to: rulesPath)
         var readies: [Double] = []
         for attempt in 1...3 {
-            let daemon = try startDaemon(label: "big-\(attempt)", databasePath: path)
+            let daemon = try startDaemon(
+                label: "big-\(attempt)", databasePath: path, arguments: ["--rules", rulesPath])
             readies.append(daemon.readyMilliseconds)
             if attempt == 1 { add(try learnedUsersRow(daemon, records: count)) }
             try daemon.stop()
         }
         let ready = readies.sorted()[readies.count / 2]
         let cli = options.resolvedCLIPath
-        let rulesPath = scratch.file("holding-rules.json")
         let reportRows = try QueryCost.reportRows(cli: cli, path: path, rulesPath: rulesPath, records: count)
         for row in reportRows { add(row) }
         reportOnBigJournal = try QueryCost.milliseconds(cli: cli, ["report", "--db", path, "--rules", rulesPath]).ms

@@ -25,6 +25,11 @@ enum QueryCost {
         (try? RulesFile(bytes: Array(holdingRules.utf8)).rules.settings) ?? .defaults
     }
 
+    /// Writes `holdingRules` to `path`.
+    static func writeHoldingRules(to path: String) throws {
+        try holdingRules.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     /// The median wall time in ms of running the CLI with `arguments` (3 runs); fails unless it exits 0.
     static func milliseconds(cli: String, _ arguments: [String], runs: Int = 3) throws -> (ms: Double, output: String) {
         var times: [Double] = []
@@ -52,7 +57,7 @@ enum QueryCost {
     /// Rows for `report` (by affiliate, by day as JSON, with `--as-of` inside the range) and `explain` on the
     /// journal at `path` of `records` records, joined under `holdingRules` (written to `rulesPath`).
     static func reportRows(cli: String, path: String, rulesPath: String, records: Int) throws -> [ResultRow] {
-        try holdingRules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        try writeHoldingRules(to: rulesPath)
         let size = Double(Posix.ProcessInfo.fileSize(path) ?? 0) / 1_048_576
         let base = ["report", "--db", path, "--rules", rulesPath]
         let byAffiliate = try milliseconds(cli: cli, base)

@@ -1,10 +1,29 @@
 import CLinux
 import Glibc
 
-/// A TCP listening socket on a numeric address (`127.0.0.1`, `::1`, `0.0.0.0`), for the metrics endpoint.
-public enum TCPListener {
+/// TCP sockets on numeric addresses (`127.0.0.1`, `::1`, `0.0.0.0`), for the metrics endpoint and its clients.
+public enum TCPSocket {
     /// Binds and listens on `host:port` (IPv4 dotted or IPv6 without brackets), with `SO_REUSEADDR`.
     public static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(PosixError) -> Int32 {
+        try open(host: host, port: port) { fd, address, length in
+            var one: Int32 = 1
+            _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            guard bind(fd, address, length) == 0 else { return "bind" }
+            return Glibc.listen(fd, backlog) == 0 ? nil : "listen"
+        }
+    }
+
+    /// A blocking socket connected to `host:port`.
+    public static func connect(host: String, port: UInt16) throws(PosixError) -> Int32 {
+        try open(host: host, port: port) { fd, address, length in
+            Glibc.connect(fd, address, length) == 0 ? nil : "connect"
+        }
+    }
+
+    /// A new socket for `host:port`, set up by `body` (which names the call that failed, or returns nil).
+    private static func open(
+        host: String, port: UInt16, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> String?
+    ) throws(PosixError) -> Int32 {
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         let family: Int32
@@ -22,24 +41,22 @@ public enum TCPListener {
         let fd = try retryingOnInterrupt("socket") {
             socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound =
+        let failed =
             family == AF_INET
             ? withUnsafePointer(to: &v4) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    body(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
             : withUnsafePointer(to: &v6) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    body(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
                 }
             }
-        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
+        if let failed {
             let code = errno
             FileDescriptor.close(fd)
-            throw PosixError(bound == 0 ? "listen" : "bind", errno: code)
+            throw PosixError(failed, errno: code)
         }
         return fd
     }
