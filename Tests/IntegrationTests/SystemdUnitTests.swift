@@ -105,3 +105,27 @@ import Testing
         #expect(timer.value("Persistent") == "true")
     }
 }
+
+extension SystemdUnitTests {
+    /// The optional metrics drop-in: systemd reads it (an unknown key would show), it only adds
+    /// `--metrics-listen` to the daemon's command, and the unit stays hardened with loopback as its only network.
+    @Test func theMetricsDropInVerifiesAndOnlyOpensLoopback() throws {
+        let directory = ScratchDirectory()
+        let paths = try Self.installedForTest(in: directory)
+        let service = try #require(paths.first { $0.hasSuffix("/offertrackd.service") })
+        let dropIn = try UnitFile("offertrackd.service.d/metrics.conf")
+        try FileManager.default.createDirectory(
+            atPath: directory.file("offertrackd.service.d"), withIntermediateDirectories: true)
+        try dropIn.text(replacing: ["/usr/local/bin/offertrackd ": "\(Binaries.daemon) "]).write(
+            toFile: directory.file("offertrackd.service.d/metrics.conf"), atomically: true, encoding: .utf8)
+        let verify = try Shell.run("/usr/bin/systemd-analyze", ["verify", service])
+        #expect(verify.status == 0 && verify.output.isEmpty, "\(verify.output)")
+        let base = try #require(try UnitFile("offertrackd.service").command("ExecStart"))
+        let withMetrics = try #require(dropIn.command("ExecStart"))
+        #expect(withMetrics == base + ["--metrics-listen", "127.0.0.1:9464"])
+        #expect(dropIn.value("IPAddressAllow") == "localhost" && dropIn.value("IPAddressDeny") == "any")
+        let security = try Shell.run("/usr/bin/systemd-analyze", ["security", "--offline=true", "--no-pager", service])
+        let exposure = try #require(Self.overallExposure(security.output), "\(security.output)")
+        #expect(exposure <= 1.5, "\(security.output)")
+    }
+}
