@@ -82,24 +82,32 @@ struct VerifyCommand {
 /// `offertrack simulate`: a deterministic NDJSON workload on stdout.
 struct SimulateCommand {
     static let help = """
-        Usage: offertrack simulate --users N [--seed S] [--start TS] [--days D]
+        Usage: offertrack simulate --users N [--seed S] [--start TS] [--days D] [--returning [--records M]]
 
         Prints a realistic, deterministic NDJSON workload: capability checks in every authorization state and
-        form, presentations with and without tokens, explicit and derived outcomes, late and duplicate records.
-        The same arguments always print the same bytes. --start defaults to 2026-11-01T00:00:00Z, --days to 1.
+        form, presentations with and without tokens, explicit and derived outcomes, late and duplicate records,
+        trials that end unpaid. The same arguments always print the same bytes. --start defaults to
+        2026-11-01T00:00:00Z, --days to 1 (7 with --returning).
+        --returning: users come back over the days (a check at every visit, the offer shown again, outcomes
+        later; about 6 records a user), all records in time order, so each user's records spread over the
+        whole output. It holds the output in memory (about 300 bytes a record); --records M stops after M.
 
         Example:
           offertrack simulate --users 1000 | offertrack ingest -
+          offertrack simulate --users 50000 --returning --records 300000 > returning.ndjson
         """
 
     let users: Int
     let seed: UInt64
     let start: Int64
     let days: Int
+    let returning: Bool
+    let records: Int?
 
     init(arguments: [String]) throws(CLIError) {
         let parsed = try CommandArguments(
-            arguments, valued: ["--users", "--seed", "--start", "--days", "--db", "--rules"])
+            arguments, valued: ["--users", "--seed", "--start", "--days", "--records", "--db", "--rules"],
+            switches: ["--help", "--returning"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "simulate takes no arguments") }
         guard let usersText = parsed.value("--users") else { throw CLIError(.usage, "simulate needs --users N") }
         guard let users = Int(usersText), users >= 0 else {
@@ -113,17 +121,32 @@ struct SimulateCommand {
             try parsed.value("--start").map { text throws(CLIError) in
                 try TimeArgument.parse(text, option: "--start")
             } ?? WorkloadSimulator.defaultStart
-        let daysText = parsed.value("--days") ?? "1"
+        returning = parsed.has("--returning")
+        let daysText = parsed.value("--days") ?? (returning ? "7" : "1")
         guard let days = Int(daysText), days >= 1, days <= 3650 else {
             throw CLIError(.usage, "--days must be from 1 to 3650, not \(daysText)")
         }
         self.days = days
+        if let text = parsed.value("--records") {
+            guard returning else { throw CLIError(.usage, "--records goes with --returning") }
+            guard let records = Int(text), records >= 0 else {
+                throw CLIError(.usage, "--records must be a whole number, not \(text)")
+            }
+            self.records = records
+        } else {
+            records = nil
+        }
     }
 
     func run() throws(CLIError) -> Int32 {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(1 << 17)
-        for line in WorkloadSimulator(users: users, seed: seed, start: start, days: days).lines {
+        let lines: AnySequence<String> =
+            returning
+            ? AnySequence(
+                ReturningUserSimulator(users: users, seed: seed, start: start, days: days, records: records).lines)
+            : AnySequence(WorkloadSimulator(users: users, seed: seed, start: start, days: days).lines)
+        for line in lines {
             buffer.append(contentsOf: line.utf8)
             buffer.append(UInt8(ascii: "\n"))
             if buffer.count >= 1 << 16 {

@@ -130,6 +130,62 @@ struct UserJourney {
         }
     }
 
+    /// The records of user number `index` as a returning user: visits spread over `[t0, t0 + span)`, each starting
+    /// with the capability check an app makes at launch, some showing the offer (and an outcome minutes later);
+    /// about six records a user. A member keeps playback at later visits; a trial that ends unpaid loses it.
+    static func generateReturning(
+        index: Int, seed: UInt64, t0: Int64, span: Int64, counter: inout UInt64
+    ) -> [SimulatedRecord] {
+        let userKey = SimulationRandom.mix(UInt64(index) ^ SimulationRandom.mix(seed ^ 0xBAC))
+        var rng = SimulationRandom(seed: SimulationRandom.mix(userKey &+ seed))
+        let app = rng.chance(90) ? rng.pick(apps) : nil
+        let device = rng.chance(50) ? "d-" + hex(rng.next() >> 32, digits: 8) : nil
+        var journey = UserJourney(rng: rng, user: "u-" + hex(userKey, digits: 16), app: app, device: device)
+        journey.runReturning(t0: t0, span: span, counter: &counter)
+        return journey.records
+    }
+
+    private mutating func runReturning(t0: Int64, span: Int64, counter: inout UInt64) {
+        let roll = rng.below(100)
+        var profile: Profile =
+            roll < 10 ? .unauthorized(Int(rng.below(3))) : roll < 70 ? .eligible : roll < 88 ? .subscriber : .ineligible
+        let visits = 2 + Int(rng.below(4))
+        var t = t0 + rng.int(in: 0...max(0, span / 4))
+        var subscribedAt: Int64?
+        var paid = false
+        var presentations: [(id: String, loaded: Bool)] = []
+        for _ in 0..<visits {
+            if let start = subscribedAt {
+                // After the trial month the member pays, or playback is gone.
+                let playback = paid || t - start < 30 * 86_400_000
+                let capabilities = Capabilities(playback: playback, eligible: !playback, cloud: rng.chance(50))
+                emitCheck(capabilities, at: t, counter: &counter)
+            } else {
+                emitCheck(profile, at: t, counter: &counter)
+            }
+            if subscribedAt == nil, rng.chance(60) {
+                t += rng.int(in: 200...3_000)
+                presentations.append(emitPresentation(at: t, counter: &counter))
+                t += rng.int(in: 5_000...300_000)
+                let subscribes: Bool
+                switch profile {
+                case .eligible: subscribes = rng.chance(30)
+                case .subscriber: subscribes = rng.chance(10)
+                case .ineligible, .unauthorized: subscribes = rng.chance(3)
+                }
+                if subscribes {
+                    emitOutcome(subscribed: true, offerId: offerId(presentations), at: t, counter: &counter)
+                    subscribedAt = t
+                    paid = rng.chance(70)
+                    profile = .subscriber
+                } else if rng.chance(50) {
+                    emitOutcome(subscribed: false, offerId: offerId(presentations), at: t, counter: &counter)
+                }
+            }
+            t += rng.int(in: 3_600_000...max(3_600_000, span / Int64(visits)))
+        }
+    }
+
     /// The `offerId` an app would send: usually the last presentation, sometimes another, an unloaded one or an
     /// id the journal does not have; often none.
     private mutating func offerId(_ presentations: [(id: String, loaded: Bool)]) -> String? {

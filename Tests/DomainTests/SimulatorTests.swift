@@ -188,3 +188,36 @@ import Testing
         }
     }
 }
+
+/// `simulate --returning`: users come back, so each user's records spread over the whole output.
+@Suite struct ReturningUserSimulatorTests {
+    static let sample = Array(ReturningUserSimulator(users: 3_000, seed: 9))
+
+    @Test func deterministicValidAndInTimeOrder() {
+        #expect(Array(ReturningUserSimulator(users: 3_000, seed: 9).lines) == Self.sample.map(\.line))
+        #expect(Array(ReturningUserSimulator(users: 3_000, seed: 10).lines) != Self.sample.map(\.line))
+        for simulated in Self.sample.prefix(2_000) {
+            guard case .valid(let record) = RecordValidator.validate(Array(simulated.line.utf8)) else {
+                Issue.record("invalid line \(simulated.line)")
+                continue
+            }
+            #expect(record == simulated.record)
+        }
+        #expect(Set(Self.sample.map(\.record.id)).count == Self.sample.count)
+        #expect(zip(Self.sample, Self.sample.dropFirst()).allSatisfy { RecordOrder.precedes($0.record, $1.record) })
+    }
+
+    @Test func usersReturnAcrossTheWholeRun() {
+        var positions: [String: [Int]] = [:]
+        for (index, simulated) in Self.sample.enumerated() {
+            positions[simulated.record.user, default: []].append(index)
+        }
+        let perUser = Double(Self.sample.count) / Double(positions.count)
+        #expect(positions.count == 3_000 && perUser > 5 && perUser < 7, "\(perUser) records a user")
+        // Half the users' first and last records are more than a third of the output apart.
+        let spans = positions.values.map { ($0.last ?? 0) - ($0.first ?? 0) }.sorted()
+        #expect(spans[spans.count / 2] > Self.sample.count / 3)
+        #expect(Self.sample.contains { if case .outcome(true, _, _) = $0.record.body { true } else { false } })
+        #expect(Array(ReturningUserSimulator(users: 3_000, seed: 9, records: 100)).count == 100)
+    }
+}
