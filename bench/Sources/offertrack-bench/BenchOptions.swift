@@ -12,7 +12,11 @@ struct BenchOptions {
     var daemonPath: String?
     /// Also write the report to this file.
     var outputPath: String?
-    /// Measure only these sections (`baseline`, `ingest`, `latency`, `json`, `big`, `queries`); nil: all.
+    /// The folder with the compiled peers (`sqlite-baseline`, `postgres-peer`, `run-postgres-peer`); nil: the
+    /// returning-user section measures offertrackd alone.
+    var peersPath: String?
+    /// Measure only these sections (`baseline`, `ingest`, `latency`, `returning`, `json`, `big`, `queries`); nil:
+    /// all.
     var only: Set<String>?
 
     /// Whether `section` is measured in this run.
@@ -21,7 +25,8 @@ struct BenchOptions {
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
-          --only LIST      measure only these sections: baseline,ingest,latency,json,big,queries
+          --only LIST      measure only these sections: baseline,ingest,latency,returning,json,big,queries
+          --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
           --output FILE    also write the markdown report to FILE
@@ -46,6 +51,9 @@ struct BenchOptions {
             case "--daemon":
                 guard let path = remaining.popFirst() else { throw BenchFailure("--daemon needs a path\n\(usage)") }
                 options.daemonPath = path
+            case "--peers":
+                guard let path = remaining.popFirst() else { throw BenchFailure("--peers needs a folder\n\(usage)") }
+                options.peersPath = path
             case "--output":
                 guard let path = remaining.popFirst() else { throw BenchFailure("--output needs a path\n\(usage)") }
                 options.outputPath = path

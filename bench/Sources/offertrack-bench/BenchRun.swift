@@ -1,3 +1,4 @@
+import Foundation
 import Journal
 import OfferTrackDomain
 import Posix
@@ -21,6 +22,11 @@ final class BenchRun {
     private var joinRatio = 0.0
     private var daemonJoinRatio = 0.0
     private var busyDayExport: (milliseconds: Double, rows: Int)?
+    /// Returning-user traffic: the plain SQLite C baseline, and offertrackd's ratios to it.
+    private var returningBaseline: Double?
+    private var returningRatio: Double?
+    private var returningJournalOnlyRatio: Double?
+    private var returningLatencies: [LatencyResult] = []
 
     init(options: BenchOptions) throws {
         self.options = options
@@ -41,7 +47,8 @@ final class BenchRun {
                 + "`\(scratch.path)` (ext4, not tmpfs)")
         let sections: [(String, () throws -> Void)] = [
             ("baseline", { try self.measureBaseline(workload) }), ("ingest", { try self.measureIngest(workload) }),
-            ("latency", { try self.measureLatency(workload) }), ("json", { try self.measureJSON(workload) }),
+            ("latency", { try self.measureLatency(workload) }), ("returning", { try self.measureReturning() }),
+            ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
         ]
         for (name, measure) in sections where options.measures(name) {
@@ -215,6 +222,109 @@ final class BenchRun {
         try measureScrapeCost(workload, offset: offset)
     }
 
+    private func measureReturning() throws {
+        let workload = Workload(returningUsers: scale.returningUsers, records: scale.returningRecords)
+        let users = Set(workload.submissions.map(\.record.user)).count
+        report.notes.append(
+            "Returning-user workload (section 6): `simulate --returning`, \(Format.grouped(Double(workload.count))) "
+                + "records of \(Format.grouped(Double(users))) users in time order, dealt round-robin to the clients, "
+                + "\(Format.fixed(workload.averageLineBytes, 0)) bytes per line")
+        let file = scratch.file("returning.ndjson")
+        try Returning.write(workload.ndjson, to: file)
+        let clients = 8
+        var baselines: [Double] = []
+        var defaults: [Double] = []
+        var journalOnly: [Double] = []
+        progress("returning users: C baseline, offertrackd and --journal-only, alternating, \(scale.pairs) rounds")
+        for _ in 0..<max(1, min(3, scale.pairs)) {
+            if let peers = options.peersPath {
+                FileSystem.syncAll()
+                baselines.append(try Returning.rate("\(peers)/sqlite-baseline", [file, newDatabase(), "1000"]))
+            }
+            FileSystem.syncAll()
+            let daemon = try startDaemon(label: "returning", databasePath: newDatabase())
+            defaults.append(
+                try IngestThroughput.measure(
+                    workload, clients: clients, socketPath: daemon.socketPath, interleaved: true))
+            try daemon.stop()
+            FileSystem.syncAll()
+            let only = try startDaemon(
+                label: "returning-journal-only", databasePath: newDatabase(), arguments: ["--journal-only"])
+            journalOnly.append(
+                try IngestThroughput.measure(workload, clients: clients, socketPath: only.socketPath, interleaved: true)
+            )
+            try only.stop()
+        }
+        let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+        let baseline = baselines.isEmpty ? nil : median(baselines)
+        returningBaseline = baseline
+        returningRatio = baseline.map { median(defaults) / $0 }
+        returningJournalOnlyRatio = baseline.map { median(journalOnly) / $0 }
+        if let baseline {
+            add(
+                ResultRow(
+                    section: "6 Returning users",
+                    name:
+                        "**baseline**: plain SQLite in C, same records, `id` unique, WAL, FULL, 1,000 rows a transaction",
+                    value: "\(Format.grouped(baseline)) rows/s",
+                    comparison:
+                        "median of \(baselines.count): \(baselines.map { Format.grouped($0) }.joined(separator: ", "))")
+            )
+        }
+        add(
+            ResultRow(
+                section: "6 Returning users", name: "offertrackd durable ingest, \(clients) pipelining clients",
+                value: "\(Format.grouped(median(defaults))) records/s",
+                comparison: (returningRatio.map { "\(Format.ratio($0)) of the C baseline; " } ?? "")
+                    + "runs \(defaults.map { Format.grouped($0) }.joined(separator: ", ")); target ≥ 0.5×"))
+        add(
+            ResultRow(
+                section: "6 Returning users", name: "offertrackd `--journal-only`, \(clients) pipelining clients",
+                value: "\(Format.grouped(median(journalOnly))) records/s",
+                comparison: (returningJournalOnlyRatio.map { "\(Format.ratio($0)) of the C baseline; " } ?? "")
+                    + "runs \(journalOnly.map { Format.grouped($0) }.joined(separator: ", ")); target ≥ 0.8×"))
+        // Latency at 10,000 records/s offered over 8 connections, run after run on fresh journals.
+        let load = 10_000.0
+        let perRun = min(workload.count, max(clients, Int(load * (options.smoke ? 0.05 : 3))))
+        progress("returning users: ack latency at 10,000 records/s, \(scale.returningLatencyRuns) runs")
+        returningLatencies = []
+        for _ in 0..<scale.returningLatencyRuns {
+            FileSystem.syncAll()
+            let daemon = try startDaemon(label: "returning-latency", databasePath: newDatabase())
+            returningLatencies.append(
+                try AckLatency.measure(
+                    workload.submissions[0..<perRun], recordsPerSecond: load, clients: clients,
+                    socketPath: daemon.socketPath))
+            try daemon.stop()
+        }
+        let p99 = returningLatencies.map(\.p99Milliseconds).sorted()
+        let p999 = returningLatencies.map(\.p999Milliseconds).sorted()
+        add(
+            ResultRow(
+                section: "6 Returning users", name: "ack latency p99 / p999 at 10,000 records/s, \(clients) clients",
+                value: "\(Format.fixed(p99[p99.count / 2], 2)) / \(Format.fixed(p999[p999.count / 2], 2)) ms",
+                comparison: "medians of \(p99.count) runs; p99 \(Format.fixed(p99.first ?? 0, 2))–"
+                    + "\(Format.fixed(p99.last ?? 0, 2)) ms, p999 \(Format.fixed(p999.first ?? 0, 2))–"
+                    + "\(Format.fixed(p999.last ?? 0, 2)) ms; targets 5 / 15 ms"))
+        // The peer a user would build: each record committed to PostgreSQL as it arrives.
+        if let peers = options.peersPath, FileManager.default.isExecutableFile(atPath: "\(peers)/postgres-peer") {
+            let subset = Workload(returningUsers: scale.returningUsers, records: scale.peerRecords)
+            let peerFile = scratch.file("peer.ndjson")
+            try Returning.write(subset.ndjson, to: peerFile)
+            progress("returning users: the PostgreSQL 15 peer, \(clients) clients, \(subset.count) records")
+            FileSystem.syncAll()
+            let peer = try Returning.rate(
+                "\(peers)/run-postgres-peer", ["\(peers)/postgres-peer", peerFile, String(clients)])
+            add(
+                ResultRow(
+                    section: "6 Returning users",
+                    name: "the peer: an app server committing each record to PostgreSQL 15, \(clients) clients",
+                    value: "\(Format.grouped(peer)) records/s",
+                    comparison: "synchronous commit, unique index on id, \(Format.grouped(Double(subset.count))) "
+                        + "records; offertrackd runs at \(Format.fixed(median(defaults) / peer, 1))× this"))
+        }
+    }
+
     /// Acknowledgement latency at the middle load with the metrics endpoint on, without and with a scraper
     /// (alternating pairs, same daemon): what serving scrapes costs.
     private func measureScrapeCost(_ workload: Workload, offset start: Int) throws {
@@ -365,6 +475,27 @@ final class BenchRun {
                 name: "ack latency at 10,000 records/s", goal: "p99 ≤ 5 ms",
                 measured: at10k.map { "p99 \(Format.fixed($0.p99Milliseconds, 2)) ms" } ?? "–",
                 met: judged ? at10k.map { $0.p99Milliseconds <= 5 } : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "returning users: durable ingest, 8 clients", goal: "≥ 0.5× plain SQLite in C",
+                measured: returningRatio.map(Format.ratio) ?? "– (needs --peers)",
+                met: judged ? returningRatio.map { $0 >= 0.5 } : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "returning users: `--journal-only`, 8 clients", goal: "≥ 0.8× plain SQLite in C",
+                measured: returningJournalOnlyRatio.map(Format.ratio) ?? "– (needs --peers)",
+                met: judged ? returningJournalOnlyRatio.map { $0 >= 0.8 } : nil))
+        let returningP99 = returningLatencies.map(\.p99Milliseconds).sorted()
+        let returningP999 = returningLatencies.map(\.p999Milliseconds).sorted()
+        report.targets.append(
+            TargetVerdict(
+                name: "returning users: ack latency at 10,000 records/s", goal: "p99 ≤ 5 ms, p999 ≤ 15 ms (every run)",
+                measured: returningP99.isEmpty
+                    ? "–"
+                    : "p99 \(Format.fixed(returningP99.first ?? 0, 2))–\(Format.fixed(returningP99.last ?? 0, 2)) ms, "
+                        + "p999 \(Format.fixed(returningP999.first ?? 0, 2))–\(Format.fixed(returningP999.last ?? 0, 2)) ms",
+                met: judged && !returningP99.isEmpty
+                    ? (returningP99.last ?? 0) <= 5 && (returningP999.last ?? 0) <= 15 : nil))
         report.targets.append(
             TargetVerdict(
                 name: "RSS, 1,000 idle connections", goal: "≤ 64 MiB",

@@ -19,6 +19,12 @@ struct BenchScale {
     var busyDayUsers = 700_000
     /// Alternating with/without runs behind each join-cost ratio (the machine's speed drifts between runs).
     var pairs = 5
+    /// The returning-user workload (`simulate --returning`): users, records, and how many latency runs.
+    var returningUsers = 50_000
+    var returningRecords = 300_000
+    var returningLatencyRuns = 10
+    /// Records the PostgreSQL peer commits (one transaction each: a few thousand a second).
+    var peerRecords = 40_000
 
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
@@ -28,7 +34,8 @@ struct BenchScale {
     static let smoke = BenchScale(
         records: 600, baselineBatches: [100], clientCounts: [1, 4],
         latencyLoads: [1000, 10_000], latencySeconds: [0.1, 0.02], latencyClients: 4, jsonPasses: 1,
-        idleConnections: 100, queryRecords: 2000, busyDayUsers: 300, pairs: 1)
+        idleConnections: 100, queryRecords: 2000, busyDayUsers: 300, pairs: 1, returningUsers: 300,
+        returningRecords: 1_500, returningLatencyRuns: 2, peerRecords: 400)
 
     /// Records needed by the latency runs, one slice after another.
     var latencyRecords: [Int] {

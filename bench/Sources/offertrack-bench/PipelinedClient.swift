@@ -69,9 +69,13 @@ final class PipelinedClient: @unchecked Sendable {
 
 /// Section 2: records/s of `clients` concurrent pipelining clients, every answer checked.
 enum IngestThroughput {
-    /// Sends all of `workload` split over `clients` connections; returns records acknowledged per second.
-    static func measure(_ workload: Workload, clients: Int, socketPath: String) throws -> Double {
-        let connections = try workload.split(into: clients).map {
+    /// Sends all of `workload` split over `clients` connections (contiguous slices, or dealt round-robin when
+    /// `interleaved`); returns records acknowledged per second.
+    static func measure(
+        _ workload: Workload, clients: Int, socketPath: String, interleaved: Bool = false
+    ) throws -> Double {
+        let slices = interleaved ? workload.interleaved(into: clients) : workload.split(into: clients)
+        let connections = try slices.map {
             try PipelinedClient(socketPath: socketPath, records: $0)
         }
         let start = Stopwatch.now()

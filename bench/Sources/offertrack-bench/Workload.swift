@@ -19,6 +19,24 @@ struct Workload {
         self.submissions = submissions
     }
 
+    /// The first `records` records of `simulate --returning` over `users` users (time order, no repeats).
+    init(returningUsers users: Int, records: Int, seed: UInt64 = 1) {
+        submissions = ReturningUserSimulator(users: users, seed: seed, records: records).map {
+            Submission(record: $0.record, line: Array($0.line.utf8))
+        }
+    }
+
+    /// The records as NDJSON, one line each, for the baselines that read a file.
+    var ndjson: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(submissions.reduce(0) { $0 + $1.line.count + 1 })
+        for submission in submissions {
+            bytes += submission.line
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return bytes
+    }
+
     var count: Int { submissions.count }
 
     /// Average line length in bytes (without `\n`).
@@ -30,6 +48,15 @@ struct Workload {
     /// The records split into `parts` contiguous, nearly equal slices (one per client).
     func split(into parts: Int) -> [ArraySlice<Submission>] {
         Self.split(submissions[...], into: parts)
+    }
+
+    /// The records dealt round-robin to `parts` clients (record i to client i mod `parts`), so that every
+    /// user's records travel over every connection.
+    func interleaved(into parts: Int) -> [ArraySlice<Submission>] {
+        let parts = max(1, parts)
+        return (0..<parts).map { part in
+            ArraySlice(stride(from: part, to: submissions.count, by: parts).map { submissions[$0] })
+        }
     }
 
     /// `records` split into `parts` contiguous, nearly equal slices.
