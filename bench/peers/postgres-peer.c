@@ -4,10 +4,9 @@
  *   postgres-peer RECORDS.ndjson CONNINFO CLIENTS                                                          */
 #include <libpq-fe.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
+
+#include "ndjson-lines.h"
 
 static char **lines;
 static size_t count;
@@ -15,15 +14,13 @@ static const char *conninfo;
 static int clients;
 static volatile int failed;
 
-static int field(const char *line, const char *key, char *out, size_t capacity) {
-    const char *found = strstr(line, key);
-    if (!found) return 0;
-    found += strlen(key);
-    const char *end = strchr(found, '"');
-    if (!end || (size_t)(end - found) >= capacity) return 0;
-    memcpy(out, found, end - found);
-    out[end - found] = 0;
-    return 1;
+/* The value of `key` copied into `out` (empty when absent or too long). */
+static void copy_member(const char *line, const char *key, char *out, size_t capacity) {
+    const char *start;
+    int length;
+    if (!string_member(line, key, &start, &length) || (size_t)length >= capacity) length = 0;
+    else memcpy(out, start, length);
+    out[length] = 0;
 }
 
 static void *client(void *argument) {
@@ -35,10 +32,10 @@ static void *client(void *argument) {
     PQclear(prepared);
     char id[160], type[64], ts[64], user[160];
     for (size_t i = number; i < count; i += clients) {
-        field(lines[i], "\"id\":\"", id, sizeof id);
-        field(lines[i], "\"type\":\"", type, sizeof type);
-        field(lines[i], "\"ts\":\"", ts, sizeof ts);
-        field(lines[i], "\"user\":\"", user, sizeof user);
+        copy_member(lines[i], "\"id\":\"", id, sizeof id);
+        copy_member(lines[i], "\"type\":\"", type, sizeof type);
+        copy_member(lines[i], "\"ts\":\"", ts, sizeof ts);
+        copy_member(lines[i], "\"user\":\"", user, sizeof user);
         const char *values[5] = {id, type, ts, user, lines[i]};
         PGresult *result = PQexecPrepared(connection, "insert", 5, values, 0, 0, 0);
         if (PQresultStatus(result) != PGRES_COMMAND_OK) { fprintf(stderr, "%s", PQerrorMessage(connection)); failed = 1; }
@@ -52,19 +49,8 @@ int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage: postgres-peer RECORDS.ndjson CONNINFO CLIENTS\n"); return 64; }
     conninfo = argv[2];
     clients = atoi(argv[3]);
-    FILE *input = fopen(argv[1], "r");
-    if (!input) { perror(argv[1]); return 66; }
-    size_t capacity = 1 << 20;
-    lines = malloc(capacity * sizeof *lines);
-    char *line = NULL;
-    size_t size = 0;
-    ssize_t length;
-    while ((length = getline(&line, &size, input)) > 0) {
-        if (line[length - 1] == '\n') line[--length] = 0;
-        if (count == capacity) lines = realloc(lines, (capacity *= 2) * sizeof *lines);
-        lines[count++] = strdup(line);
-    }
-    fclose(input);
+    lines = read_lines(argv[1], &count);
+    if (!lines) { perror(argv[1]); return 66; }
     PGconn *setup = PQconnectdb(conninfo);
     if (PQstatus(setup) != CONNECTION_OK) { fprintf(stderr, "%s", PQerrorMessage(setup)); return 69; }
     PQclear(PQexec(setup, "SET client_min_messages TO warning; DROP TABLE IF EXISTS records; CREATE TABLE records (seq BIGSERIAL PRIMARY KEY,"

@@ -3,22 +3,9 @@
  * ROWS_PER_TRANSACTION rows a transaction. Prints the rows per second of the inserts (the file is read first).
  *   sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION]                                      */
 #include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-/* The string value of "key":"..." in line (no escapes in the simulator's ids, users and types). */
-static int field(const char *line, const char *key, const char **start, int *length) {
-    const char *found = strstr(line, key);
-    if (!found) return 0;
-    found += strlen(key);
-    const char *end = strchr(found, '"');
-    if (!end) return 0;
-    *start = found;
-    *length = (int)(end - found);
-    return 1;
-}
+#include "ndjson-lines.h"
 
 static double now(void) {
     struct timespec t;
@@ -32,19 +19,9 @@ int main(int argc, char **argv) {
         return 64;
     }
     int batch = argc > 3 ? atoi(argv[3]) : 1000;
-    FILE *input = fopen(argv[1], "r");
-    if (!input) { perror(argv[1]); return 66; }
-    size_t capacity = 1 << 20, count = 0;
-    char **lines = malloc(capacity * sizeof *lines);
-    char *line = NULL;
-    size_t size = 0;
-    ssize_t length;
-    while ((length = getline(&line, &size, input)) > 0) {
-        if (line[length - 1] == '\n') line[--length] = 0;
-        if (count == capacity) lines = realloc(lines, (capacity *= 2) * sizeof *lines);
-        lines[count++] = strdup(line);
-    }
-    fclose(input);
+    size_t count;
+    char **lines = read_lines(argv[1], &count);
+    if (!lines) { perror(argv[1]); return 66; }
     sqlite3 *db;
     if (sqlite3_open(argv[2], &db) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 73; }
     sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
@@ -60,7 +37,7 @@ int main(int argc, char **argv) {
         int lengths[4];
         const char *keys[4] = {"\"id\":\"", "\"type\":\"", "\"ts\":\"", "\"user\":\""};
         for (int k = 0; k < 4; k++) {
-            if (!field(lines[i], keys[k], &values[k], &lengths[k])) { values[k] = ""; lengths[k] = 0; }
+            if (!string_member(lines[i], keys[k], &values[k], &lengths[k])) { values[k] = ""; lengths[k] = 0; }
             sqlite3_bind_text(insert, k + 1, values[k], lengths[k], SQLITE_STATIC);
         }
         sqlite3_bind_text(insert, 5, lines[i], -1, SQLITE_STATIC);
