@@ -25,9 +25,15 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        .systemLibrary(
+            name: "CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
         // Thin safe wrappers: the only modules that import C.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strictSettings),
+        .target(name: "NATS", dependencies: ["CNATS"], swiftSettings: strictSettings),
         .target(name: "CLinux"),
         .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
         // Lock-free counters, gauges and histograms and their Prometheus text exposition.
@@ -66,6 +72,8 @@ let package = Package(
             dependencies: ["Journal", "SQLite", "OfferTrackDomain"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["Posix", "SQLite", "OfferTrackDomain"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "IntegrationTests", dependencies: ["Posix", "SQLite", "OfferTrackDomain", "NATS"],
+            swiftSettings: strictSettings),
     ]
 )

@@ -40,7 +40,7 @@ import Testing
         return rows
     }
 
-    @Test(.enabled(if: Chromium.isInstalled)) func theBrowserShowsTheJSONNumbersAndFetchesNothing() throws {
+    @Test func theBrowserShowsTheJSONNumbersAndFetchesNothing() throws {
         let directory = ScratchDirectory()
         let rulesPath = directory.file("rules.json")
         try Self.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)

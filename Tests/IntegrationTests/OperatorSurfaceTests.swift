@@ -38,16 +38,17 @@ import Testing
         #expect(
             run.output.contains(
                 "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
-                    + "libsqlite3-dev libsystemd-dev pkg-config"), "\(run.output)")
+                    + "libsqlite3-dev libsystemd-dev libnats-dev pkg-config"), "\(run.output)")
         let test = try Self.installDeps("test", status: none, dryRun: true)
-        for package in ["strace", "fuse3", "prometheus", "chromium", "postgresql-15"] {
+        for package in ["strace", "fuse3", "prometheus", "chromium", "postgresql-15", "nats-server"] {
             #expect(test.output.contains(" \(package)"), "the test profile lacks \(package): \(test.output)")
         }
         // Only what is missing, and nothing at all when nothing is.
-        let some = try Self.dpkgStatus(installed: ["libsqlite3-dev", "pkg-config"], in: directory)
+        let some = try Self.dpkgStatus(installed: ["libsqlite3-dev", "libnats-dev", "pkg-config"], in: directory)
         let partial = try Self.installDeps("run", status: some, dryRun: true)
         #expect(partial.output.hasSuffix("--no-install-recommends libsystemd-dev\n"), "\(partial.output)")
-        let all = try Self.dpkgStatus(installed: ["libsqlite3-dev", "libsystemd-dev", "pkg-config"], in: directory)
+        let all = try Self.dpkgStatus(
+            installed: ["libsqlite3-dev", "libsystemd-dev", "libnats-dev", "pkg-config"], in: directory)
         let nothing = try Self.installDeps("run", status: all, dryRun: false, asNobody: true)
         #expect(nothing.status == 0 && nothing.output.isEmpty, "\(nothing.output)")
         // Not root: the exact command to run, and exit 77.

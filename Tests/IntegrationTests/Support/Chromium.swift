@@ -17,8 +17,6 @@ struct Chromium {
         let requests: Set<String>
     }
 
-    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
-
     static func render(_ path: String, in directory: ScratchDirectory, width: Int = 1000, height: Int = 2400) throws
         -> Rendering
     {
@@ -36,9 +34,9 @@ struct Chromium {
                 "--enable-logging=stderr", "--v=0", "--log-net-log=\(netLog)", "--window-size=\(width),\(height)",
                 "--screenshot=\(png)", url,
             ])
-        guard shot.status == 0 else { throw ChromiumFailure("chromium exited \(shot.status): \(shot.output)") }
+        guard shot.status == 0 else { throw ToolFailure("chromium exited \(shot.status): \(shot.output)") }
         let dump = try Shell.run("/usr/bin/unshare", common + ["--dump-dom", url])
-        guard dump.status == 0 else { throw ChromiumFailure("chromium --dump-dom exited \(dump.status)") }
+        guard dump.status == 0 else { throw ToolFailure("chromium --dump-dom exited \(dump.status)") }
         let log = (try? String(contentsOfFile: netLog, encoding: .utf8)) ?? ""
         return Rendering(
             png: try Data(contentsOf: URL(fileURLWithPath: png)),
@@ -62,7 +60,7 @@ struct Chromium {
     }
 }
 
-struct ChromiumFailure: Error, CustomStringConvertible {
+struct ToolFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,211 @@
+import CNATS
+import Glibc
+
+/// What the stream answered for one asynchronous publish.
+public struct PublishAck: Sendable {
+    /// The message's `Nats-Msg-Id` header (the record id).
+    public let messageID: String?
+    /// The stream sequence it was stored at (for a duplicate, the first copy's); nil on failure.
+    public let sequence: UInt64?
+    /// True when the stream already held a message with this id inside its duplicates window.
+    public let duplicate: Bool
+    /// Why the publish failed (stream full, no leader, timeout); nil when stored.
+    public let failure: String?
+}
+
+/// A JetStream stream's settings, as `offertrackd --forward` creates it when absent.
+public struct StreamConfiguration: Sendable, Equatable {
+    public var name: String
+    public var subjects: [String]
+    public var replicas: Int64
+    /// The stream's size limit; with `Discard=New` a full stream refuses new messages instead of dropping old.
+    public var maxBytes: Int64
+    /// How long the stream remembers message ids for deduplication, in milliseconds.
+    public var duplicatesWindowMilliseconds: Int64
+
+    public init(
+        name: String, subjects: [String], replicas: Int64, maxBytes: Int64, duplicatesWindowMilliseconds: Int64
+    ) {
+        self.name = name
+        self.subjects = subjects
+        self.replicas = replicas
+        self.maxBytes = maxBytes
+        self.duplicatesWindowMilliseconds = duplicatesWindowMilliseconds
+    }
+}
+
+/// One connection to a NATS cluster with its JetStream context: file-stored streams, asynchronous publishes
+/// with message ids, and durable pull consumers. It reconnects for ever (`MaxReconnect -1`), across servers.
+///
+/// libnats is thread-safe for these calls; the acknowledgement handler runs on a libnats thread.
+public final class JetStreamClient: @unchecked Sendable {
+    private let connection: OpaquePointer
+    private let context: OpaquePointer
+    private let acknowledgements: AcknowledgementBox
+
+    /// Connects to `servers` (`nats://127.0.0.1:4222`, …). `onAcknowledgement` is called once for every
+    /// asynchronous publish, stored or failed; at most `maxPending` publishes are in flight (more wait).
+    public init(
+        servers: [String], name: String, maxPending: Int64 = 4096,
+        onAcknowledgement: @escaping @Sendable (PublishAck) -> Void = { _ in }
+    ) throws(NATSError) {
+        var options: OpaquePointer?
+        try NATSError.check("natsOptions_Create", natsOptions_Create(&options))
+        defer { natsOptions_Destroy(options) }
+        let owned = servers.map { strdup($0) }
+        defer { owned.forEach { free($0) } }
+        var pointers = owned.map { UnsafePointer($0) }
+        let status = pointers.withUnsafeMutableBufferPointer {
+            natsOptions_SetServers(options, $0.baseAddress, Int32($0.count))
+        }
+        try NATSError.check("natsOptions_SetServers", status)
+        try NATSError.check("natsOptions_SetName", natsOptions_SetName(options, name))
+        try NATSError.check("natsOptions_SetMaxReconnect", natsOptions_SetMaxReconnect(options, -1))
+        try NATSError.check("natsOptions_SetReconnectWait", natsOptions_SetReconnectWait(options, 250))
+        try NATSError.check(
+            "natsOptions_SetRetryOnFailedConnect", natsOptions_SetRetryOnFailedConnect(options, true, nil, nil))
+        var connection: OpaquePointer?
+        try NATSError.check("natsConnection_Connect", natsConnection_Connect(&connection, options))
+        guard let connection else { throw NATSError("natsConnection_Connect", NATS_ERR) }
+        acknowledgements = AcknowledgementBox(onAcknowledgement)
+        var jetStream = jsOptions()
+        jsOptions_Init(&jetStream)
+        jetStream.PublishAsync.MaxPending = maxPending
+        jetStream.PublishAsync.AckHandler = publishAcknowledged
+        jetStream.PublishAsync.AckHandlerClosure = Unmanaged.passUnretained(acknowledgements).toOpaque()
+        var context: OpaquePointer?
+        let created = natsConnection_JetStream(&context, connection, &jetStream)
+        guard created == NATS_OK, let context else {
+            natsConnection_Destroy(connection)
+            throw NATSError("natsConnection_JetStream", created)
+        }
+        self.connection = connection
+        self.context = context
+    }
+
+    deinit {
+        jsCtx_Destroy(context)
+        natsConnection_Destroy(connection)
+    }
+
+    /// Creates the stream unless it exists (file storage, `Discard=New`); true when it was created.
+    @discardableResult
+    public func addStreamIfAbsent(_ configuration: StreamConfiguration) throws(NATSError) -> Bool {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(rawValue: 0)
+        if js_GetStreamInfo(&info, context, configuration.name, nil, &code) == NATS_OK {
+            jsStreamInfo_Destroy(info)
+            return false
+        }
+        let name = strdup(configuration.name)
+        let subjects = configuration.subjects.map { strdup($0) }
+        defer {
+            free(name)
+            subjects.forEach { free($0) }
+        }
+        var subjectPointers = subjects.map { UnsafePointer($0) }
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
+        config.Name = UnsafePointer(name)
+        config.Storage = js_FileStorage
+        config.Discard = js_DiscardNew
+        config.Replicas = configuration.replicas
+        config.MaxBytes = configuration.maxBytes
+        config.Duplicates = configuration.duplicatesWindowMilliseconds * 1_000_000
+        let status = subjectPointers.withUnsafeMutableBufferPointer { buffer in
+            config.Subjects = buffer.baseAddress
+            config.SubjectsLen = Int32(buffer.count)
+            return js_AddStream(&info, context, &config, nil, &code)
+        }
+        try NATSError.check("js_AddStream", status, jetStreamCode: code)
+        jsStreamInfo_Destroy(info)
+        return true
+    }
+
+    /// Publishes `data` to `subject` with `Nats-Msg-Id: messageID`, without waiting for the stream: the
+    /// outcome comes to the acknowledgement handler. Blocks only while `maxPending` publishes are in flight.
+    public func publishAsync(subject: String, data: [UInt8], messageID: String) throws(NATSError) {
+        let status = messageID.withCString { id in
+            var options = jsPubOptions()
+            jsPubOptions_Init(&options)
+            options.MsgId = id
+            return data.withUnsafeBytes { bytes in
+                js_PublishAsync(context, subject, bytes.baseAddress, Int32(bytes.count), &options)
+            }
+        }
+        try NATSError.check("js_PublishAsync", status)
+    }
+
+    /// Waits up to `timeoutMilliseconds` for every asynchronous publish to be answered.
+    public func waitForPublishes(timeoutMilliseconds: Int64) throws(NATSError) {
+        var options = jsPubOptions()
+        jsPubOptions_Init(&options)
+        options.MaxWait = timeoutMilliseconds
+        try NATSError.check("js_PublishAsyncComplete", js_PublishAsyncComplete(context, &options))
+    }
+
+    /// A durable pull consumer of `stream` for `filterSubject` (created unless it exists; explicit acks, from
+    /// the stream's first message), bound to a subscription.
+    public func pullSubscription(
+        stream: String, durable: String, filterSubject: String, maxAckPending: Int64 = 20_000
+    ) throws(NATSError) -> PullSubscription {
+        var code = jsErrCode(rawValue: 0)
+        var consumer = jsConsumerConfig()
+        jsConsumerConfig_Init(&consumer)
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        let added = durable.withCString { durableName in
+            filterSubject.withCString { filter in
+                consumer.Durable = durableName
+                consumer.FilterSubject = filter
+                consumer.AckPolicy = js_AckExplicit
+                consumer.DeliverPolicy = js_DeliverAll
+                consumer.MaxAckPending = maxAckPending
+                return js_AddConsumer(&info, context, stream, &consumer, nil, &code)
+            }
+        }
+        try NATSError.check("js_AddConsumer", added, jetStreamCode: code)
+        jsConsumerInfo_Destroy(info)
+        var subscription: OpaquePointer?
+        let subscribed = stream.withCString { streamName in
+            durable.withCString { durableName in
+                var options = jsSubOptions()
+                jsSubOptions_Init(&options)
+                options.Stream = streamName
+                options.Consumer = durableName
+                return js_PullSubscribe(&subscription, context, filterSubject, durableName, nil, &options, &code)
+            }
+        }
+        try NATSError.check("js_PullSubscribe", subscribed, jetStreamCode: code)
+        guard let subscription else { throw NATSError("js_PullSubscribe", NATS_ERR) }
+        return PullSubscription(subscription)
+    }
+}
+
+/// The C acknowledgement handler: reads the message id, destroys the message (libnats hands it over; not
+/// destroying it leaks it) and passes the outcome to the client's Swift handler.
+private let publishAcknowledged: jsPubAckHandler = { _, message, ack, failure, closure in
+    var idPointer: UnsafePointer<CChar>?
+    var messageID: String?
+    if natsMsgHeader_Get(message, "Nats-Msg-Id", &idPointer) == NATS_OK, let idPointer {
+        messageID = String(cString: idPointer)
+    }
+    var reason: String?
+    if let failure {
+        let text = failure.pointee.ErrText.map { String(cString: $0) } ?? ""
+        reason =
+            String(cString: natsStatus_GetText(failure.pointee.Err)) + (text.isEmpty ? "" : ": \(text)")
+            + " (JetStream error \(failure.pointee.ErrCode.rawValue))"
+    }
+    let outcome = PublishAck(
+        messageID: messageID, sequence: ack.map { $0.pointee.Sequence }, duplicate: ack?.pointee.Duplicate ?? false,
+        failure: reason ?? (ack == nil ? "no acknowledgement" : nil))
+    natsMsg_Destroy(message)
+    guard let closure else { return }
+    Unmanaged<AcknowledgementBox>.fromOpaque(closure).takeUnretainedValue().handler(outcome)
+}
+
+/// Holds the Swift handler for the C callback; it lives as long as its client.
+private final class AcknowledgementBox: Sendable {
+    let handler: @Sendable (PublishAck) -> Void
+    init(_ handler: @escaping @Sendable (PublishAck) -> Void) { self.handler = handler }
+}

@@ -1,0 +1,60 @@
+import CNATS
+
+/// A bound pull subscription of a durable consumer: fetch a batch, process it, acknowledge each message.
+public final class PullSubscription: @unchecked Sendable {
+    private let subscription: OpaquePointer
+
+    init(_ subscription: OpaquePointer) { self.subscription = subscription }
+
+    deinit { natsSubscription_Destroy(subscription) }
+
+    /// Up to `batch` messages, waiting at most `timeoutMilliseconds` for the first; empty when none came.
+    public func fetch(batch: Int, timeoutMilliseconds: Int64) throws(NATSError) -> [NATSMessage] {
+        var list = natsMsgList()
+        var code = jsErrCode(rawValue: 0)
+        let status = natsSubscription_Fetch(&list, subscription, Int32(batch), timeoutMilliseconds, &code)
+        if status == NATS_TIMEOUT { return [] }
+        try NATSError.check("natsSubscription_Fetch", status, jetStreamCode: code)
+        var messages: [NATSMessage] = []
+        messages.reserveCapacity(Int(list.Count))
+        for index in 0..<Int(list.Count) {
+            guard let message = list.Msgs[index] else { continue }
+            messages.append(NATSMessage(message))
+            list.Msgs[index] = nil
+        }
+        natsMsgList_Destroy(&list)
+        return messages
+    }
+}
+
+/// A message fetched from a stream; it owns the C message and destroys it when released.
+public final class NATSMessage: @unchecked Sendable {
+    private let message: OpaquePointer
+
+    init(_ message: OpaquePointer) { self.message = message }
+
+    deinit { natsMsg_Destroy(message) }
+
+    public var subject: String { String(cString: natsMsg_GetSubject(message)) }
+
+    /// The payload's bytes.
+    public var data: [UInt8] {
+        let length = Int(natsMsg_GetDataLength(message))
+        guard length > 0, let bytes = natsMsg_GetData(message) else { return [] }
+        return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
+    /// The first value of header `name`, or nil.
+    public func header(_ name: String) -> String? {
+        var value: UnsafePointer<CChar>?
+        guard natsMsgHeader_Get(message, name, &value) == NATS_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    /// Acknowledges the message to its consumer (not redelivered after this).
+    public func acknowledge() throws(NATSError) {
+        try NATSError.check("natsMsg_Ack", natsMsg_Ack(message, nil))
+    }
+}
