@@ -48,6 +48,10 @@ let package = Package(
             dependencies: ["Posix", "Systemd", "Journal", "OfferTrackDomain", "Metrics"],
             swiftSettings: strictSettings
         ),
+        // The fleet (SPEC section 10): an edge's forwarder to NATS JetStream.
+        .target(
+            name: "Fleet", dependencies: ["Journal", "NATS", "OfferTrackDomain", "Posix"],
+            swiftSettings: strictSettings),
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
@@ -73,7 +77,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "IntegrationTests", dependencies: ["Posix", "SQLite", "OfferTrackDomain", "NATS"],
+            name: "IntegrationTests", dependencies: ["Posix", "SQLite", "OfferTrackDomain", "NATS", "Fleet", "Journal"],
             swiftSettings: strictSettings),
     ]
 )

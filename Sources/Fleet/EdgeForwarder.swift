@@ -1,0 +1,192 @@
+import Dispatch
+import Journal
+import NATS
+import OfferTrackDomain
+import Posix
+import Synchronization
+
+/// An edge daemon's forwarder (SPEC section 10): every journaled record, in `seq` order, published to the
+/// stream subject of its user's partition with `Nats-Msg-Id` = its id; the stream's acknowledgements advance a
+/// durable watermark in the journal.
+///
+/// It runs on a thread of its own and never blocks ingest: records wait in the journal while the stream is
+/// down or slow, at most `maxInFlight` are unacknowledged at once (so memory stays bounded whatever the outage),
+/// and after any failure it publishes again from the watermark, with backoff (duplicates are harmless: the
+/// stream's window and the central journal's unique ids absorb them).
+public final class EdgeForwarder: Sendable {
+    /// How far forwarding has come.
+    public struct Progress: Sendable, Equatable {
+        /// Every record with a `seq` up to this was acknowledged by the stream.
+        public var acknowledgedThrough: Int64
+        /// Records journaled and not yet acknowledged.
+        public var lagRecords: Int64
+        /// Failed publishes since start (each followed by a resend from the watermark).
+        public var failures: Int
+    }
+
+    private struct State: Sendable {
+        var sentThrough: Int64 = 0
+        /// Published, not yet acknowledged: id → seq.
+        var inFlight: [String: Int64] = [:]
+        var failed = false
+        var failures = 0
+        var stopped = false
+        var lagRecords: Int64 = 0
+        var acknowledgedThrough: Int64 = 0
+    }
+
+    private let log: ForwardingLog
+    private let partitions: Int
+    private let maxInFlight: Int
+    private let state = Mutex(State())
+    private let client = Mutex<JetStreamClient?>(nil)
+    private let finished = Mutex(false)
+    private let queue = DispatchQueue(label: "offertrack.forwarder")
+
+    /// Forwards the journal at `journalPath` to the stream on `servers` (created with `stream` when absent).
+    public init(
+        journalPath: String, servers: [String], stream: StreamConfiguration, partitions: Int,
+        maxInFlight: Int = 4096, name: String = "offertrack-edge"
+    ) throws {
+        log = try ForwardingLog(path: journalPath)
+        self.partitions = partitions
+        self.maxInFlight = maxInFlight
+        self.stream = stream
+        let watermark = try log.watermark()
+        state.withLock {
+            $0.sentThrough = watermark
+            $0.acknowledgedThrough = watermark
+        }
+        let connected = try JetStreamClient(servers: servers, name: name, maxPending: Int64(maxInFlight) * 2) {
+            [weak self] ack in self?.acknowledged(ack)
+        }
+        client.withLock { $0 = connected }
+    }
+
+    private let stream: StreamConfiguration
+
+    /// Starts forwarding on the forwarder's thread.
+    public func start() {
+        queue.async { [self] in run() }
+    }
+
+    /// Stops after the current step and stores the watermark; waits up to `timeoutSeconds`.
+    public func stop(timeoutSeconds: Double = 5) {
+        state.withLock { $0.stopped = true }
+        let deadline = Clock.monotonicMilliseconds() + Int64(timeoutSeconds * 1000)
+        while !finished.withLock({ $0 }) && Clock.monotonicMilliseconds() < deadline { Sleep.milliseconds(5) }
+    }
+
+    public var progress: Progress {
+        state.withLock {
+            Progress(acknowledgedThrough: $0.acknowledgedThrough, lagRecords: $0.lagRecords, failures: $0.failures)
+        }
+    }
+
+    // MARK: - The forwarder's thread
+
+    private func run() {
+        var backoff: Int64 = 0
+        var streamReady = false
+        var lastStored = state.withLock { $0.acknowledgedThrough }
+        var lastStoredAt = Clock.monotonicMilliseconds()
+        defer { finished.withLock { $0 = true } }
+        while !state.withLock({ $0.stopped }) {
+            let now = Clock.monotonicMilliseconds()
+            let watermark = updateWatermark()
+            if watermark != lastStored && (now - lastStoredAt >= 200 || state.withLock({ $0.inFlight.isEmpty })) {
+                if (try? log.setWatermark(watermark)) != nil {
+                    lastStored = watermark
+                    lastStoredAt = now
+                }
+            }
+            if backoff > 0 {
+                Sleep.milliseconds(Int(backoff))
+            }
+            guard let client = client.withLock({ $0 }) else { return }
+            if !streamReady {
+                do {
+                    try client.addStreamIfAbsent(stream)
+                    streamReady = true
+                } catch {
+                    backoff = Self.nextBackoff(backoff)
+                    continue
+                }
+            }
+            if restartAfterFailure() {
+                backoff = Self.nextBackoff(backoff)
+                continue
+            }
+            let room = maxInFlight - state.withLock { $0.inFlight.count }
+            let from = state.withLock { $0.sentThrough }
+            guard room > 0, let entries = try? log.entries(after: from, limit: min(room, 512)), !entries.isEmpty
+            else {
+                if let last = try? log.lastSeq() {
+                    state.withLock { $0.lagRecords = max(0, last - $0.acknowledgedThrough) }
+                }
+                Sleep.milliseconds(room > 0 ? 20 : 2)
+                continue
+            }
+            var published = 0
+            for entry in entries {
+                state.withLock { $0.inFlight[entry.id] = entry.seq }
+                let subject = Partition.subject(Partition.of(user: entry.user, total: partitions))
+                do {
+                    try client.publishAsync(subject: subject, data: entry.line, messageID: entry.id)
+                } catch {
+                    state.withLock {
+                        $0.inFlight[entry.id] = nil
+                        $0.failed = true
+                    }
+                    break
+                }
+                state.withLock { $0.sentThrough = entry.seq }
+                published += 1
+            }
+            if published == entries.count { backoff = 0 }
+        }
+        let watermark = updateWatermark()
+        try? log.setWatermark(watermark)
+    }
+
+    /// Every record up to the returned `seq` is acknowledged: just below the oldest unacknowledged one.
+    private func updateWatermark() -> Int64 {
+        let last = (try? log.lastSeq()) ?? 0
+        return state.withLock { state in
+            let watermark = (state.inFlight.values.min().map { $0 - 1 } ?? state.sentThrough)
+            state.acknowledgedThrough = max(state.acknowledgedThrough, watermark)
+            state.lagRecords = max(0, last - state.acknowledgedThrough)
+            return state.acknowledgedThrough
+        }
+    }
+
+    /// After a failed publish, publishes again from the watermark; true when it did.
+    private func restartAfterFailure() -> Bool {
+        state.withLock { state in
+            guard state.failed else { return false }
+            let watermark = state.inFlight.values.min().map { $0 - 1 } ?? state.sentThrough
+            state.acknowledgedThrough = max(state.acknowledgedThrough, watermark)
+            state.sentThrough = state.acknowledgedThrough
+            state.inFlight.removeAll()
+            state.failed = false
+            state.failures += 1
+            return true
+        }
+    }
+
+    /// Called on libnats's thread for every publish.
+    private func acknowledged(_ ack: PublishAck) {
+        state.withLock { state in
+            guard let id = ack.messageID, state.inFlight[id] != nil else { return }
+            if ack.failure == nil {
+                state.inFlight[id] = nil
+            } else {
+                state.failed = true
+            }
+        }
+    }
+
+    private static func nextBackoff(_ current: Int64) -> Int64 {
+        min(5_000, max(100, current * 2))
+    }
+}

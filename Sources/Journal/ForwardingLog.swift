@@ -1,0 +1,88 @@
+import SQLite
+
+/// What an edge daemon forwards (SPEC section 10): the journal's records in `seq` order, and the durable
+/// watermark below which the stream has acknowledged every record (`meta` key `forward_acked_seq`).
+///
+/// It has connections of its own (one to read, one to store the watermark in a short transaction), so the
+/// forwarder never touches the writer's connection and the writer never waits on the stream. One thread uses
+/// it at a time (the forwarder's), which is what makes it `Sendable`.
+public final class ForwardingLog: @unchecked Sendable {
+    /// One journaled record as the stream receives it.
+    public struct Entry: Sendable {
+        public let seq: Int64
+        public let id: String
+        public let user: String
+        /// The record's line, verbatim.
+        public let line: [UInt8]
+        /// When the daemon received it (UTC epoch milliseconds).
+        public let receivedAt: Int64
+    }
+
+    static let watermarkKey = "forward_acked_seq"
+
+    private let reader: Connection
+    private let writer: Connection
+
+    /// Opens the journal at `path` (which a daemon has created and migrated).
+    public init(path: String) throws {
+        reader = try Connection(path: path, mode: .readOnly)
+        reader.setBusyTimeout(milliseconds: 5000)
+        writer = try Connection(path: path, mode: .readWriteCreate)
+        writer.setBusyTimeout(milliseconds: 5000)
+    }
+
+    /// Up to `limit` records with `seq` greater than `after`, in `seq` order.
+    public func entries(after seq: Int64, limit: Int) throws -> [Entry] {
+        let statement = try reader.prepare(
+            static: "SELECT seq, id, user, line, received_at FROM records WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        try statement.bind(seq, at: 1)
+        try statement.bind(Int64(limit), at: 2)
+        defer { statement.reset() }
+        var entries: [Entry] = []
+        while try statement.step() {
+            entries.append(
+                Entry(
+                    seq: statement.int64(0), id: statement.text(1) ?? "", user: statement.text(2) ?? "",
+                    line: statement.bytes(3), receivedAt: statement.int64(4)))
+        }
+        return entries
+    }
+
+    /// The highest `seq` journaled (0 when empty).
+    public func lastSeq() throws -> Int64 {
+        try reader.scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
+    }
+
+    /// When the record after `seq` was received (for the lag in seconds); nil when there is none.
+    public func receivedAt(after seq: Int64) throws -> Int64? {
+        let statement = try reader.prepare(
+            static: "SELECT received_at FROM records WHERE seq > ?1 ORDER BY seq LIMIT 1")
+        try statement.bind(seq, at: 1)
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : nil
+    }
+
+    /// The stored watermark: every record with a `seq` up to it was acknowledged by the stream (0: none yet).
+    public func watermark() throws -> Int64 {
+        try Self.watermark(on: reader)
+    }
+
+    static func watermark(on connection: Connection) throws -> Int64 {
+        let statement = try connection.prepare(static: "SELECT value FROM meta WHERE key = ?1")
+        try statement.bind(watermarkKey, at: 1)
+        defer { statement.reset() }
+        return try statement.step() ? Int64(statement.text(0) ?? "") ?? 0 : 0
+    }
+
+    /// Stores the watermark durably (one small transaction). `forward --from-seq N` stores N − 1 to forward
+    /// again from N.
+    public func setWatermark(_ seq: Int64) throws {
+        try writer.transaction {
+            let statement = try writer.prepare(
+                static: "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2")
+            try statement.bind(Self.watermarkKey, at: 1)
+            try statement.bind(String(seq), at: 2)
+            try statement.run()
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Fleet
+import Foundation
+import Journal
+import NATS
+import OfferTrackDomain
+import Posix
+import Testing
+
+/// An edge's forwarder (SPEC section 10) against a real nats-server: every journaled record reaches the stream
+/// once, verbatim, on its user's partition subject, the watermark follows the acknowledgements, and a stream
+/// outage only delays forwarding.
+@Suite(.serialized) struct EdgeForwarderTests {
+    static let partitions = 4
+
+    static func stream() -> StreamConfiguration {
+        StreamConfiguration(
+            name: "OFFERTRACK", subjects: ["offertrack.records.>"], replicas: 1, maxBytes: 256 << 20,
+            duplicatesWindowMilliseconds: 120_000)
+    }
+
+    static func append(_ lines: [String], to writer: JournalWriter) throws {
+        let submissions = lines.compactMap { line -> Submission? in
+            guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else { return nil }
+            return Submission(record: record, line: Array(line.utf8))
+        }
+        _ = try writer.append(submissions, receivedAt: Clock.wallMilliseconds())
+    }
+
+    /// Waits until the forwarder has every record acknowledged; false after `seconds`.
+    static func waitForwarded(_ forwarder: EdgeForwarder, through seq: Int64, seconds: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if forwarder.progress.acknowledgedThrough >= seq && forwarder.progress.lagRecords == 0 { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
+    /// Every message of every partition, as (subject, id, line).
+    static func streamContents(_ server: NATSServer) throws -> [(subject: String, id: String, line: String)] {
+        let client = try JetStreamClient(servers: [server.url], name: "reader")
+        var found: [(String, String, String)] = []
+        for partition in 0..<partitions {
+            let subscription = try client.pullSubscription(
+                stream: "OFFERTRACK", durable: "check-\(UInt32.random(in: 0...UInt32.max))",
+                filterSubject: Partition.subject(partition))
+            while true {
+                let batch = try subscription.fetch(batch: 500, timeoutMilliseconds: 300)
+                if batch.isEmpty { break }
+                for message in batch {
+                    found.append(
+                        (
+                            message.subject, message.header("Nats-Msg-Id") ?? "",
+                            String(decoding: message.data, as: UTF8.self)
+                        ))
+                    try message.acknowledge()
+                }
+            }
+        }
+        return found
+    }
+
+    static func checkExactlyOnce(_ server: NATSServer, journal: [String]) throws {
+        let contents = try streamContents(server)
+        #expect(contents.count == journal.count, "\(contents.count) messages for \(journal.count) records")
+        #expect(Set(contents.map(\.id)).count == contents.count)
+        #expect(contents.map(\.line).sorted() == journal.sorted())
+        for message in contents {
+            guard case .valid(let record) = RecordValidator.validate(Array(message.line.utf8)) else {
+                Issue.record("not a record: \(message.line)")
+                continue
+            }
+            #expect(message.id == record.id)
+            #expect(message.subject == Partition.subject(Partition.of(user: record.user, total: partitions)))
+        }
+    }
+
+    @Test func everyRecordReachesTheStreamOnceAndTheWatermarkFollows() throws {
+        let directory = ScratchDirectory()
+        let path = directory.file("edge.db")
+        let writer = try JournalWriter(path: path, durability: .normal, maintainsDerivedTables: false)
+        let lines = Array(WorkloadSimulator(users: 400, seed: 8).filter { !$0.isDuplicate }.map(\.line))
+        try Self.append(lines, to: writer)
+        let server = try NATSServer(in: directory)
+        let forwarder = try EdgeForwarder(
+            journalPath: path, servers: [server.url], stream: Self.stream(), partitions: Self.partitions,
+            maxInFlight: 256)
+        forwarder.start()
+        let last = try writer.lastSeq()
+        #expect(Self.waitForwarded(forwarder, through: last), "\(forwarder.progress)")
+        forwarder.stop()
+        #expect(try ForwardingLog(path: path).watermark() == last)
+        try Self.checkExactlyOnce(server, journal: lines)
+    }
+
+    @Test func aStreamOutageOnlyDelaysForwarding() throws {
+        let directory = ScratchDirectory()
+        let path = directory.file("edge.db")
+        let writer = try JournalWriter(path: path, durability: .normal, maintainsDerivedTables: false)
+        let lines = Array(WorkloadSimulator(users: 600, seed: 9).filter { !$0.isDuplicate }.map(\.line))
+        let half = lines.count / 2
+        try Self.append(Array(lines[..<half]), to: writer)
+        let server = try NATSServer(in: directory)
+        let forwarder = try EdgeForwarder(
+            journalPath: path, servers: [server.url], stream: Self.stream(), partitions: Self.partitions,
+            maxInFlight: 128)
+        forwarder.start()
+        // The stream dies while records are being forwarded; the rest are journaled during the outage.
+        Thread.sleep(forTimeInterval: 0.05)
+        server.stop()
+        try Self.append(Array(lines[half...]), to: writer)
+        Thread.sleep(forTimeInterval: 1)
+        let during = forwarder.progress
+        #expect(during.acknowledgedThrough < (try writer.lastSeq()), "\(during)")
+        try server.start()
+        #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq()), "\(forwarder.progress)")
+        forwarder.stop()
+        try Self.checkExactlyOnce(server, journal: lines)
+    }
+}
