@@ -45,7 +45,7 @@ let package = Package(
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
             name: "OfferTrackDaemon",
-            dependencies: ["Posix", "Systemd", "Journal", "OfferTrackDomain", "Metrics"],
+            dependencies: ["Posix", "Systemd", "Journal", "OfferTrackDomain", "Metrics", "Fleet", "NATS"],
             swiftSettings: strictSettings
         ),
         // The fleet (SPEC section 10): an edge's forwarder to NATS JetStream.
@@ -55,7 +55,7 @@ let package = Package(
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
-            dependencies: ["Posix", "Journal", "OfferTrackDomain"],
+            dependencies: ["Posix", "Journal", "OfferTrackDomain", "Fleet", "NATS"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

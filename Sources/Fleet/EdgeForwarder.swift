@@ -43,16 +43,17 @@ public final class EdgeForwarder: Sendable {
     private let finished = Mutex(false)
     private let queue = DispatchQueue(label: "offertrack.forwarder")
 
-    /// Forwards the journal at `journalPath` to the stream on `servers` (created with `stream` when absent).
+    /// Forwards the journal at `journalPath` to the stream on `servers` (created with `stream` when absent), from
+    /// the stored watermark or, with `startingAfter`, from the record after that `seq`.
     public init(
         journalPath: String, servers: [String], stream: StreamConfiguration, partitions: Int,
-        maxInFlight: Int = 4096, name: String = "offertrack-edge"
+        maxInFlight: Int = 4096, name: String = "offertrack-edge", startingAfter: Int64? = nil
     ) throws {
         log = try ForwardingLog(path: journalPath)
         self.partitions = partitions
         self.maxInFlight = maxInFlight
         self.stream = stream
-        let watermark = try log.watermark()
+        let watermark = try startingAfter ?? log.watermark()
         state.withLock {
             $0.sentThrough = watermark
             $0.acknowledgedThrough = watermark
@@ -88,13 +89,16 @@ public final class EdgeForwarder: Sendable {
     private func run() {
         var backoff: Int64 = 0
         var streamReady = false
-        var lastStored = state.withLock { $0.acknowledgedThrough }
+        // Stored at once, so that the journal says it is forwarded (status shows the lag) from the start.
+        var lastStored: Int64 = -1
         var lastStoredAt = Clock.monotonicMilliseconds()
         defer { finished.withLock { $0 = true } }
         while !state.withLock({ $0.stopped }) {
             let now = Clock.monotonicMilliseconds()
             let watermark = updateWatermark()
-            if watermark != lastStored && (now - lastStoredAt >= 200 || state.withLock({ $0.inFlight.isEmpty })) {
+            if watermark != lastStored
+                && (lastStored < 0 || now - lastStoredAt >= 200 || state.withLock({ $0.inFlight.isEmpty }))
+            {
                 if (try? log.setWatermark(watermark)) != nil {
                     lastStored = watermark
                     lastStoredAt = now

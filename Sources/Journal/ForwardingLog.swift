@@ -67,6 +67,27 @@ public final class ForwardingLog: @unchecked Sendable {
         try Self.watermark(on: reader)
     }
 
+    /// How far forwarding is behind at `now`: the records journaled past the watermark and how long ago the
+    /// first of them was received; nil when this journal was never forwarded (not an edge).
+    public static func lag(of reader: JournalReader, now: Int64) throws -> (
+        through: Int64, records: Int64, seconds: Double
+    )? {
+        let connection = reader.connection
+        let statement = try connection.prepare(static: "SELECT 1 FROM meta WHERE key = ?1")
+        try statement.bind(watermarkKey, at: 1)
+        let present = try statement.step()
+        statement.reset()
+        guard present else { return nil }
+        let through = try watermark(on: connection)
+        let last = try connection.scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
+        let oldest = try connection.prepare(
+            static: "SELECT received_at FROM records WHERE seq > ?1 ORDER BY seq LIMIT 1")
+        try oldest.bind(through, at: 1)
+        defer { oldest.reset() }
+        let seconds = try oldest.step() ? Double(max(0, now - oldest.int64(0))) / 1000 : 0
+        return (through, max(0, last - through), seconds)
+    }
+
     static func watermark(on connection: Connection) throws -> Int64 {
         let statement = try connection.prepare(static: "SELECT value FROM meta WHERE key = ?1")
         try statement.bind(watermarkKey, at: 1)

@@ -62,10 +62,15 @@ public final class JetStreamClient: @unchecked Sendable {
         try NATSError.check("natsOptions_SetName", natsOptions_SetName(options, name))
         try NATSError.check("natsOptions_SetMaxReconnect", natsOptions_SetMaxReconnect(options, -1))
         try NATSError.check("natsOptions_SetReconnectWait", natsOptions_SetReconnectWait(options, 250))
+        // With a connected callback the first connect is asynchronous when no server answers (without one it
+        // would block, retrying, until one does).
         try NATSError.check(
-            "natsOptions_SetRetryOnFailedConnect", natsOptions_SetRetryOnFailedConnect(options, true, nil, nil))
+            "natsOptions_SetRetryOnFailedConnect",
+            natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil))
         var connection: OpaquePointer?
-        try NATSError.check("natsConnection_Connect", natsConnection_Connect(&connection, options))
+        // With retry on a failed connect, a cluster that is down now is not an error: it connects later.
+        let connected = natsConnection_Connect(&connection, options)
+        if connected != NATS_NOT_YET_CONNECTED { try NATSError.check("natsConnection_Connect", connected) }
         guard let connection else { throw NATSError("natsConnection_Connect", NATS_ERR) }
         acknowledgements = AcknowledgementBox(onAcknowledgement)
         var jetStream = jsOptions()

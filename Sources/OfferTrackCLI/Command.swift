@@ -11,6 +11,7 @@ extension StatusCommand: Command {}
 extension ExportCommand: Command {}
 extension ReportCommand: Command {}
 extension ExplainCommand: Command {}
+extension ForwardCommand: Command {}
 extension RebuildCommand: Command {}
 extension VerifyCommand: Command {}
 extension SimulateCommand: Command {}

@@ -13,6 +13,7 @@ public enum CommandLineTool {
           export     write the nightly commission export for one day
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
+          forward    forward an edge's journal to the stream again from a seq
           rebuild    recompute everything derived from the journal
           verify     check the journal's integrity and invariants
           simulate   print a realistic, deterministic NDJSON workload
@@ -57,6 +58,7 @@ public enum CommandLineTool {
         case "export": ExportCommand.self
         case "report": ReportCommand.self
         case "explain": ExplainCommand.self
+        case "forward": ForwardCommand.self
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
         case "simulate": SimulateCommand.self

@@ -11,7 +11,8 @@ struct StatusCommand {
         records of each type it holds, the last seq and the last published export date. --format json prints
         one object for scripts and monitoring: {"daemon":"up|down","socket","journal","journalBytes",
         "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome"},"lastSeq",
-        "lastPublishedExport"} (the last one null when nothing was published).
+        "lastPublishedExport","forward"} (lastPublishedExport null when nothing was published; forward null
+        unless the journal is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"}).
         Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed).
 
         Example:
@@ -53,7 +54,9 @@ struct StatusCommand {
         let lastSeq: Int64
         let lastDay: String?
         let schema: Int64
+        let forwarding: (through: Int64, records: Int64, seconds: Double)?
         do {
+            forwarding = try ForwardingLog.lag(of: reader, now: Clock.wallMilliseconds())
             counts = try reader.countsByType()
             lastSeq = try reader.lastSeq()
             lastDay = try reader.lastPublishedDay()
@@ -68,13 +71,19 @@ struct StatusCommand {
                 "{\"daemon\":\"\(daemonUp ? "up" : "down")\",\"socket\":\(JSONStringLiteral.quote(socketPath)),"
                 + "\"journal\":\(JSONStringLiteral.quote(databasePath)),\"journalBytes\":\(size),"
                 + "\"schemaVersion\":\(schema),\"records\":{\(records.joined(separator: ","))},\"lastSeq\":\(lastSeq),"
-                + "\"lastPublishedExport\":\(lastDay.map(JSONStringLiteral.quote) ?? "null")}\n"
+                + "\"lastPublishedExport\":\(lastDay.map(JSONStringLiteral.quote) ?? "null"),"
+                + "\"forward\":\(forwarding.map { "{\"acknowledgedThrough\":\($0.through),\"lagRecords\":\($0.records),\"lagSeconds\":\($0.seconds)}" } ?? "null")}\n"
         } else {
             text = "daemon: \(daemonUp ? "up" : "down") (\(socketPath))\n"
             text += "journal: \(databasePath), \(size) bytes\n"
             for type in RecordType.allCases { text += "records \(type.rawValue): \(counts[type] ?? 0)\n" }
             text += "last seq: \(lastSeq)\n"
             text += "last published export: \(lastDay ?? "none")\n"
+            if let forwarding {
+                text +=
+                    "forwarded through seq \(forwarding.through): lag \(forwarding.records) records, "
+                    + "\(forwarding.seconds) s\n"
+            }
         }
         try Output.write(text)
         return daemonUp ? 0 : ExitCode.unavailable.rawValue

@@ -1,5 +1,7 @@
+import Fleet
 import Journal
 import Metrics
+import NATS
 import OfferTrackDomain
 import Posix
 import Synchronization
@@ -59,6 +61,8 @@ public final class Daemon {
     private var counters = DaemonCounters()
     private let metrics = DaemonMetrics()
     private let metricsServer: MetricsServer?
+    /// Edge mode: the forwarder to the stream.
+    private let forwarder: EdgeForwarder?
     /// Records submitted to the writer and not yet answered.
     private var inFlight = 0
     private var storageFailure: String?
@@ -122,12 +126,27 @@ public final class Daemon {
             }
             listenerDescription = configuration.socketPath
         }
+        if configuration.forwardServers.isEmpty {
+            forwarder = nil
+        } else {
+            let stream = StreamConfiguration(
+                name: configuration.streamName, subjects: ["offertrack.records.>"],
+                replicas: Int64(configuration.streamReplicas), maxBytes: Int64(configuration.streamMaxMegabytes) << 20,
+                duplicatesWindowMilliseconds: 120_000)
+            do {
+                forwarder = try EdgeForwarder(
+                    journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
+                    partitions: configuration.partitionsTotal)
+            } catch {
+                throw StartupError(exitCode: 69, "--forward: \(error)")
+            }
+        }
         if let address = configuration.metricsAddress {
             let path = configuration.databasePath
             do {
-                metricsServer = try MetricsServer(address: address) { [metrics] in
+                metricsServer = try MetricsServer(address: address) { [metrics, forwarder] in
                     let bytes = ["", "-wal"].compactMap { ProcessInfo.fileSize(path + $0) }.reduce(0, +)
-                    return metrics.render(journalBytes: Int64(bytes))
+                    return metrics.render(journalBytes: Int64(bytes), forwardLag: forwarder?.progress.lagRecords)
                 }
             } catch {
                 throw StartupError(exitCode: error.isAddressInUse ? 69 : 71, "--metrics-listen: \(error)")
@@ -162,6 +181,7 @@ public final class Daemon {
             return 71
         }
         metricsServer?.start()
+        forwarder?.start()
         ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
         log(
             "listening on \(listenerDescription), journal \(configuration.databasePath) "
@@ -192,6 +212,7 @@ public final class Daemon {
         }
         for connection in Array(connections.values) { close(connection) }
         for token in Array(lingering.keys) { closeRefused(token) }
+        forwarder?.stop()
         pipeline.runOnWriter { $0.close() }
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
         return 0
@@ -604,6 +625,9 @@ public final class Daemon {
             + "\(counters.accepted) accepted, \(counters.duplicates) duplicate, \(counters.rejected) rejected "
             + "since start; last seq \(counters.lastSeq)"
         if let storageFailure { line += "; JOURNAL FAILING: \(storageFailure)" }
+        if let progress = forwarder?.progress {
+            line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
+        }
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
         return line.replacingNewlines()
     }

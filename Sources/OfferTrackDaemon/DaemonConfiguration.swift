@@ -24,6 +24,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var journalOnly = false
     /// Where to serve `GET /metrics`; nil (the default): no metrics endpoint.
     public var metricsAddress: MetricsAddress?
+    /// Edge mode (SPEC section 10): the NATS servers to forward every accepted record to; empty: not an edge.
+    public var forwardServers: [String] = []
+    /// The JetStream stream's name.
+    public var streamName = "OFFERTRACK"
+    /// P, the fleet's number of partitions.
+    public var partitionsTotal = 16
+    /// Replicas of the stream an edge creates when it is absent.
+    public var streamReplicas = 3
+    /// Size limit of that stream in MiB (it refuses new records when full: `Discard=New`).
+    public var streamMaxMegabytes = 10_240
 
     /// The defaults: `./offertrack.db`, or `$STATE_DIRECTORY/offertrack.db` under systemd.
     public init(stateDirectory: String? = nil) {
@@ -87,6 +97,20 @@ extension DaemonConfiguration {
             case "--allow-gid":
                 configuration.allowedGIDs.insert(try identity(name, try value(), lookup: UserDatabase.gid(named:)))
             case "--journal-only": configuration.journalOnly = true
+            case "--forward":
+                configuration.forwardServers = try servers(name, try value())
+            case "--stream":
+                let text = try value()
+                guard !text.isEmpty,
+                    text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x2E && $0 != 0x2A && $0 != 0x3E })
+                else { throw UsageError("--stream must be a stream name without spaces, '.', '*' or '>', not \(text)") }
+                configuration.streamName = text
+            case "--partitions-total":
+                configuration.partitionsTotal = try positive(name, try value(), max: 4096)
+            case "--stream-replicas":
+                configuration.streamReplicas = try positive(name, try value(), max: 5)
+            case "--stream-max-mb":
+                configuration.streamMaxMegabytes = try positive(name, try value(), max: 1 << 30)
             case "--metrics-listen":
                 let text = try value()
                 guard let address = MetricsAddress(text) else {
@@ -103,7 +127,18 @@ extension DaemonConfiguration {
                 throw UsageError("unknown argument \(argument)")
             }
         }
+        // An edge keeps no attribution: its users' other records are on other edges.
+        if !configuration.forwardServers.isEmpty { configuration.journalOnly = true }
         return .run(configuration)
+    }
+
+    /// `URL[,URL…]` of NATS servers (`nats://host:port`).
+    private static func servers(_ name: String, _ text: String) throws(UsageError) -> [String] {
+        let urls = text.split(separator: ",").map(String.init)
+        guard !urls.isEmpty, urls.allSatisfy({ $0.hasPrefix("nats://") || $0.hasPrefix("tls://") }) else {
+            throw UsageError("\(name) takes nats://HOST:PORT[,nats://HOST:PORT…], not \(text)")
+        }
+        return urls
     }
 
     private static func positive(_ name: String, _ text: String, max: Int) throws(UsageError) -> Int {
@@ -141,6 +176,12 @@ extension DaemonConfiguration {
           --drain-timeout SECONDS time to finish read records after SIGTERM (default 5)
           --journal-only          do not keep attribution current (bulk back-fills; reports recompute
                                   until `offertrack rebuild` or the next normal start)
+          --forward URL[,URL…]    edge mode: forward every accepted record to NATS JetStream (SPEC 10); keeps
+                                  no attribution (as --journal-only)
+          --stream NAME           the JetStream stream (default OFFERTRACK)
+          --partitions-total P    the fleet's partitions (default 16)
+          --stream-replicas N     replicas of the stream when an edge creates it (default 3)
+          --stream-max-mb N       its size limit; a full stream refuses new records (default 10240)
           --metrics-listen ADDR   serve Prometheus metrics (GET /metrics) on HOST:PORT or a Unix socket path
                                   (off by default; 127.0.0.1:9464 for a local scraper)
           --help, --version

@@ -39,7 +39,7 @@ final class DaemonMetrics: Sendable {
     }
 
     /// The exposition, with the journal's size on disk read now.
-    func render(journalBytes: Int64) -> String {
+    func render(journalBytes: Int64, forwardLag: Int64? = nil) -> String {
         var out = Exposition()
         out.counter(
             "offertrack_records_total", help: "Answered record lines by status.", label: "status",
@@ -56,6 +56,11 @@ final class DaemonMetrics: Sendable {
         )
         out.gauge("offertrack_last_seq", help: "The highest seq acknowledged since start.", lastSeq.current)
         out.gauge("offertrack_journal_bytes", help: "The journal's size on disk, WAL included.", journalBytes)
+        if let forwardLag {
+            out.gauge(
+                "offertrack_forward_lag_records", help: "Records journaled and not yet acknowledged by the stream.",
+                forwardLag)
+        }
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)
         out.histogram(

@@ -118,3 +118,43 @@ import Testing
         try Self.checkExactlyOnce(server, journal: lines)
     }
 }
+
+extension EdgeForwarderTests {
+    /// `offertrackd --forward`: ingest is answered while the stream is down; once it is up every acknowledged
+    /// record is forwarded, `status` shows the lag fall to 0, and `offertrack forward --from-seq 1` sends them
+    /// again without the stream storing a second copy.
+    @Test func anEdgeDaemonAcknowledgesLocallyAndForwardsWhenTheStreamIsUp() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        server.stop()
+        let daemon = try DaemonProcess(
+            in: directory,
+            arguments: ["--forward", server.url, "--partitions-total", "4", "--stream-replicas", "1"])
+        guard daemon.waitReady() else { return }
+        let lines = Array(WorkloadSimulator(users: 150, seed: 12).filter { !$0.isDuplicate }.map(\.line))
+        let answers = try LineClient(path: daemon.socketPath).exchange(lines)
+        #expect(answers.count == lines.count && answers.allSatisfy { $0.status == "accepted" })
+        func status() throws -> String {
+            try Shell.run(
+                Binaries.cli,
+                ["status", "--db", daemon.databasePath, "--socket", daemon.socketPath, "--format", "json"]
+            ).output
+        }
+        #expect(try status().contains(#""forward":{"acknowledgedThrough":0,"lagRecords":\#(lines.count)"#))
+        try server.start()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !(try status().contains(#""lagRecords":0,"#)) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try status().contains(#""forward":{"acknowledgedThrough":\#(lines.count),"lagRecords":0,"#))
+        try Self.checkExactlyOnce(server, journal: lines)
+        let again = try Shell.run(
+            Binaries.cli,
+            [
+                "forward", "--db", daemon.databasePath, "--from-seq", "1", "--servers", server.url,
+                "--partitions-total", "4",
+            ])
+        #expect(again.status == 0 && again.output.contains("forwarded seq 1 through \(lines.count)"), "\(again.output)")
+        try Self.checkExactlyOnce(server, journal: lines)
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0)
+    }
+}

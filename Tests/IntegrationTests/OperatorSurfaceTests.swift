@@ -80,7 +80,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["report", "explain", "export", "ingest", "status", "rebuild", "verify", "simulate"])
+    @Test(arguments: ["report", "explain", "export", "ingest", "status", "rebuild", "verify", "simulate", "forward"])
     func everyCommandsHelpHasAnExample(command: String) throws {
         let outcome = try Shell.run(Binaries.cli, [command, "--help"])
         #expect(outcome.status == 0)
@@ -112,7 +112,7 @@ import Testing
             return
         }
         #expect(records["capabilities"] == .number(JSONNumber(literal: "1")))
-        #expect(Set(status.members.map(\.key)).count == 8)
+        #expect(Set(status.members.map(\.key)).count == 9 && status["forward"] == .null)
         daemon.signal(2)
         #expect(daemon.waitExit() == 0)
     }
