@@ -53,6 +53,15 @@ public final class NATSMessage: @unchecked Sendable {
         return String(cString: value)
     }
 
+    /// The stream's delivery metadata: messages still pending for the consumer after this one, and when the
+    /// stream stored it (UTC nanoseconds); nil for a message that did not come from a consumer.
+    public var metadata: (pending: UInt64, storedAtNanoseconds: Int64)? {
+        var meta: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return nil }
+        defer { jsMsgMetaData_Destroy(meta) }
+        return (meta.pointee.NumPending, meta.pointee.Timestamp)
+    }
+
     /// Acknowledges the message to its consumer (not redelivered after this).
     public func acknowledge() throws(NATSError) {
         try NATSError.check("natsMsg_Ack", natsMsg_Ack(message, nil))

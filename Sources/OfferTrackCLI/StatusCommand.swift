@@ -11,8 +11,9 @@ struct StatusCommand {
         records of each type it holds, the last seq and the last published export date. --format json prints
         one object for scripts and monitoring: {"daemon":"up|down","socket","journal","journalBytes",
         "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome"},"lastSeq",
-        "lastPublishedExport","forward"} (lastPublishedExport null when nothing was published; forward null
-        unless the journal is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"}).
+        "lastPublishedExport","consume","forward"} (lastPublishedExport null when nothing was published;
+        consume null unless the journal is a central one: {"partitions","partitionsTotal","lagRecords",
+        "lagSeconds"}; forward null unless it is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"}).
         Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed).
 
         Example:
@@ -55,7 +56,11 @@ struct StatusCommand {
         let lastDay: String?
         let schema: Int64
         let forwarding: (through: Int64, records: Int64, seconds: Double)?
+        let membership: FleetMembership?
+        let consumeLag: ConsumeLag?
         do {
+            membership = try FleetMembership.recorded(on: reader)
+            consumeLag = try ConsumeLag.recorded(on: reader)
             forwarding = try ForwardingLog.lag(of: reader, now: Clock.wallMilliseconds())
             counts = try reader.countsByType()
             lastSeq = try reader.lastSeq()
@@ -72,6 +77,7 @@ struct StatusCommand {
                 + "\"journal\":\(JSONStringLiteral.quote(databasePath)),\"journalBytes\":\(size),"
                 + "\"schemaVersion\":\(schema),\"records\":{\(records.joined(separator: ","))},\"lastSeq\":\(lastSeq),"
                 + "\"lastPublishedExport\":\(lastDay.map(JSONStringLiteral.quote) ?? "null"),"
+                + "\"consume\":\(membership.map { m in "{\"partitions\":[\(m.partitions.map(String.init).joined(separator: ","))],\"partitionsTotal\":\(m.total),\"lagRecords\":\(consumeLag?.records ?? 0),\"lagSeconds\":\(consumeLag?.seconds ?? 0)}" } ?? "null"),"
                 + "\"forward\":\(forwarding.map { "{\"acknowledgedThrough\":\($0.through),\"lagRecords\":\($0.records),\"lagSeconds\":\($0.seconds)}" } ?? "null")}\n"
         } else {
             text = "daemon: \(daemonUp ? "up" : "down") (\(socketPath))\n"
@@ -79,6 +85,10 @@ struct StatusCommand {
             for type in RecordType.allCases { text += "records \(type.rawValue): \(counts[type] ?? 0)\n" }
             text += "last seq: \(lastSeq)\n"
             text += "last published export: \(lastDay ?? "none")\n"
+            if let membership {
+                text +=
+                    "consumes \(membership); lag \(consumeLag?.records ?? 0) records, \(consumeLag?.seconds ?? 0) s\n"
+            }
             if let forwarding {
                 text +=
                     "forwarded through seq \(forwarding.through): lag \(forwarding.records) records, "

@@ -63,6 +63,8 @@ public final class Daemon {
     private let metricsServer: MetricsServer?
     /// Edge mode: the forwarder to the stream.
     private let forwarder: EdgeForwarder?
+    /// Central mode: the consumer of this journal's partitions.
+    private let consumer: CentralConsumer?
     /// Records submitted to the writer and not yet answered.
     private var inFlight = 0
     private var storageFailure: String?
@@ -95,6 +97,12 @@ public final class Daemon {
                 checkpointsOnCommit: false)
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
             counters.lastSeq = try writer.lastSeq()
+            if !configuration.consumeServers.isEmpty {
+                try writer.claim(
+                    FleetMembership(partitions: configuration.partitions, total: configuration.partitionsTotal))
+            }
+        } catch let mismatch as FleetMembership.Mismatch {
+            throw StartupError(exitCode: 78, "\(mismatch)")
         } catch {
             throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
         }
@@ -126,13 +134,28 @@ public final class Daemon {
             }
             listenerDescription = configuration.socketPath
         }
+        let stream = StreamConfiguration(
+            name: configuration.streamName, subjects: ["offertrack.records.>"],
+            replicas: Int64(configuration.streamReplicas), maxBytes: Int64(configuration.streamMaxMegabytes) << 20,
+            duplicatesWindowMilliseconds: 120_000)
+        if configuration.consumeServers.isEmpty {
+            consumer = nil
+        } else {
+            do {
+                consumer = try CentralConsumer(
+                    servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
+                    commit: { [pipeline] submissions in
+                        try pipeline.runOnWriter { try $0.append(submissions, receivedAt: Clock.wallMilliseconds()) }
+                    },
+                    recordLag: { [pipeline] lag in _ = try? pipeline.runOnWriter { try $0.record(lag) } },
+                    log: { FileDescriptor.printError("offertrackd: \($0)") })
+            } catch {
+                throw StartupError(exitCode: 69, "--consume: \(error)")
+            }
+        }
         if configuration.forwardServers.isEmpty {
             forwarder = nil
         } else {
-            let stream = StreamConfiguration(
-                name: configuration.streamName, subjects: ["offertrack.records.>"],
-                replicas: Int64(configuration.streamReplicas), maxBytes: Int64(configuration.streamMaxMegabytes) << 20,
-                duplicatesWindowMilliseconds: 120_000)
             do {
                 forwarder = try EdgeForwarder(
                     journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
@@ -144,9 +167,11 @@ public final class Daemon {
         if let address = configuration.metricsAddress {
             let path = configuration.databasePath
             do {
-                metricsServer = try MetricsServer(address: address) { [metrics, forwarder] in
+                metricsServer = try MetricsServer(address: address) { [metrics, forwarder, consumer] in
                     let bytes = ["", "-wal"].compactMap { ProcessInfo.fileSize(path + $0) }.reduce(0, +)
-                    return metrics.render(journalBytes: Int64(bytes), forwardLag: forwarder?.progress.lagRecords)
+                    return metrics.render(
+                        journalBytes: Int64(bytes), forwardLag: forwarder?.progress.lagRecords,
+                        consumeLag: consumer.map { Int64($0.progress.lagRecords) })
                 }
             } catch {
                 throw StartupError(exitCode: error.isAddressInUse ? 69 : 71, "--metrics-listen: \(error)")
@@ -182,6 +207,7 @@ public final class Daemon {
         }
         metricsServer?.start()
         forwarder?.start()
+        consumer?.start()
         ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
         log(
             "listening on \(listenerDescription), journal \(configuration.databasePath) "
@@ -213,6 +239,7 @@ public final class Daemon {
         for connection in Array(connections.values) { close(connection) }
         for token in Array(lingering.keys) { closeRefused(token) }
         forwarder?.stop()
+        consumer?.stop()
         pipeline.runOnWriter { $0.close() }
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
         return 0
@@ -625,6 +652,11 @@ public final class Daemon {
             + "\(counters.accepted) accepted, \(counters.duplicates) duplicate, \(counters.rejected) rejected "
             + "since start; last seq \(counters.lastSeq)"
         if let storageFailure { line += "; JOURNAL FAILING: \(storageFailure)" }
+        if let progress = consumer?.progress {
+            line +=
+                "; consumed \(progress.accepted) (\(progress.duplicates) duplicate, \(progress.conflicts) conflicting), "
+                + "lag \(progress.lagRecords) records"
+        }
         if let progress = forwarder?.progress {
             line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
         }

@@ -26,6 +26,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var metricsAddress: MetricsAddress?
     /// Edge mode (SPEC section 10): the NATS servers to forward every accepted record to; empty: not an edge.
     public var forwardServers: [String] = []
+    /// Central mode (SPEC section 10): the NATS servers to consume partitions from; empty: not a central daemon.
+    public var consumeServers: [String] = []
+    /// The partitions a central daemon consumes.
+    public var partitions: [Int] = []
     /// The JetStream stream's name.
     public var streamName = "OFFERTRACK"
     /// P, the fleet's number of partitions.
@@ -99,6 +103,10 @@ extension DaemonConfiguration {
             case "--journal-only": configuration.journalOnly = true
             case "--forward":
                 configuration.forwardServers = try servers(name, try value())
+            case "--consume":
+                configuration.consumeServers = try servers(name, try value())
+            case "--partitions":
+                configuration.partitions = try partitionList(try value())
             case "--stream":
                 let text = try value()
                 guard !text.isEmpty,
@@ -129,7 +137,31 @@ extension DaemonConfiguration {
         }
         // An edge keeps no attribution: its users' other records are on other edges.
         if !configuration.forwardServers.isEmpty { configuration.journalOnly = true }
+        if !configuration.forwardServers.isEmpty && !configuration.consumeServers.isEmpty {
+            throw UsageError("--forward and --consume exclude each other: a daemon is an edge or a central one")
+        }
+        if configuration.consumeServers.isEmpty != configuration.partitions.isEmpty {
+            throw UsageError("--consume and --partitions go together")
+        }
+        if let outside = configuration.partitions.first(where: { $0 >= configuration.partitionsTotal }) {
+            throw UsageError(
+                "--partitions: \(outside) is not below --partitions-total \(configuration.partitionsTotal)")
+        }
         return .run(configuration)
+    }
+
+    /// `0-7`, `0,2,4` or a mix (`0-3,8`): partitions, each at most once.
+    private static func partitionList(_ text: String) throws(UsageError) -> [Int] {
+        var found: [Int] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+            guard (1...2).contains(bounds.count), let low = bounds.first ?? nil, let high = bounds.last ?? nil,
+                low >= 0, low <= high, high < 4096
+            else { throw UsageError("--partitions takes a list like 0-7 or 0,2,4, not \(text)") }
+            found += Array(low...high)
+        }
+        guard Set(found).count == found.count else { throw UsageError("--partitions names a partition twice: \(text)") }
+        return found.sorted()
     }
 
     /// `URL[,URL…]` of NATS servers (`nats://host:port`).
@@ -178,6 +210,8 @@ extension DaemonConfiguration {
                                   until `offertrack rebuild` or the next normal start)
           --forward URL[,URL…]    edge mode: forward every accepted record to NATS JetStream (SPEC 10); keeps
                                   no attribution (as --journal-only)
+          --consume URL[,URL…]    central mode: consume --partitions of the stream into this journal (SPEC 10)
+          --partitions LIST       the partitions a central daemon consumes (0-7, 0,2,4); fixed for its journal
           --stream NAME           the JetStream stream (default OFFERTRACK)
           --partitions-total P    the fleet's partitions (default 16)
           --stream-replicas N     replicas of the stream when an edge creates it (default 3)

@@ -39,7 +39,7 @@ final class DaemonMetrics: Sendable {
     }
 
     /// The exposition, with the journal's size on disk read now.
-    func render(journalBytes: Int64, forwardLag: Int64? = nil) -> String {
+    func render(journalBytes: Int64, forwardLag: Int64? = nil, consumeLag: Int64? = nil) -> String {
         var out = Exposition()
         out.counter(
             "offertrack_records_total", help: "Answered record lines by status.", label: "status",
@@ -60,6 +60,11 @@ final class DaemonMetrics: Sendable {
             out.gauge(
                 "offertrack_forward_lag_records", help: "Records journaled and not yet acknowledged by the stream.",
                 forwardLag)
+        }
+        if let consumeLag {
+            out.gauge(
+                "offertrack_consume_lag_records", help: "Messages of this journal's partitions not yet consumed.",
+                consumeLag)
         }
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)

@@ -112,7 +112,7 @@ import Testing
             return
         }
         #expect(records["capabilities"] == .number(JSONNumber(literal: "1")))
-        #expect(Set(status.members.map(\.key)).count == 9 && status["forward"] == .null)
+        #expect(Set(status.members.map(\.key)).count == 10 && status["forward"] == .null && status["consume"] == .null)
         daemon.signal(2)
         #expect(daemon.waitExit() == 0)
     }
