@@ -129,3 +129,35 @@ extension SystemdUnitTests {
         #expect(exposure <= 1.5, "\(security.output)")
     }
 }
+
+extension SystemdUnitTests {
+    /// The edge and central drop-ins: systemd reads them cleanly, they only add the fleet flags to the daemon's
+    /// command, and the only addresses the unit may reach are the stream servers named in that command.
+    @Test(arguments: ["edge.conf", "central.conf"])
+    func theFleetDropInsAllowExactlyTheStreamServers(dropInName: String) throws {
+        let directory = ScratchDirectory()
+        let paths = try Self.installedForTest(in: directory)
+        let service = try #require(paths.first { $0.hasSuffix("/offertrackd.service") })
+        let dropIn = try UnitFile("fleet/\(dropInName)")
+        try FileManager.default.createDirectory(
+            atPath: directory.file("offertrackd.service.d"), withIntermediateDirectories: true)
+        try dropIn.text(replacing: ["/usr/local/bin/offertrackd ": "\(Binaries.daemon) "]).write(
+            toFile: directory.file("offertrackd.service.d/fleet.conf"), atomically: true, encoding: .utf8)
+        let verify = try Shell.run("/usr/bin/systemd-analyze", ["verify", service])
+        #expect(verify.status == 0 && verify.output.isEmpty, "\(verify.output)")
+        let base = try #require(try UnitFile("offertrackd.service").command("ExecStart"))
+        let fleet = try #require(dropIn.command("ExecStart"))
+        #expect(Array(fleet.prefix(base.count)) == base)
+        let flag = dropInName == "edge.conf" ? "--forward" : "--consume"
+        let urls = try #require(fleet.firstIndex(of: flag).map { fleet[$0 + 1] })
+        let hosts = urls.split(separator: ",").map { url in
+            String(url.dropFirst("nats://".count).split(separator: ":")[0])
+        }
+        #expect(dropIn.value("IPAddressDeny") == "any")
+        #expect(dropIn.value("IPAddressAllow")?.split(separator: " ").map(String.init) == hosts)
+        // The daemon accepts exactly these flags (the writers' group, absent here, as a number).
+        let flags = fleet.dropFirst().map { $0 == "offertrack-writers" ? "4242" : $0 }
+        let parsed = try Shell.run(Binaries.daemon, flags + ["--help"])
+        #expect(parsed.status == 0, "\(parsed.output)")
+    }
+}
