@@ -43,6 +43,8 @@ public final class Daemon {
     private var listener: Int32?
     private var listenerWatched = false
     private let listenerDescription: String
+    /// The exclusive lock on `<journal>.lock`, held for the process's life.
+    private let journalLock: Int32
 
     private var connections: [UInt64: ClientConnection] = [:]
     /// Refused peers: answered and shut down for writing; their input is discarded until they close (or a
@@ -57,6 +59,9 @@ public final class Daemon {
 
     private var counters = DaemonCounters()
     private var storageFailure: String?
+    /// Set when SQLite found the journal damaged: from then on nothing is committed or acknowledged (every record
+    /// is answered `storage_unavailable`) until an operator restores a backup and restarts the daemon.
+    private var journalCorruption: String?
     private var stopping = false
     private var drainDeadline: Int64 = 0
     private let watchdogIntervalMilliseconds: Int64?
@@ -78,24 +83,15 @@ public final class Daemon {
         } catch {
             throw StartupError(exitCode: 78, "rules: \(error)")
         }
-        let writer: JournalWriter
+        // Before the journal is touched: a second daemon started by mistake must leave it alone.
         do {
-            writer = try JournalWriter(
-                path: configuration.databasePath, durability: configuration.durability,
-                settings: rules.current.rules.settings, maintainsDerivedTables: !configuration.journalOnly,
-                checkpointsOnCommit: false)
-            if configuration.journalOnly { try writer.invalidateDerivedTables() }
-            counters.lastSeq = try writer.lastSeq()
+            journalLock = try FileLock.acquireExclusive(path: configuration.databasePath + ".lock")
         } catch {
-            throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
-        }
-        do {
-            epoll = try Epoll()
-            signals = try SignalChannel()
-            pipeline = try CommitPipeline(writer: writer)
-            pipeline.startLearningUsers()
-        } catch {
-            throw StartupError(exitCode: 71, "\(error)")
+            if case .held = error {
+                throw StartupError(
+                    exitCode: 69, "another offertrackd is using the journal \(configuration.databasePath): \(error)")
+            }
+            throw StartupError(exitCode: 73, "cannot lock the journal \(configuration.databasePath): \(error)")
         }
         let activated = ServiceManager.listenDescriptors()
         if activated.count > 1 {
@@ -117,9 +113,53 @@ public final class Daemon {
             }
             listenerDescription = configuration.socketPath
         }
+        do {
+            let writer = try Self.openJournal(configuration, settings: rules.current.rules.settings)
+            counters.lastSeq = try writer.lastSeq()
+            epoll = try Epoll()
+            signals = try SignalChannel()
+            pipeline = try CommitPipeline(writer: writer)
+            pipeline.startLearningUsers()
+        } catch {
+            if activated.isEmpty, let listener {
+                FileDescriptor.close(listener)
+                UnixSocket.removeSocketFile(configuration.socketPath)
+            }
+            if let error = error as? StartupError { throw error }
+            throw StartupError(exitCode: 71, "\(error)")
+        }
         watchdogIntervalMilliseconds = ServiceManager.watchdogIntervalMicroseconds().map { Int64($0 / 1000) }
         readBuffer = .allocate(byteCount: Self.readChunk, alignment: 16)
         raiseDescriptorLimit()
+    }
+
+    /// Checks the journal (`PRAGMA quick_check`), then opens and migrates it and brings its derived tables up to
+    /// date. A damaged journal is exit 65, which the unit does not restart: restarting cannot repair it.
+    private static func openJournal(_ configuration: DaemonConfiguration, settings: AttributionSettings)
+        throws(StartupError) -> JournalWriter
+    {
+        let path = configuration.databasePath
+        let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
+        do {
+            let started = Clock.monotonicMilliseconds()
+            if let problems = try JournalOpening.quickCheck(path: path) {
+                throw StartupError(exitCode: 65, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
+            }
+            FileDescriptor.printError(
+                "offertrackd: quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
+            let writer = try JournalWriter(
+                path: path, durability: configuration.durability, schema: .migrate, settings: settings,
+                maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false)
+            if configuration.journalOnly { try writer.invalidateDerivedTables() }
+            return writer
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            if let details = JournalOpening.corruption(in: error) {
+                throw StartupError(exitCode: 65, "the journal \(path) is corrupt (\(details)): \(restore)")
+            }
+            throw StartupError(exitCode: 73, "cannot open the journal \(path): \(error)")
+        }
     }
 
     /// Raises the soft open-file limit (1024 under systemd by default) to what `--max-connections` needs.
@@ -386,6 +426,11 @@ public final class Daemon {
 
     private func dispatchBatchIfIdle(now: Int64) {
         guard writerBusySince == nil, !waiting.isEmpty else { return }
+        if journalCorruption != nil {
+            // Not retried as if transient: refused without touching the journal again.
+            refuseWaiting(now: now)
+            return
+        }
         let batch: [CommitJob]
         if waiting.count <= Self.maxBatch {
             batch = waiting
@@ -410,6 +455,17 @@ public final class Daemon {
                 for (job, outcome) in zip(result.jobs, outcomes) {
                     deliver(response(for: job, outcome), to: job)
                 }
+            case .failure(let failure) where failure.isCorruption:
+                if journalCorruption == nil {
+                    counters.corruptionsDetected += 1
+                    log(
+                        "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
+                            + "restore the latest backup (README \"Backups\") and start it again")
+                }
+                journalCorruption = failure.message
+                counters.storageUnavailable += result.jobs.count
+                for job in result.jobs { refuse(job) }
+                ServiceManager.notify("STATUS=\(statusLine())")
             case .failure(let failure):
                 if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
                 storageFailure = failure.message
@@ -430,6 +486,30 @@ public final class Daemon {
         }
         resumeQueuePausedConnections(now: now)
         dispatchBatchIfIdle(now: now)
+    }
+
+    /// Answers `storage_unavailable` to one job that was not committed.
+    private func refuse(_ job: CommitJob) {
+        deliver(
+            .rejected(
+                id: job.submission.record.id,
+                RecordError(.storageUnavailable, "the journal cannot commit now; retry with the same id")),
+            to: job)
+    }
+
+    /// Refuses every waiting record (the journal is corrupt) and settles their connections.
+    private func refuseWaiting(now: Int64) {
+        let refused = waiting
+        waiting.removeAll()
+        counters.storageUnavailable += refused.count
+        for job in refused {
+            refuse(job)
+            queuedBytes -= Self.queuedCost(of: job.submission.line)
+        }
+        for token in Set(refused.map(\.connection)) {
+            if let connection = connections[token] { settle(connection, now: now) }
+        }
+        resumeQueuePausedConnections(now: now)
     }
 
     private func response(for job: CommitJob, _ outcome: AppendOutcome) -> ResponseLine {
@@ -567,7 +647,18 @@ public final class Daemon {
             "\(stopping ? "stopping" : "serving"): \(connections.count) connections; "
             + "\(counters.accepted) accepted, \(counters.duplicates) duplicate, \(counters.rejected) rejected "
             + "since start; last seq \(counters.lastSeq)"
-        if let storageFailure { line += "; JOURNAL FAILING: \(storageFailure)" }
+        if let journalCorruption {
+            line += "; JOURNAL CORRUPT (\(counters.corruptionsDetected) detected; not acknowledging; restore from "
+            line += "backup): \(journalCorruption)"
+        } else if let storageFailure {
+            line += "; JOURNAL FAILING: \(storageFailure)"
+        }
+        let checkpoints = pipeline.checkpointHealth.withLock { $0 }
+        if let failing = checkpoints.failing {
+            line += "; CHECKPOINT FAILING (\(checkpoints.failures) failures since start, backing off): \(failing)"
+        } else if checkpoints.failures > 0 {
+            line += "; \(checkpoints.failures) checkpoint failures since start"
+        }
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
         return line.replacingNewlines()
     }

@@ -35,7 +35,7 @@ import Testing
     @Test func sumOfEveryFileEqualsTheCurrentTotalOfPublishedDays() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         var generator = SystemRandomNumberGenerator()
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let days = 6
         let workload = Array(WorkloadSimulator(users: 250, seed: 11, days: days).lines).shuffled(using: &generator)
         let rulesChoices = [
@@ -69,7 +69,7 @@ import Testing
 
     @Test func daysArePublishedInOrderWithoutGaps() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        _ = try JournalWriter(path: path, durability: .normal)
+        _ = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let rules = try Self.rules(500, 700)
         _ = try CommissionExporter.export(journalPath: path, day: "2026-11-05", rules: rules, now: 1)
         #expect {
@@ -92,7 +92,7 @@ import Testing
 extension CommissionExportTests {
     @Test func withoutARulesFileEveryRowEarnsZeroAndTheManifestSaysSo() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try writer.append(Self.submissions(WorkloadSimulator(users: 80, seed: 4, days: 1).lines), receivedAt: 0)
         let day = Timestamp.formatDay(WorkloadSimulator.defaultStart)
         let files = try CommissionExporter.export(journalPath: path, day: day, rules: .builtIn, now: 0)

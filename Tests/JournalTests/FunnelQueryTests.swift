@@ -9,7 +9,7 @@ import Testing
     @Test func rollupsEqualARecomputationForEveryGroupingRangeAndRuleBoundary() throws {
         let path = "/tmp/funnel-test-\(UInt32.random(in: 0...UInt32.max)).db"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = Array(WorkloadSimulator(users: 300, seed: 21, days: 4).lines)
         _ = try writer.append(CommissionExportTests.submissions(lines.shuffled()), receivedAt: 0)
         let reader = try JournalReader(path: path)
