@@ -13,3 +13,4 @@ extension ReportCommand: Command {}
 extension RebuildCommand: Command {}
 extension VerifyCommand: Command {}
 extension SimulateCommand: Command {}
+extension BackupCommand: Command {}

@@ -13,6 +13,7 @@ public enum CommandLineTool {
           status     is the daemon up; journal size, counts, last seq, last export
           rebuild    recompute everything derived from the journal
           verify     check the journal's integrity and invariants
+          backup     an online, consistent copy of the journal (--to PATH)
           simulate   print a realistic, deterministic NDJSON workload
 
         Every command takes --db PATH, --rules PATH and --help. See `offertrack COMMAND --help`.
@@ -56,6 +57,7 @@ public enum CommandLineTool {
         case "report": ReportCommand.self
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
+        case "backup": BackupCommand.self
         case "simulate": SimulateCommand.self
         default: nil
         }
