@@ -143,7 +143,8 @@ public final class Daemon {
         do {
             let started = Clock.monotonicMilliseconds()
             if let problems = try JournalOpening.quickCheck(path: path) {
-                throw StartupError(exitCode: 65, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
+                throw StartupError(
+                    exitCode: 65, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
             }
             FileDescriptor.printError(
                 "offertrackd: quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")

@@ -34,7 +34,8 @@ import Testing
     @Test func aBackupTakenWhileEightClientsStreamVerifiesAndReportsAsTheJournalDidThen() throws {
         let directory = ScratchDirectory()
         let rules = directory.file("rules.json")
-        try #"{"currency":"USD","attributionWindowHours":720,"eligibilityFreshnessHours":24,"rules":[{"affiliateToken":"*","amountMinor":500}]}"#
+        try
+            #"{"currency":"USD","attributionWindowHours":720,"eligibilityFreshnessHours":24,"rules":[{"affiliateToken":"*","amountMinor":500}]}"#
             .write(toFile: rules, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules])
         guard daemon.waitReady() else { return }
@@ -113,7 +114,8 @@ import Testing
         let outcome = try Shell.run(Binaries.cli, ["backup", "--db", daemon.databasePath, "--to", taken])
         #expect(outcome.status == 73, "\(outcome.output)")
         #expect(try String(contentsOfFile: taken, encoding: .utf8) == "precious")
-        let fresh = try Shell.run(Binaries.cli, ["backup", "--db", daemon.databasePath, "--to", directory.file("b.db")])
+        let fresh = try Shell.run(
+            Binaries.cli, ["backup", "--db", daemon.databasePath, "--to", directory.file("b.db")])
         #expect(fresh.status == 0 && fresh.output.contains("10 records"), "\(fresh.output)")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
             $0.contains("partial")

@@ -19,8 +19,10 @@ extension UnderAttack {
                 daemon = try DaemonProcess(
                     in: directory, arguments: ["--socket", directory.file("offertrack.sock")],
                     environment: environment,
-                    launcher: ["/usr/bin/strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(trace)", "-e",
-                        "inject=\(inject)", "-P", path])
+                    launcher: [
+                        "/usr/bin/strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(trace)", "-e",
+                        "inject=\(inject)", "-P", path,
+                    ])
                 // The traced daemon: the process running offertrackd on this journal (not strace, whose command
                 // line names them too).
                 let deadline = Date().addingTimeInterval(20)

@@ -80,7 +80,8 @@ import Testing
             }
         }
         notify.reset()
-        let daemon = try DaemonProcess(in: directory, environment: environment, notify: notify, databasePath: databasePath)
+        let daemon = try DaemonProcess(
+            in: directory, environment: environment, notify: notify, databasePath: databasePath)
         guard daemon.waitReady() else { throw PowerCutFailure("no READY=1 after the last cut: \(daemon.stderr)") }
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)

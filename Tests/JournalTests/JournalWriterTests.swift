@@ -62,7 +62,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let newer = try Connection(path: path, mode: .readWriteCreate)
         try newer.execute("PRAGMA user_version = 99")
-        #expect(throws: Schema.NewerSchemaError.self) { try JournalWriter(path: path, durability: .full, schema: .migrate) }
+        #expect(throws: Schema.NewerSchemaError.self) {
+            try JournalWriter(path: path, durability: .full, schema: .migrate)
+        }
     }
 
     @Test func theJoinFollowsLateRecordsExactlyAsARebuild() throws {
