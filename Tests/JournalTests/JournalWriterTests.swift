@@ -264,7 +264,8 @@ extension JournalWriterTests {
         try connection.execute("PRAGMA user_version = 3")
         let refusal = #expect(throws: JournalReader.OpenError.self) { try JournalReader(path: path) }
         #expect(
-            "\(String(describing: refusal))".contains("has schema 3 and this offertrack reads \(Schema.currentVersion)"))
+            "\(String(describing: refusal))".contains("has schema 3 and this offertrack reads \(Schema.currentVersion)")
+        )
         // `status` still reads the records of any version.
         #expect(try JournalReader(path: path, requiringCurrentSchema: false).lastSeq() == 0)
         // The daemon's writer migrates it; then every command reads it.
