@@ -7,48 +7,19 @@ public final class JournalReader {
     public let path: String
 
     /// Why the journal cannot be read.
-    public enum OpenError: Error, CustomStringConvertible {
-        case missing(String)
-        case unreadable(String, SQLiteError)
-        case notMigrated(String)
-        /// The journal's schema is not the one this build reads.
-        case otherSchema(String, found: Int64)
+    public typealias OpenError = JournalOpenError
 
-        public var description: String {
-            switch self {
-            case .missing(let path): "no journal at \(path)"
-            case .unreadable(let path, let error): "cannot read the journal \(path): \(error)"
-            case .notMigrated(let path): "\(path) is not an offertrack journal (or was never started)"
-            case .otherSchema(let path, let found) where found < Schema.currentVersion:
-                "the journal \(path) has schema \(found) and this offertrack reads \(Schema.currentVersion): "
-                    + "start the offertrackd of this version (or run offertrack rebuild) to migrate it"
-            case .otherSchema(let path, let found):
-                "the journal \(path) has schema \(found), newer than this offertrack reads "
-                    + "(\(Schema.currentVersion)): use the offertrack that came with the running offertrackd"
-            }
-        }
+    /// Opens the journal at `path` read-only, refusing a journal of another schema version (`.requireCurrent`,
+    /// every command that reads what the join derived) or only one never migrated (`.anyVersion`).
+    public init(path: String, schema: SchemaPolicy = .requireCurrent) throws(OpenError) {
+        precondition(schema != .migrate, "a reader never migrates")
+        self.path = path
+        connection = try JournalOpening.open(path: path, mode: .readOnly, schema: schema, busyTimeoutMilliseconds: 5000)
     }
 
-    /// Opens the journal at `path` read-only. With `requiringCurrentSchema` (every command that reads what the
-    /// join derived), a journal of another schema version is refused rather than misread.
-    public init(path: String, requiringCurrentSchema: Bool = true) throws(OpenError) {
-        self.path = path
-        do {
-            connection = try Connection(path: path, mode: .readOnly)
-            connection.setBusyTimeout(milliseconds: 5000)
-            let version = try connection.scalarInt("PRAGMA user_version") ?? 0
-            guard version >= 1 else { throw OpenError.notMigrated(path) }
-            if requiringCurrentSchema, version != Schema.currentVersion {
-                throw OpenError.otherSchema(path, found: version)
-            }
-        } catch let error as SQLiteError {
-            if error.primaryCode == 14 { throw .missing(path) }  // SQLITE_CANTOPEN
-            throw .unreadable(path, error)
-        } catch let error as OpenError {
-            throw error
-        } catch {
-            throw .notMigrated(path)
-        }
+    /// Opens read-only; `requiringCurrentSchema: false` accepts any migrated version.
+    public convenience init(path: String, requiringCurrentSchema: Bool) throws(OpenError) {
+        try self.init(path: path, schema: requiringCurrentSchema ? .requireCurrent : .anyVersion)
     }
 
     /// Journaled records per type.

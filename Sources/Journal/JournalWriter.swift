@@ -8,6 +8,8 @@ import SQLite
 public final class JournalWriter {
     public let path: String
     public let durability: Durability
+    /// Whether opening migrates the journal (the daemon, `rebuild`) or refuses another schema version.
+    public let schema: SchemaPolicy
     private var connection: Connection?
     private let busyTimeoutMilliseconds: Int32
 
@@ -21,19 +23,22 @@ public final class JournalWriter {
     /// Which users have records, so that the join skips probing the journal for users it knows are new.
     private let knownUsers = KnownUsers()
 
-    /// Opens (creating if needed) and migrates the journal at `path`, and brings attribution's derived tables
-    /// up to date under `settings` (a full recomputation when they were computed under other windows).
+    /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
+    /// refusing one of another schema version), and brings attribution's derived tables up to date under
+    /// `settings` (a full recomputation when they were computed under other windows).
     public init(
-        path: String, durability: Durability, settings: AttributionSettings = .defaults,
-        busyTimeoutMilliseconds: Int32 = 2000, maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true
+        path: String, durability: Durability, schema: SchemaPolicy = .requireCurrent,
+        settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
+        maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true
     ) throws {
         self.path = path
         self.durability = durability
+        self.schema = schema
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.maintainsDerivedTables = maintainsDerivedTables
         self.checkpointsOnCommit = checkpointsOnCommit
         let connection = try Self.open(
-            path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds,
+            path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
             checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames)
         self.connection = connection
         if maintainsDerivedTables { try adopt(settings) }
@@ -52,21 +57,23 @@ public final class JournalWriter {
     }
 
     static func open(
-        path: String, durability: Durability, busyTimeout: Int32, checkpointsOnCommit: Bool, walFrames: WALFrameCount
+        path: String, durability: Durability, schema: SchemaPolicy, busyTimeout: Int32, checkpointsOnCommit: Bool,
+        walFrames: WALFrameCount
     ) throws -> Connection {
-        let connection = try Connection(path: path, mode: .readWriteCreate)
-        connection.setBusyTimeout(milliseconds: busyTimeout)
+        let connection = try JournalOpening.open(
+            path: path, mode: schema == .migrate ? .readWriteCreate : .readWrite, schema: schema,
+            busyTimeoutMilliseconds: busyTimeout)
         let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
         guard mode == "wal" else {
             throw SQLiteError(code: 1, message: "journal_mode=WAL answered \(mode ?? "nothing")", sql: nil)
         }
-        try connection.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        try connection.execute("PRAGMA synchronous=\(durability.pragmaValue)")
         if !checkpointsOnCommit {
             try connection.execute("PRAGMA wal_autocheckpoint=0")
             connection.countWALFrames(into: walFrames)
         }
         try connection.execute("PRAGMA cache_size=-32768")
-        try Schema.migrate(connection)
+        if schema == .migrate { try Schema.migrate(connection) }
         return connection
     }
 
@@ -145,7 +152,7 @@ public final class JournalWriter {
     func currentConnection() throws -> Connection {
         if let connection { return connection }
         let reopened = try Self.open(
-            path: path, durability: durability, busyTimeout: busyTimeoutMilliseconds,
+            path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
             checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames)
         connection = reopened
         return reopened
@@ -198,11 +205,12 @@ public final class JournalWriter {
 extension JournalWriter {
     /// Checkpoints the WAL (`PASSIVE`) once it holds `frames` frames or more; returns whether it did. Run from
     /// the writer between batches, it keeps the WAL short: with no other writer the checkpoint completes and the
-    /// next commit starts the WAL over.
+    /// next commit starts the WAL over. Throws when the checkpoint fails (the WAL then keeps growing: the
+    /// records are safe in it, but the caller must say so and try again later).
     @discardableResult
-    public func checkpointIfNeeded(frames threshold: Int32 = 600) -> Bool {
+    public func checkpointIfNeeded(frames threshold: Int32 = 600) throws -> Bool {
         guard !checkpointsOnCommit, walFrames.frames >= threshold, let connection else { return false }
-        _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
+        _ = try connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
         walFrames.frames = 0
         return true
     }

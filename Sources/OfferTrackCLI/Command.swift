@@ -15,3 +15,4 @@ extension ForwardCommand: Command {}
 extension RebuildCommand: Command {}
 extension VerifyCommand: Command {}
 extension SimulateCommand: Command {}
+extension BackupCommand: Command {}

@@ -16,6 +16,7 @@ public enum CommandLineTool {
           forward    forward an edge's journal to the stream again from a seq
           rebuild    recompute everything derived from the journal
           verify     check the journal's integrity and invariants
+          backup     an online, consistent copy of the journal (--to PATH)
           simulate   print a realistic, deterministic NDJSON workload
 
         Every command takes --db PATH, --rules PATH and --help. See `offertrack COMMAND --help`.
@@ -61,6 +62,7 @@ public enum CommandLineTool {
         case "forward": ForwardCommand.self
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
+        case "backup": BackupCommand.self
         case "simulate": SimulateCommand.self
         default: nil
         }

@@ -25,14 +25,31 @@ struct CommonOptions {
         }
     }
 
-    /// Opens the journal read-only: 66 when it does not exist, 69 when it cannot be read.
-    func openJournal() throws(CLIError) -> JournalReader {
+    /// Opens the journal read-only, refusing another schema version (SPEC section 6): 66 when it does not
+    /// exist, 65 when it is corrupt, 69 when it cannot be read or has another schema (naming both versions).
+    func openJournal(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> JournalReader {
         do {
-            return try JournalReader(path: databasePath)
+            return try JournalReader(path: databasePath, schema: schema)
         } catch {
-            if case .missing = error { throw CLIError(.noInput, "\(error)") }
-            throw CLIError(.unavailable, "\(error)")
+            throw CLIError(journal: error, doing: "opening \(databasePath)")
         }
+    }
+}
+
+extension CLIError {
+    /// The exit code for a failure of the journal: each kind its own sysexits code.
+    init(journal error: any Error, doing what: String) {
+        let code: ExitCode =
+            switch JournalOpening.kind(of: error) {
+            case .missing: .noInput
+            case .corrupt: .dataError
+            case .otherSchema: .unavailable
+            case .busy: .tryAgain
+            case .full, .readOnly: .cannotCreate
+            case .ioError: .ioError
+            case .other: .software
+            }
+        self.init(code, code == .unavailable || code == .noInput ? "\(error)" : "\(what): \(error)")
     }
 }
 

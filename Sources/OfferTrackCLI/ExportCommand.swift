@@ -48,6 +48,9 @@ struct ExportCommand {
                 journalPath: options.databasePath, day: day, rules: rules, now: Clock.wallMilliseconds())
         } catch let refusal as CommissionExporter.Refusal {
             throw CLIError(.dataError, "refused: \(refusal)")
+        } catch let error as JournalOpenError {
+            // Another schema version is refused (exit 69), never migrated: only the daemon and rebuild migrate.
+            throw CLIError(journal: error, doing: "exporting \(day) from \(options.databasePath)")
         } catch {
             throw CLIError(.tryAgain, "exporting \(day) from \(options.databasePath): \(error)")
         }

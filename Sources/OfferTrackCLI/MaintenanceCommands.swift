@@ -9,7 +9,10 @@ struct RebuildCommand {
 
         Recomputes attribution's derived tables from every journaled record, under the windows of the rules
         file, in one transaction. Reports before and after are identical. While it runs it holds the journal's
-        write lock: the daemon answers storage_unavailable and clients retry.
+        write lock: the daemon answers storage_unavailable and clients retry. Besides the daemon, it is the only
+        command that migrates a journal of an older schema.
+        Exit: 66 no journal, 65 corrupt, 69 a newer schema, 75 locked (retry), 73 disk full or read-only,
+        74 I/O error, 78 bad rules file, 70 anything else.
 
         Example:
           offertrack rebuild --db /var/lib/offertrack/offertrack.db --rules /etc/offertrack/rules.json
@@ -30,11 +33,11 @@ struct RebuildCommand {
         }
         do {
             let writer = try JournalWriter(
-                path: options.databasePath, durability: .full, settings: rules.rules.settings,
+                path: options.databasePath, durability: .full, schema: .migrate, settings: rules.rules.settings,
                 busyTimeoutMilliseconds: 30_000, maintainsDerivedTables: false)
             try writer.rebuildDerivedTables(settings: rules.rules.settings)
         } catch {
-            throw CLIError(.tryAgain, "rebuilding \(options.databasePath): \(error)")
+            throw CLIError(journal: error, doing: "rebuilding \(options.databasePath)")
         }
         try Output.write("rebuilt the derived tables of \(options.databasePath)\n")
         return 0
@@ -67,7 +70,7 @@ struct VerifyCommand {
         let reader = try options.openJournal()
         let checks: [JournalVerifier.Check]
         do { checks = try JournalVerifier.verify(reader) } catch {
-            throw CLIError(.ioError, "reading \(options.databasePath): \(error)")
+            throw CLIError(journal: error, doing: "reading \(options.databasePath)")
         }
         var text = ""
         for check in checks {

@@ -46,9 +46,8 @@ struct StatusCommand {
             daemonUp = false
         }
         let reader: JournalReader
-        do { reader = try JournalReader(path: databasePath, requiringCurrentSchema: false) } catch {
-            if case .missing = error { throw CLIError(.noInput, "\(error)") }
-            throw CLIError(.unavailable, "\(error)")
+        do { reader = try JournalReader(path: databasePath, schema: .anyVersion) } catch {
+            throw CLIError(journal: error, doing: "opening \(databasePath)")
         }
         let size = ["", "-wal"].compactMap { ProcessInfo.fileSize(databasePath + $0) }.reduce(0, +)
         let counts: [RecordType: Int64]

@@ -23,6 +23,16 @@ struct CommitResult: Sendable {
 /// Why a batch did not commit, for logs and status.
 struct JournalFailure: Error, Sendable {
     let message: String
+    /// SQLite found the journal damaged: retrying cannot help (unlike a full disk or an I/O error).
+    let isCorruption: Bool
+}
+
+/// Failed checkpoints, as the event loop reports them.
+struct CheckpointHealth: Sendable, Equatable {
+    /// Checkpoints that failed since the daemon started.
+    var failures = 0
+    /// The last failure's message while checkpoints keep failing; nil once one succeeds.
+    var failing: String?
 }
 
 /// Runs the journal's single writer on its own thread: one batch (one transaction) at a time, handed over by the
@@ -42,6 +52,13 @@ final class CommitPipeline: @unchecked Sendable {
     private var learningStartedAt: Int64?
     /// Whether a chunk of learning is queued on the writer thread (writer thread only).
     private var learningChunkQueued = false
+    /// Checkpoint failures, shared with the event loop.
+    let checkpointHealth = Mutex(CheckpointHealth())
+    /// No checkpoint is tried before this time after a failure (writer thread only)…
+    private var checkpointRetryAt: Int64 = 0
+    /// …and the wait doubles with each failure in a row, from 1 s up to a minute.
+    private var checkpointBackoff: Int64 = 0
+    static let checkpointBackoffLimit: Int64 = 60_000
 
     private let metrics: DaemonMetrics
 
@@ -64,14 +81,44 @@ final class CommitPipeline: @unchecked Sendable {
                 metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
                 metrics.commitRecords.observe(UInt64(jobs.count))
             } catch {
-                outcomes = .failure(JournalFailure(message: "\(error)"))
+                outcomes = .failure(
+                    JournalFailure(message: "\(error)", isCorruption: JournalOpening.corruption(in: error) != nil))
             }
             results.withLock { $0.append(CommitResult(jobs: jobs, outcomes: outcomes)) }
             wakeup.signal()
             // With the answers on their way, keep the WAL short before the next batch: often when nothing
             // waits (latency), rarely while thousands of records queue up (saturated: throughput).
-            writer.checkpointIfNeeded(frames: backlog.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
+            checkpoint(frames: backlog.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
             learnUsersChunk()
+        }
+    }
+
+    /// On the writer thread: checkpoints when the WAL is long enough, unless backing off after a failure. A
+    /// failure is counted, logged and shown in `STATUS=` (the records stay safe in the WAL, which grows).
+    private func checkpoint(frames: Int32) {
+        let now = Clock.monotonicMilliseconds()
+        guard now >= checkpointRetryAt else { return }
+        do {
+            guard try writer.checkpointIfNeeded(frames: frames) else { return }
+            checkpointBackoff = 0
+            let recovered = checkpointHealth.withLock { health -> Int? in
+                defer { health.failing = nil }
+                return health.failing == nil ? nil : health.failures
+            }
+            if let recovered {
+                FileDescriptor.printError("offertrackd: checkpoints succeed again (\(recovered) failed since start)")
+            }
+        } catch {
+            checkpointBackoff = min(max(checkpointBackoff * 2, 1000), Self.checkpointBackoffLimit)
+            checkpointRetryAt = now + checkpointBackoff
+            let failures = checkpointHealth.withLock { health in
+                health.failures += 1
+                health.failing = "\(error)"
+                return health.failures
+            }
+            FileDescriptor.printError(
+                "offertrackd: checkpoint failed (\(failures) since start; the WAL grows, records stay safe in it; "
+                    + "next try in \(checkpointBackoff / 1000) s): \(error)")
         }
     }
 

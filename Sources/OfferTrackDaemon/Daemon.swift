@@ -46,6 +46,8 @@ public final class Daemon {
     private var listener: Int32?
     private var listenerWatched = false
     private let listenerDescription: String
+    /// The exclusive lock on `<journal>.lock`, held for the process's life.
+    private let journalLock: Int32
 
     private var connections: [UInt64: ClientConnection] = [:]
     /// Refused peers: answered and shut down for writing; their input is discarded until they close (or a
@@ -68,6 +70,9 @@ public final class Daemon {
     /// Records submitted to the writer and not yet answered.
     private var inFlight = 0
     private var storageFailure: String?
+    /// Set when SQLite found the journal damaged: from then on nothing is committed or acknowledged (every record
+    /// is answered `storage_unavailable`) until an operator restores a backup and restarts the daemon.
+    private var journalCorruption: String?
     private var stopping = false
     private var drainDeadline: Int64 = 0
     private let watchdogIntervalMilliseconds: Int64?
@@ -89,30 +94,15 @@ public final class Daemon {
         } catch {
             throw StartupError(exitCode: 78, "rules: \(error)")
         }
-        let writer: JournalWriter
+        // Before the journal is touched: a second daemon started by mistake must leave it alone.
         do {
-            writer = try JournalWriter(
-                path: configuration.databasePath, durability: configuration.durability,
-                settings: rules.current.rules.settings, maintainsDerivedTables: !configuration.journalOnly,
-                checkpointsOnCommit: false)
-            if configuration.journalOnly { try writer.invalidateDerivedTables() }
-            counters.lastSeq = try writer.lastSeq()
-            if !configuration.consumeServers.isEmpty {
-                try writer.claim(
-                    FleetMembership(partitions: configuration.partitions, total: configuration.partitionsTotal))
+            journalLock = try FileLock.acquireExclusive(path: configuration.databasePath + ".lock")
+        } catch {
+            if case .held = error {
+                throw StartupError(
+                    exitCode: 69, "another offertrackd is using the journal \(configuration.databasePath): \(error)")
             }
-        } catch let mismatch as FleetMembership.Mismatch {
-            throw StartupError(exitCode: 78, "\(mismatch)")
-        } catch {
-            throw StartupError(exitCode: 73, "cannot open the journal \(configuration.databasePath): \(error)")
-        }
-        do {
-            epoll = try Epoll()
-            signals = try SignalChannel()
-            pipeline = try CommitPipeline(writer: writer, metrics: metrics)
-            pipeline.startLearningUsers()
-        } catch {
-            throw StartupError(exitCode: 71, "\(error)")
+            throw StartupError(exitCode: 73, "cannot lock the journal \(configuration.databasePath): \(error)")
         }
         let activated = ServiceManager.listenDescriptors()
         if activated.count > 1 {
@@ -133,6 +123,29 @@ public final class Daemon {
                 throw StartupError(exitCode: 73, "cannot listen: \(error)")
             }
             listenerDescription = configuration.socketPath
+        }
+        do {
+            let writer = try Self.openJournal(configuration, settings: rules.current.rules.settings)
+            counters.lastSeq = try writer.lastSeq()
+            if !configuration.consumeServers.isEmpty {
+                do {
+                    try writer.claim(
+                        FleetMembership(partitions: configuration.partitions, total: configuration.partitionsTotal))
+                } catch let mismatch as FleetMembership.Mismatch {
+                    throw StartupError(exitCode: 78, "\(mismatch)")
+                }
+            }
+            epoll = try Epoll()
+            signals = try SignalChannel()
+            pipeline = try CommitPipeline(writer: writer, metrics: metrics)
+            pipeline.startLearningUsers()
+        } catch {
+            if activated.isEmpty, let listener {
+                FileDescriptor.close(listener)
+                UnixSocket.removeSocketFile(configuration.socketPath)
+            }
+            if let error = error as? StartupError { throw error }
+            throw StartupError(exitCode: 71, "\(error)")
         }
         let stream = StreamConfiguration(
             name: configuration.streamName, subjects: ["offertrack.records.>"],
@@ -182,6 +195,36 @@ public final class Daemon {
         watchdogIntervalMilliseconds = ServiceManager.watchdogIntervalMicroseconds().map { Int64($0 / 1000) }
         readBuffer = .allocate(byteCount: Self.readChunk, alignment: 16)
         raiseDescriptorLimit()
+    }
+
+    /// Checks the journal (`PRAGMA quick_check`), then opens and migrates it and brings its derived tables up to
+    /// date. A damaged journal is exit 65, which the unit does not restart: restarting cannot repair it.
+    private static func openJournal(_ configuration: DaemonConfiguration, settings: AttributionSettings)
+        throws(StartupError) -> JournalWriter
+    {
+        let path = configuration.databasePath
+        let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
+        do {
+            let started = Clock.monotonicMilliseconds()
+            if let problems = try JournalOpening.quickCheck(path: path) {
+                throw StartupError(
+                    exitCode: 65, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
+            }
+            FileDescriptor.printError(
+                "offertrackd: quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
+            let writer = try JournalWriter(
+                path: path, durability: configuration.durability, schema: .migrate, settings: settings,
+                maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false)
+            if configuration.journalOnly { try writer.invalidateDerivedTables() }
+            return writer
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            if let details = JournalOpening.corruption(in: error) {
+                throw StartupError(exitCode: 65, "the journal \(path) is corrupt (\(details)): \(restore)")
+            }
+            throw StartupError(exitCode: 73, "cannot open the journal \(path): \(error)")
+        }
     }
 
     /// Raises the soft open-file limit (1024 under systemd by default) to what `--max-connections` needs.
@@ -459,6 +502,11 @@ public final class Daemon {
 
     private func dispatchBatchIfIdle(now: Int64) {
         guard writerBusySince == nil, !waiting.isEmpty else { return }
+        if journalCorruption != nil {
+            // Not retried as if transient: refused without touching the journal again.
+            refuseWaiting(now: now)
+            return
+        }
         let batch: [CommitJob]
         if waiting.count <= Self.maxBatch {
             batch = waiting
@@ -487,6 +535,17 @@ public final class Daemon {
                     deliver(response(for: job, outcome), to: job)
                     metrics.ackLatency.observe(answeredAt &- job.readAtMicroseconds)
                 }
+            case .failure(let failure) where failure.isCorruption:
+                if journalCorruption == nil {
+                    counters.corruptionsDetected += 1
+                    log(
+                        "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
+                            + "restore the latest backup (README \"Backups\") and start it again")
+                }
+                journalCorruption = failure.message
+                counters.storageUnavailable += result.jobs.count
+                for job in result.jobs { refuse(job) }
+                ServiceManager.notify("STATUS=\(statusLine())")
             case .failure(let failure):
                 if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
                 storageFailure = failure.message
@@ -509,6 +568,30 @@ public final class Daemon {
         }
         resumeQueuePausedConnections(now: now)
         dispatchBatchIfIdle(now: now)
+    }
+
+    /// Answers `storage_unavailable` to one job that was not committed.
+    private func refuse(_ job: CommitJob) {
+        deliver(
+            .rejected(
+                id: job.submission.record.id,
+                RecordError(.storageUnavailable, "the journal cannot commit now; retry with the same id")),
+            to: job)
+    }
+
+    /// Refuses every waiting record (the journal is corrupt) and settles their connections.
+    private func refuseWaiting(now: Int64) {
+        let refused = waiting
+        waiting.removeAll()
+        counters.storageUnavailable += refused.count
+        for job in refused {
+            refuse(job)
+            queuedBytes -= Self.queuedCost(of: job.submission.line)
+        }
+        for token in Set(refused.map(\.connection)) {
+            if let connection = connections[token] { settle(connection, now: now) }
+        }
+        resumeQueuePausedConnections(now: now)
     }
 
     private func response(for job: CommitJob, _ outcome: AppendOutcome) -> ResponseLine {
@@ -651,7 +734,18 @@ public final class Daemon {
             "\(stopping ? "stopping" : "serving"): \(connections.count) connections; "
             + "\(counters.accepted) accepted, \(counters.duplicates) duplicate, \(counters.rejected) rejected "
             + "since start; last seq \(counters.lastSeq)"
-        if let storageFailure { line += "; JOURNAL FAILING: \(storageFailure)" }
+        if let journalCorruption {
+            line += "; JOURNAL CORRUPT (\(counters.corruptionsDetected) detected; not acknowledging; restore from "
+            line += "backup): \(journalCorruption)"
+        } else if let storageFailure {
+            line += "; JOURNAL FAILING: \(storageFailure)"
+        }
+        let checkpoints = pipeline.checkpointHealth.withLock { $0 }
+        if let failing = checkpoints.failing {
+            line += "; CHECKPOINT FAILING (\(checkpoints.failures) failures since start, backing off): \(failing)"
+        } else if checkpoints.failures > 0 {
+            line += "; \(checkpoints.failures) checkpoint failures since start"
+        }
         if let progress = consumer?.progress {
             line +=
                 "; consumed \(progress.accepted) (\(progress.duplicates) duplicate, \(progress.conflicts) conflicting), "

@@ -50,6 +50,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 }
 
+extension DaemonConfiguration {
+    /// FOR TESTS ONLY: `synchronous=OFF` (see `Durability.unsafeOffForTests`).
+    public mutating func disableSyncForTestsOnly() { durability = .unsafeOffForTests }
+}
+
 /// A command-line problem, reported with usage and exit code 64.
 public struct UsageError: Error, Sendable, CustomStringConvertible {
     public let description: String
@@ -127,7 +132,7 @@ extension DaemonConfiguration {
                 configuration.metricsAddress = address
             case "--durability":
                 let text = try value()
-                guard let durability = Durability(rawValue: text) else {
+                guard let durability = Durability(rawValue: text), durability != .unsafeOffForTests else {
                     throw UsageError("--durability must be full or normal, not \(text)")
                 }
                 configuration.durability = durability

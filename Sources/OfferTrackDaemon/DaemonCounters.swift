@@ -4,6 +4,8 @@ struct DaemonCounters: Equatable {
     var duplicates = 0
     var rejected = 0
     var storageUnavailable = 0
+    /// Times SQLite reported the journal corrupt while running.
+    var corruptionsDetected = 0
     var lastSeq: Int64 = 0
     var connections = 0
 }

@@ -76,3 +76,31 @@ extension FileSystem {
         }
     }
 }
+
+extension FileSystem {
+    /// Whether anything (a file, a directory, a dangling symlink) is at `path`.
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Gives the file at `existing` the name `new` too, failing with `EEXIST` rather than replacing anything
+    /// (an atomic "rename without clobbering" together with `remove(existing)`), then syncs the directory.
+    public static func linkWithoutReplacing(_ existing: String, as new: String) throws(PosixError) {
+        _ = try retryingOnInterrupt("link(\(new))") { link(existing, new) }
+        syncDirectory(containing: new)
+    }
+
+    /// Removes the file at `path`, if any.
+    public static func remove(_ path: String) { unlink(path) }
+
+    /// Syncs the directory holding `path`, so that a name created or removed in it is durable.
+    public static func syncDirectory(containing path: String) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = fsync(fd)
+            FileDescriptor.close(fd)
+        }
+    }
+}

@@ -4,6 +4,8 @@ import Glibc
 public enum ProcessInfo {
     /// This process's real uid.
     public static var uid: UInt32 { getuid() }
+    /// This process's id.
+    public static var pid: Int32 { getpid() }
     /// The value of environment variable `name`.
     public static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }

@@ -102,6 +102,9 @@ public enum UnixSocket {
         return fd
     }
 
+    /// Removes the socket file a failed start bound (nobody will accept on it).
+    public static func removeSocketFile(_ path: String) { unlink(path) }
+
     /// Shuts down the sending direction, so the peer reads end of stream.
     public static func shutdownWrite(_ fd: Int32) {
         _ = shutdown(fd, Int32(SHUT_WR))

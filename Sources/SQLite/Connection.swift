@@ -13,6 +13,8 @@ public final class Connection {
     /// How a connection is opened.
     public enum Mode: Sendable {
         case readOnly
+        /// Read-write, failing with `SQLITE_CANTOPEN` when the file does not exist.
+        case readWrite
         case readWriteCreate
     }
 
@@ -22,6 +24,7 @@ public final class Connection {
         let flags: Int32 =
             switch mode {
             case .readOnly: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            case .readWrite: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
             case .readWriteCreate: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
             }
         let rc = sqlite3_open_v2(path, &pointer, flags, nil)

@@ -21,7 +21,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// Another connection holds the lock past the busy timeout.
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
     /// An I/O error: the file may be in an unknown state; the connection must be reopened.
-    public var isIOError: Bool { primaryCode == SQLITE_IOERR || primaryCode == SQLITE_CORRUPT }
+    public var isIOError: Bool { primaryCode == SQLITE_IOERR }
+    /// The file is damaged (`SQLITE_CORRUPT`) or not a database (`SQLITE_NOTADB`): no retry helps.
+    public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
 
     public var description: String {
         var text = "SQLite error \(code): \(message)"

@@ -15,7 +15,13 @@ case .success(.help):
     try? FileDescriptor.writeAll(1, Array((DaemonConfiguration.usage + "\n").utf8))
 case .success(.version):
     try? FileDescriptor.writeAll(1, Array((VersionLine.text(program: "offertrackd") + "\n").utf8))
-case .success(.run(let configuration)):
+case .success(.run(var configuration)):
+    // FOR TESTS ONLY (the power-loss test's control run): synchronous=OFF, which loses acknowledged records on
+    // power loss. Deliberately an environment variable, not a flag, and loudly logged.
+    if ProcessInfo.environment("OFFERTRACKD_TEST_ONLY_SYNCHRONOUS_OFF") == "1" {
+        configuration.disableSyncForTestsOnly()
+        FileDescriptor.printError("offertrackd: TEST ONLY: synchronous=OFF; acknowledged records can be lost")
+    }
     do {
         let daemon = try Daemon(configuration: configuration)
         ProcessInfo.exit(daemon.run())

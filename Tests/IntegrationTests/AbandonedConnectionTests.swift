@@ -28,7 +28,7 @@ extension UnderAttack {
         }
 
         @Test func halfLinesAreProcessedAtEndOfStreamOrDroppedWithTheConnection() throws {
-            try AttackHarness.run { daemon in
+            let stopped = try AttackHarness.run { daemon in
                 let record = TestRecords.capabilities(id: "half-1")
                 let half = String(record.prefix(record.count / 2))
 
@@ -43,7 +43,7 @@ extension UnderAttack {
                 try halfClosed.send(half)
                 halfClosed.finishSending()
                 #expect(halfClosed.readAnswer()?.code == "invalid_json")
-                #expect(halfClosed.readLine() == nil)
+                #expect(halfClosed.next() == .endOfStream)
 
                 // A whole record without its newline, then end of stream: accepted.
                 let unterminated = try LineClient(path: daemon.socketPath)
@@ -53,6 +53,9 @@ extension UnderAttack {
                 #expect(answer?.status == "accepted", "\(answer?.raw ?? "no answer")")
                 return answer.map { [$0] } ?? []
             }
+            // Neither half line was journaled: only the whole record is.
+            let journal = try JournalInspector(path: try #require(stopped).databasePath).seqByID()
+            #expect(Array(journal.keys) == ["whole-no-newline"], "\(journal)")
         }
 
         @Test func clientThatClosesWithAcknowledgementsUnreadLosesNothingItWasToldAbout() throws {

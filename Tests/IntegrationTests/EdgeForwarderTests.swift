@@ -78,7 +78,8 @@ import Testing
     @Test func everyRecordReachesTheStreamOnceAndTheWatermarkFollows() throws {
         let directory = ScratchDirectory()
         let path = directory.file("edge.db")
-        let writer = try JournalWriter(path: path, durability: .normal, maintainsDerivedTables: false)
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
         let lines = Array(WorkloadSimulator(users: 400, seed: 8).filter { !$0.isDuplicate }.map(\.line))
         try Self.append(lines, to: writer)
         let server = try NATSServer(in: directory)
@@ -96,7 +97,8 @@ import Testing
     @Test func aStreamOutageOnlyDelaysForwarding() throws {
         let directory = ScratchDirectory()
         let path = directory.file("edge.db")
-        let writer = try JournalWriter(path: path, durability: .normal, maintainsDerivedTables: false)
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
         let lines = Array(WorkloadSimulator(users: 600, seed: 9).filter { !$0.isDuplicate }.map(\.line))
         let half = lines.count / 2
         try Self.append(Array(lines[..<half]), to: writer)

@@ -1,10 +1,20 @@
 import Foundation
 import Posix
+import SQLite
 import Testing
 
 /// The rules file under the daemon: refused at start when malformed, kept on a bad SIGHUP reload.
 @Suite struct RulesReloadTests {
-    static let goodRules = #"{"currency":"USD","rules":[{"affiliateToken":"*","amountMinor":500}]}"#
+    static let goodRules =
+        #"{"currency":"USD","attributionWindowHours":2,"eligibilityFreshnessHours":1,"rules":[{"affiliateToken":"*","amountMinor":500}]}"#
+
+    /// The windows the daemon's derived tables were computed with (`meta`), in milliseconds.
+    static func derivedWindows(_ path: String) throws -> [String] {
+        let connection = try Connection(path: path, mode: .readOnly)
+        return try ["derived_window_ms", "derived_freshness_ms"].map { key in
+            try connection.scalarText("SELECT value FROM meta WHERE key = '\(key)'") ?? "absent"
+        }
+    }
 
     @Test func aMalformedRulesFileRefusesToStartWithExit78() throws {
         let directory = ScratchDirectory()
@@ -22,13 +32,23 @@ import Testing
         try Self.goodRules.write(toFile: rules, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules])
         guard daemon.waitReady() else { return }
-        try #"{"currency":"USD","rules":[{"affiliateToken":"*","amountMinor":5}"#.write(
-            toFile: rules, atomically: true, encoding: .utf8)
+        #expect(try Self.derivedWindows(daemon.databasePath) == ["7200000", "3600000"])
+        // Other windows, but the file is cut short: nothing of it may apply.
+        try
+            #"{"currency":"USD","attributionWindowHours":9,"eligibilityFreshnessHours":9,"rules":[{"affiliateToken":"*","amountMinor":5}"#
+            .write(toFile: rules, atomically: true, encoding: .utf8)
         daemon.notify.reset()
         daemon.signal(Signals.hangup)
         let ready = try #require(daemon.notify.waitFor(line: "READY=1"))
         #expect(ready.contains("RULES RELOAD FAILED"), "\(ready)")
         #expect(daemon.stderr.contains("keeping the previous rules"))
+        // The old windows still apply: the derived tables keep them, also after records are joined meanwhile.
+        let during = try LineClient(path: daemon.socketPath).exchange([
+            TestRecords.capabilities(id: "k-1", user: "keep", ts: "2026-11-28T10:00:00Z"),
+            TestRecords.presented(id: "k-2", user: "keep", ts: "2026-11-28T10:01:00Z"),
+        ])
+        #expect(during.map(\.status) == ["accepted", "accepted"])
+        #expect(try Self.derivedWindows(daemon.databasePath) == ["7200000", "3600000"])
         // A good file clears the warning.
         try Self.goodRules.write(toFile: rules, atomically: true, encoding: .utf8)
         daemon.notify.reset()

@@ -16,7 +16,7 @@ import Testing
         #expect(first.exchange([TestRecords.capabilities(id: "act-1")]).map(\.status) == ["accepted"])
         #expect(daemon.notify.waitFor(line: "READY=1") != nil)
         first.finishSending()
-        #expect(first.readLine() == nil)
+        #expect(first.next() == .endOfStream)
         for index in 2...5 {
             let next = try LineClient(path: socketPath)
             #expect(next.exchange([TestRecords.capabilities(id: "act-\(index)")]).map(\.status) == ["accepted"])

@@ -13,6 +13,10 @@ extension UnderAttack {
             #expect(
                 status == code, "exit \(String(describing: status)); stderr: \(daemon.stderr)",
                 sourceLocation: sourceLocation)
+            guard status != nil else {
+                daemon.kill()  // it started instead of refusing (Process traps on reading a live one's reason)
+                return
+            }
             #expect(daemon.process.terminationReason == .exit, "killed by a signal", sourceLocation: sourceLocation)
             #expect(
                 daemon.stderr.hasPrefix("offertrackd: "), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)

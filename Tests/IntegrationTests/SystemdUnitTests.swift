@@ -1,10 +1,12 @@
 import Foundation
+import Posix
 import Testing
 
 /// The units in `systemd/`, checked offline with systemd's own tools (systemd is not PID 1 here).
 @Suite struct SystemdUnitTests {
     static let units = [
         "offertrackd.socket", "offertrackd.service", "offertrack-export.service", "offertrack-export.timer",
+        "offertrack-backup.service", "offertrack-backup.timer",
     ]
 
     /// Copies the units into `directory` with the installed paths pointed at this build: `systemd-analyze
@@ -14,6 +16,7 @@ import Testing
             "/usr/local/bin/offertrackd ": "\(Binaries.daemon) ",
             "/usr/local/bin/offertrack ": "\(Binaries.cli) ",
             "/usr/local/lib/offertrack/offertrack-export-catchup": Repository.file("scripts/offertrack-export-catchup"),
+            "/usr/local/lib/offertrack/offertrack-backup-nightly": Repository.file("scripts/offertrack-backup-nightly"),
         ]
         return try units.map { name in
             let path = directory.file(name)
@@ -43,7 +46,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["offertrackd.service", "offertrack-export.service"])
+    @Test(arguments: ["offertrackd.service", "offertrack-export.service", "offertrack-backup.service"])
     func securityExposureIsAtMostOne(unit: String) throws {
         let directory = ScratchDirectory()
         let paths = try Self.installedForTest(in: directory)
@@ -103,6 +106,45 @@ import Testing
         let timer = try UnitFile("offertrack-export.timer")
         #expect(timer.value("OnCalendar") == "*-*-* 00:15:00 UTC")
         #expect(timer.value("Persistent") == "true")
+    }
+
+    @Test func theBackupRunsNightlyAfterTheExportAsTheDaemonsUser() throws {
+        let service = try UnitFile("offertrackd.service")
+        let backup = try UnitFile("offertrack-backup.service")
+        #expect(backup.value("Type") == "oneshot")
+        #expect(backup.value("User") == service.value("User"))
+        #expect(backup.value("StateDirectory") == service.value("StateDirectory"))
+        let command = try #require(backup.command("ExecStart"))
+        let out = try #require(command.firstIndex(of: "--out").map { command[$0 + 1] })
+        #expect(backup.values("ReadWritePaths").contains(out))
+        let timer = try UnitFile("offertrack-backup.timer")
+        #expect(timer.value("OnCalendar") == "*-*-* 00:45:00 UTC")
+        #expect(timer.value("Persistent") == "true")
+        #expect(service.value("RestartPreventExitStatus")?.split(separator: " ").contains("65") == true)
+    }
+
+    /// The nightly script as the unit runs it: a verified backup, and only the newest --keep kept.
+    @Test func theNightlyBackupScriptKeepsTheNewestVerifiedBackups() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        _ = try LineClient(path: daemon.socketPath).exchange(TestRecords.stream(prefix: "n", count: 20))
+        let out = directory.file("backups")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        for old in ["offertrack-2026-01-01T004500Z.db", "offertrack-2026-01-02T004500Z.db"] {
+            FileManager.default.createFile(atPath: "\(out)/\(old)", contents: Data("old".utf8))
+        }
+        let outcome = try Shell.run(
+            Repository.file("scripts/offertrack-backup-nightly"),
+            ["--out", out, "--keep", "2", "--db", daemon.databasePath],
+            environment: ["PATH": "/usr/bin:/bin", "OFFERTRACK": Binaries.cli])
+        #expect(outcome.status == 0, "\(outcome.output)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        #expect(kept.count == 2 && kept[0] == "offertrack-2026-01-02T004500Z.db", "\(kept)")
+        let verify = try Shell.run(Binaries.cli, ["verify", "--db", "\(out)/\(kept[1])"])
+        #expect(verify.status == 0, "\(verify.output)")
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0)
     }
 }
 

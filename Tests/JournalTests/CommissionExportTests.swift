@@ -66,7 +66,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let seed = UInt64.random(in: 0...UInt64.max)
         var generator = SimulationRandom(seed: seed)
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let days = 6
         var workload = Array(WorkloadSimulator(users: 250, seed: 11, days: days).lines)
         // Late lapses: a check without playback 1 ms to 50 h after a third of the conversions, so that holding
@@ -116,7 +116,7 @@ import Testing
 
     @Test func daysArePublishedInOrderWithoutGaps() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        _ = try JournalWriter(path: path, durability: .normal)
+        _ = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let rules = try Self.rules(500, 700)
         _ = try CommissionExporter.export(journalPath: path, day: "2026-11-05", rules: rules, now: Self.later + 1)
         #expect {
@@ -140,7 +140,7 @@ import Testing
 extension CommissionExportTests {
     @Test func withoutARulesFileEveryRowEarnsZeroAndTheManifestSaysSo() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try writer.append(Self.submissions(WorkloadSimulator(users: 80, seed: 4, days: 1).lines), receivedAt: 0)
         let day = Timestamp.formatDay(WorkloadSimulator.defaultStart)
         let files = try CommissionExporter.export(journalPath: path, day: day, rules: .builtIn, now: Self.later)

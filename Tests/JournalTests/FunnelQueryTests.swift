@@ -9,7 +9,7 @@ import Testing
     @Test func rollupsEqualARecomputationForEveryGroupingRangeAndRuleBoundary() throws {
         let path = "/tmp/funnel-test-\(UInt32.random(in: 0...UInt32.max)).db"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = Array(WorkloadSimulator(users: 300, seed: 21, days: 4).lines)
         _ = try writer.append(CommissionExportTests.submissions(lines.shuffled()), receivedAt: 0)
         let reader = try JournalReader(path: path)
@@ -55,7 +55,7 @@ import Testing
                 {"affiliateToken":"1010lKxy","amountMinor":900}]}
                 """.utf8)
         ).rules
-        let writer = try JournalWriter(path: path, durability: .normal, settings: rules.settings)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: rules.settings)
         var lines = Array(WorkloadSimulator(users: 300, seed: 22, days: 4).lines)
         // Checks without playback 0–40 h after some conversions: lapses inside and outside the 30 h.
         var generator = SimulationRandom(seed: 22)

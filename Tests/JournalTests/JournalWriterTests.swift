@@ -22,7 +22,7 @@ import Testing
 
     @Test func duplicatesAndConflictsAreDecidedWithinOneBatchToo() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let same = Self.capabilities("a")
         let other = Self.capabilities("a", ts: "2026-11-28T10:00:01Z")
         let outcomes = try writer.append(
@@ -51,7 +51,7 @@ import Testing
             PRAGMA user_version = 1;
             """)
         _ = old
-        let writer = try JournalWriter(path: path, durability: .full)
+        let writer = try JournalWriter(path: path, durability: .full, schema: .migrate)
         _ = writer
         let check = try Connection(path: path, mode: .readOnly)
         #expect(try check.scalarInt("PRAGMA user_version") == Schema.currentVersion)
@@ -62,12 +62,14 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let newer = try Connection(path: path, mode: .readWriteCreate)
         try newer.execute("PRAGMA user_version = 99")
-        #expect(throws: Schema.NewerSchemaError.self) { try JournalWriter(path: path, durability: .full) }
+        #expect(throws: Schema.NewerSchemaError.self) {
+            try JournalWriter(path: path, durability: .full, schema: .migrate)
+        }
     }
 
     @Test func theJoinFollowsLateRecordsExactlyAsARebuild() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         // An outcome before its presentation, and the eligibility check last of all.
         let lines = [
             #"{"type":"subscription.outcome","id":"o1","ts":"2026-11-28T10:05:00Z","user":"u","outcome":"subscribed"}"#,
@@ -90,7 +92,7 @@ import Testing
 extension JournalWriterTests {
     @Test func verifyCatchesADerivedRowThatNoLongerMatchesTheJournal() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = [
             Self.capabilities("c1"),
             #"{"type":"offer.presented","id":"p1","ts":"2026-11-28T10:01:00Z","user":"u","offer":{"action":"subscribe"}}"#,
@@ -122,7 +124,7 @@ extension JournalWriterTests {
 
     @Test func aFreshJournalNeedsNoLearningAndARestartedWriterLearnsEveryUser() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let first = try JournalWriter(path: path, durability: .normal)
+        let first = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try first.append([try Self.submission(Self.capabilities("c0", user: "z"))], receivedAt: 0)
         #expect(!first.needsToLearnUsers)
         // One user with more records than a chunk reads, then others after it.
@@ -131,7 +133,7 @@ extension JournalWriterTests {
         _ = try first.append(try lines.map(Self.submission), receivedAt: 0)
         first.close()
 
-        let restarted = try JournalWriter(path: path, durability: .normal)
+        let restarted = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         #expect(restarted.needsToLearnUsers)
         var chunks = 0
         while try restarted.learnJournaledUsers(limit: 2) { chunks += 1 }
@@ -151,11 +153,11 @@ extension JournalWriterTests {
 
     @Test func recordsAppendedByAnotherConnectionAreNotMistakenForNewUsers() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try writer.append([try Self.submission(Self.capabilities("c1", user: "x"))], receivedAt: 0)
         #expect(!writer.needsToLearnUsers)
         // Another process appends user y's presentation; this writer never saw y.
-        let other = try JournalWriter(path: path, durability: .normal)
+        let other = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try other.append(
             [try Self.submission(Self.presented("p-y", user: "y", ts: "2026-11-28T10:00:10Z"))], receivedAt: 0)
         other.close()
@@ -175,7 +177,7 @@ extension JournalWriterTests {
 extension JournalWriterTests {
     @Test func bigBatchesWithRepeatsConflictsAndReturningUsersJoinExactly() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         // Simulated lines (with their ~2% exact repeats), in batches big enough for the background plan.
         let lines = Array(WorkloadSimulator(users: 1500, seed: 5, days: 2).lines)
         var batches = stride(from: 0, to: lines.count, by: 1000).map { Array(lines[$0..<min($0 + 1000, lines.count)]) }
@@ -210,7 +212,7 @@ extension JournalWriterTests {
     @Test(arguments: ["DELETE FROM presentation_rollup WHERE dimension = 1", "DELETE FROM conversion_days"])
     func verifyCatchesARollUpGroupThatIsMissing(_ tampering: String) throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = [
             Self.capabilities("c1"), Self.presented("p1", user: "u", ts: "2026-11-28T10:01:00Z"),
             Self.subscribed("o1", user: "u", ts: "2026-11-28T10:02:00Z"),
@@ -291,16 +293,14 @@ extension JournalWriterTests {
         let connection = try Connection(path: path, mode: .readWriteCreate)
         for migration in Schema.migrations.prefix(3) { try connection.execute(migration) }
         try connection.execute("PRAGMA user_version = 3")
-        #expect(throws: JournalReader.OpenError.self) { try JournalReader(path: path) }
-        do {
-            _ = try JournalReader(path: path)
-        } catch {
-            #expect("\(error)".contains("has schema 3 and this offertrack reads \(Schema.currentVersion)"))
-        }
+        let refusal = #expect(throws: JournalReader.OpenError.self) { try JournalReader(path: path) }
+        #expect(
+            "\(String(describing: refusal))".contains("has schema 3 and this offertrack reads \(Schema.currentVersion)")
+        )
         // `status` still reads the records of any version.
         #expect(try JournalReader(path: path, requiringCurrentSchema: false).lastSeq() == 0)
         // The daemon's writer migrates it; then every command reads it.
-        _ = try JournalWriter(path: path, durability: .normal)
+        _ = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         #expect(try JournalReader(path: path).schemaVersion() == Schema.currentVersion)
         try connection.execute("PRAGMA user_version = 99")
         #expect(throws: JournalReader.OpenError.self) { try JournalReader(path: path) }

@@ -22,10 +22,31 @@ final class LineClient {
     /// Ends the sending direction (the daemon still answers).
     func finishSending() { UnixSocket.shutdownWrite(fd) }
 
-    /// The next answer line as text, or nil at end of stream / timeout.
+    /// What the next read found.
+    enum Next: Equatable {
+        case line(String)
+        /// The daemon closed the connection.
+        case endOfStream
+        /// Nothing came within the receive timeout: the connection is still open (a hung daemon looks like this).
+        case timedOut
+        /// The read failed otherwise (e.g. the connection was reset).
+        case failed(Int32)
+    }
+
+    /// The next line, end of stream and a timeout told apart.
+    func next() -> Next {
+        do {
+            guard let line = try reader.nextLine() else { return .endOfStream }
+            return .line(String(decoding: line, as: UTF8.self))
+        } catch {
+            return error.errno == EAGAIN || error.errno == EWOULDBLOCK ? .timedOut : .failed(error.errno)
+        }
+    }
+
+    /// The next answer line as text, or nil at end of stream / timeout (see `next()` to tell them apart).
     func readLine() -> String? {
-        guard let line = try? reader.nextLine() else { return nil }
-        return String(decoding: line, as: UTF8.self)
+        guard case .line(let line) = next() else { return nil }
+        return line
     }
 
     /// The next answer, decoded; nil at end of stream.

@@ -12,6 +12,8 @@ final class NotifyListener {
         // @unchecked: `socket` is read only by the reading thread; the rest is synchronized.
         let socket: DatagramSocket
         let received = Mutex<[String]>([])
+        /// When each message arrived (seconds since the reference date), in step with `received`.
+        let arrivals = Mutex<[(at: Double, message: String)]>([])
         let stopped = Atomic<Bool>(false)
         let finished = DispatchSemaphore(value: 0)
 
@@ -28,6 +30,8 @@ final class NotifyListener {
                 if let datagram = inbox.socket.receive(timeoutMilliseconds: 50) {
                     let message = String(decoding: datagram, as: UTF8.self)
                     inbox.received.withLock { $0.append(message) }
+                    let now = Date().timeIntervalSinceReferenceDate
+                    inbox.arrivals.withLock { $0.append((now, message)) }
                 }
             }
             inbox.finished.signal()
@@ -45,6 +49,13 @@ final class NotifyListener {
     /// Every message received so far (since the last `reset`).
     var messages: [String] { inbox.received.withLock { $0 } }
 
+    /// When each message containing the line `assignment` arrived (seconds since the reference date).
+    func arrivals(of assignment: String) -> [Double] {
+        inbox.arrivals.withLock { all in
+            all.filter { $0.message.split(separator: "\n").contains(Substring(assignment)) }.map(\.at)
+        }
+    }
+
     /// Waits for a message satisfying `predicate` (already received ones included); returns it or nil.
     func waitFor(timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
@@ -61,5 +72,8 @@ final class NotifyListener {
     }
 
     /// Forgets the messages received so far.
-    func reset() { inbox.received.withLock { $0.removeAll() } }
+    func reset() {
+        inbox.received.withLock { $0.removeAll() }
+        inbox.arrivals.withLock { $0.removeAll() }
+    }
 }

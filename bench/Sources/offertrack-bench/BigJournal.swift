@@ -7,7 +7,7 @@ enum BigJournal {
 
     /// Every unique record `users` simulated users make over `days`, appended to a new journal at `path`.
     static func build(path: String, users: Int, days: Int) throws -> (count: Int, seconds: Double) {
-        let writer = try JournalWriter(path: path, durability: .normal)
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let start = Stopwatch.now()
         var batch: [Submission] = []
         var written = 0
@@ -26,7 +26,8 @@ enum BigJournal {
     /// Appends `count` unique simulated records to a new journal at `path`, joined under
     /// `QueryCost.holdingRules`; returns the seconds it took.
     static func build(path: String, count: Int, progress: (Int) -> Void) throws -> Double {
-        let writer = try JournalWriter(path: path, durability: .normal, settings: QueryCost.holdingSettings)
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, settings: QueryCost.holdingSettings)
         // Spread over 30 days like a month of production traffic.
         let simulator = WorkloadSimulator(users: count, seed: 42, days: 30)
         let start = Stopwatch.now()

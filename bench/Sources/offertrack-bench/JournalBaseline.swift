@@ -10,7 +10,8 @@ enum JournalBaseline {
     static func writerRowsPerSecond(
         _ workload: Workload, batch: Int, durability: Durability, path: String, join: Bool = true
     ) throws -> Double {
-        let writer = try JournalWriter(path: path, durability: durability, maintainsDerivedTables: join)
+        let writer = try JournalWriter(
+            path: path, durability: durability, schema: .migrate, maintainsDerivedTables: join)
         let receivedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let start = Stopwatch.now()
         var index = 0

@@ -1,0 +1,204 @@
+import Foundation
+import Posix
+import Testing
+
+extension UnderAttack {
+    /// I/O errors injected into the real daemon with `strace -e inject`: a failed sync is never acknowledged,
+    /// a full disk is refused and recovers, failed checkpoints are counted and said, a stuck disk stops the
+    /// watchdog.
+    @Suite(.serialized) struct IOFaultTests {
+        /// The daemon under strace, injecting `inject` into syscalls on `path` only.
+        final class TracedDaemon {
+            let daemon: DaemonProcess
+            let pid: Int32
+
+            init(
+                in directory: ScratchDirectory, trace: String, inject: String, path: String,
+                environment: [String: String] = [:]
+            ) throws {
+                daemon = try DaemonProcess(
+                    in: directory, arguments: ["--socket", directory.file("offertrack.sock")],
+                    environment: environment,
+                    launcher: [
+                        "/usr/bin/strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(trace)", "-e",
+                        "inject=\(inject)", "-P", path,
+                    ])
+                // The traced daemon: the process running offertrackd on this journal (not strace, whose command
+                // line names them too).
+                let deadline = Date().addingTimeInterval(20)
+                var child: Int32?
+                while child == nil && Date() < deadline {
+                    child = Self.daemonPID(databasePath: daemon.databasePath)
+                    if child == nil { usleep(10_000) }
+                }
+                pid = try #require(child, "strace started no daemon: \(daemon.stderr)")
+            }
+
+            static func daemonPID(databasePath: String) -> Int32? {
+                let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+                for entry in entries {
+                    guard let pid = Int32(entry),
+                        let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"),
+                        exe == Binaries.daemon,
+                        let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                        String(decoding: command, as: UTF8.self).contains(databasePath)
+                    else { continue }
+                    return pid
+                }
+                return nil
+            }
+
+            /// SIGTERM to the daemon itself (strace would only detach); strace ends with the daemon's status.
+            func stop() -> Int32? {
+                Signals.send(Signals.terminate, to: pid)
+                return daemon.waitExit()
+            }
+
+            deinit { Signals.send(Signals.kill, to: pid) }
+        }
+
+        /// A journal that exists (its WAL does not yet: it appears when the traced daemon first commits).
+        static func existingJournal(in directory: ScratchDirectory) throws -> String {
+            let daemon = try DaemonProcess(in: directory)
+            guard daemon.waitReady() else { throw JournalSafetyFailure("no READY=1: \(daemon.stderr)") }
+            daemon.signal(Signals.terminate)
+            #expect(daemon.waitExit() == 0)
+            return daemon.databasePath
+        }
+
+        /// Sends `chunks` chunks of `size` records one after the other (a commit each), retrying what is refused
+        /// with the same ids; returns every acknowledgement and how many were refused.
+        static func stream(
+            to socketPath: String, chunks: Int, size: Int = 20, prefix: String, until stop: () -> Bool = { false }
+        ) throws -> (seqByID: [String: Int64], refused: Int) {
+            let client = try LineClient(path: socketPath)
+            var seqByID: [String: Int64] = [:]
+            var refused = 0
+            var chunk = 0
+            while chunk < chunks || (chunks == 0 && !stop()) {
+                var lines = TestRecords.stream(prefix: "\(prefix)\(chunk)", count: size)
+                for _ in 0..<50 where !lines.isEmpty {
+                    let answers = client.exchange(lines)
+                    #expect(answers.count == lines.count, "the connection ended")
+                    if answers.count < lines.count { return (seqByID, refused) }
+                    var again: [String] = []
+                    for (line, answer) in zip(lines, answers) {
+                        if answer.status == "accepted" || answer.status == "duplicate" {
+                            if let id = answer.id, let seq = answer.seq { seqByID[id] = seq }
+                        } else {
+                            #expect(answer.code == "storage_unavailable", "\(answer)")
+                            refused += 1
+                            again.append(line)
+                        }
+                    }
+                    lines = again
+                    if !lines.isEmpty { usleep(50_000) }
+                }
+                #expect(lines.isEmpty, "still refused after 50 tries")
+                chunk += 1
+            }
+            return (seqByID, refused)
+        }
+
+        /// After the daemon stopped: every acknowledged record is journaled with its seq, and the file is sound.
+        static func expectJournaled(_ acknowledged: [String: Int64], in path: String) throws {
+            let inspector = try JournalInspector(path: path)
+            #expect(try inspector.integrityCheck() == "ok")
+            let journal = try inspector.seqByID()
+            let lost = acknowledged.filter { journal[$0.key] != $0.value }.map(\.key)
+            #expect(lost.isEmpty, "acknowledged but lost: \(lost.prefix(5))")
+        }
+
+        @Test func eioOnTheWALsSyncIsNeverAcknowledgedAndTheServiceResumes() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.existingJournal(in: directory)
+            let traced = try TracedDaemon(
+                in: directory, trace: "fdatasync,fsync", inject: "fdatasync:error=EIO:when=20..22", path: path + "-wal")
+            guard traced.daemon.waitReady() else { return }
+            let (acknowledged, refused) = try Self.stream(
+                to: traced.daemon.socketPath, chunks: 60, prefix: "eio")
+            print("EIO on fdatasync: \(acknowledged.count) acknowledged, \(refused) refused and retried")
+            #expect(refused > 0, "no sync failed: the injection missed")
+            #expect(acknowledged.count == 60 * 20)
+            let log = traced.daemon.stderr
+            #expect(log.contains("cannot commit") && log.contains("commits again"), "\(log)")
+            #expect(traced.stop() == 0)
+            try Self.expectJournaled(acknowledged, in: path)
+        }
+
+        @Test func enospcOnWALWritesIsRefusedUntilThereIsRoomAgain() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.existingJournal(in: directory)
+            let traced = try TracedDaemon(
+                in: directory, trace: "pwrite64,write", inject: "pwrite64:error=ENOSPC:when=60..90",
+                path: path + "-wal")
+            guard traced.daemon.waitReady() else { return }
+            let (acknowledged, refused) = try Self.stream(
+                to: traced.daemon.socketPath, chunks: 60, prefix: "full")
+            print("ENOSPC on WAL writes: \(acknowledged.count) acknowledged, \(refused) refused and retried")
+            #expect(refused > 0, "no write failed: the injection missed")
+            #expect(acknowledged.count == 60 * 20)
+            #expect(traced.daemon.notify.messages.contains { $0.contains("JOURNAL FAILING") })
+            #expect(traced.stop() == 0)
+            try Self.expectJournaled(acknowledged, in: path)
+        }
+
+        /// The main database file only: commits (to the WAL) go on, checkpoints fail, are counted, said and
+        /// retried with a growing pause, and succeed once the disk has room.
+        @Test func enospcOnTheMainDatabaseDuringCheckpointsIsCountedSaidAndBackedOff() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.existingJournal(in: directory)
+            let traced = try TracedDaemon(
+                in: directory, trace: "pwrite64,write", inject: "pwrite64:error=ENOSPC:when=1..2", path: path)
+            guard traced.daemon.waitReady() else { return }
+            let started = Date()
+            let (acknowledged, refused) = try Self.stream(
+                to: traced.daemon.socketPath, chunks: 0, prefix: "ckpt",
+                until: {
+                    traced.daemon.stderr.contains("checkpoints succeed again")
+                        || Date().timeIntervalSince(started) > 60
+                })
+            let log = traced.daemon.stderr
+            let failures = log.components(separatedBy: "checkpoint failed").count - 1
+            print("ENOSPC on checkpoints: \(failures) failed, \(acknowledged.count) acknowledged meanwhile")
+            #expect(refused == 0, "a failing checkpoint refused records")
+            #expect(failures == 2, "\(log)")
+            #expect(log.contains("checkpoints succeed again"), "\(log)")
+            #expect(
+                traced.daemon.notify.messages.contains { $0.contains("STATUS=") && $0.contains("CHECKPOINT FAILING") },
+                "STATUS= never said the checkpoints fail")
+            // Backed off: the second attempt came at least a second after the first.
+            #expect(Date().timeIntervalSince(started) > 1)
+            #expect(traced.stop() == 0)
+            try Self.expectJournaled(acknowledged, in: path)
+        }
+
+        /// A disk that takes 3 s for one sync: WATCHDOG=1 stops while the writer is stuck, and comes back.
+        @Test func aStuckDiskStopsTheWatchdogUntilTheWriterMovesAgain() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.existingJournal(in: directory)
+            let traced = try TracedDaemon(
+                in: directory, trace: "fdatasync,fsync", inject: "fdatasync:delay_enter=3000000:when=30",
+                path: path + "-wal", environment: ["WATCHDOG_USEC": "1000000"])
+            guard traced.daemon.waitReady() else { return }
+            let started = Date()
+            let (acknowledged, refused) = try Self.stream(
+                to: traced.daemon.socketPath, chunks: 0, prefix: "slow",
+                until: { Date().timeIntervalSince(started) > 7 })
+            usleep(1_500_000)
+            let pings = traced.daemon.notify.arrivals(of: "WATCHDOG=1")
+            let gaps = zip(pings.dropFirst(), pings).map { $0 - $1 }
+            let longest = gaps.max() ?? 0
+            let typical = gaps.sorted()[gaps.count / 2]
+            let afterLongest = gaps.firstIndex(of: longest).map { gaps.count - $0 - 1 } ?? 0
+            print(
+                "stuck disk: \(pings.count) pings, typical gap \(typical) s, longest \(longest) s, "
+                    + "\(afterLongest) after it; \(acknowledged.count) acknowledged")
+            #expect(refused == 0)
+            #expect(longest >= 2.0 && longest > 4 * typical, "the watchdog was fed while the writer was stuck")
+            #expect(afterLongest >= 2, "the watchdog did not resume")
+            #expect(traced.stop() == 0)
+            try Self.expectJournaled(acknowledged, in: path)
+        }
+    }
+}

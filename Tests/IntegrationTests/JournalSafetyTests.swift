@@ -1,0 +1,206 @@
+import Foundation
+import Posix
+import SQLite
+import Testing
+
+extension UnderAttack {
+    /// A damaged journal, a second daemon, commands of another schema version: the journal is never made worse.
+    @Suite struct JournalSafetyTests {
+        /// A journal of `count` records written by a daemon that then stopped cleanly (WAL checkpointed away).
+        static func journal(in directory: ScratchDirectory, count: Int = 3000) throws -> String {
+            let daemon = try DaemonProcess(in: directory)
+            guard daemon.waitReady() else { throw JournalSafetyFailure("the daemon did not start") }
+            let answers = try LineClient(path: daemon.socketPath).exchange(
+                TestRecords.stream(prefix: "r", count: count))
+            #expect(answers.count == count && answers.allSatisfy { $0.status == "accepted" })
+            daemon.signal(Signals.terminate)
+            #expect(daemon.waitExit() == 0)
+            return daemon.databasePath
+        }
+
+        /// Overwrites `count` bytes at `offset` of `path` with pseudo-random garbage.
+        static func overwrite(_ path: String, offset: UInt64, count: Int) throws {
+            var generator = SeededGenerator(seed: 13)
+            let garbage = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: garbage)
+            try handle.synchronize()
+            try handle.close()
+        }
+
+        /// The page number of the root of `name` (a table or index).
+        static func rootPage(of name: String, in path: String) throws -> Int64 {
+            let connection = try Connection(path: path, mode: .readOnly)
+            return try connection.scalarInt("SELECT rootpage FROM sqlite_master WHERE name = '\(name)'") ?? -1
+        }
+
+        /// Starting on a damaged journal is exit 65 (never retried by the unit), telling to restore a backup.
+        static func expectCorruptionRefusal(_ path: String, in directory: ScratchDirectory) throws {
+            let daemon = try DaemonProcess(in: directory, notify: NotifyListener(in: ScratchDirectory()))
+            StartupFaultTests.expectRefusal(daemon, code: 65, mentioning: "corrupt")
+            #expect(daemon.stderr.contains("restore the latest backup"), "stderr: \(daemon.stderr)")
+        }
+
+        @Test func aPageOverwrittenWithGarbageIsFoundAtStart() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.journal(in: directory)
+            let page = try Self.rootPage(of: "records_by_user", in: path)
+            #expect(page > 1)
+            try Self.overwrite(path, offset: UInt64(page - 1) * 4096 + 8, count: 4000)
+            try Self.expectCorruptionRefusal(path, in: directory)
+        }
+
+        @Test func aTruncatedJournalIsFoundAtStart() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.journal(in: directory)
+            let size = try #require(ProcessInfo.fileSize(path))
+            #expect(truncate(path, off_t(size / 2)) == 0)
+            try Self.expectCorruptionRefusal(path, in: directory)
+        }
+
+        @Test func aGarbageHeaderIsFoundAtStart() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.journal(in: directory, count: 10)
+            try Self.overwrite(path, offset: 0, count: 100)
+            try Self.expectCorruptionRefusal(path, in: directory)
+        }
+
+        @Test func theServiceUnitDoesNotRestartOnCorruption() throws {
+            let unit = try String(contentsOfFile: Repository.file("systemd/offertrackd.service"), encoding: .utf8)
+            let line = unit.split(separator: "\n").first { $0.hasPrefix("RestartPreventExitStatus=") }
+            let codes = line.map { $0.dropFirst("RestartPreventExitStatus=".count).split(separator: " ") } ?? []
+            #expect(codes.contains("65"), "\(String(describing: line))")
+        }
+
+        /// Damage found while running: not retried as if it would pass, nothing more acknowledged, and said so.
+        @Test func corruptionFoundWhileRunningStopsAcknowledgingAndSaysSo() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.journal(in: directory)
+            let daemon = try DaemonProcess(in: directory)
+            guard daemon.waitReady() else { return }
+            // The index of ids is not read at start (its pages are not cached): the next new id reads it.
+            let page = try Self.rootPage(of: "sqlite_autoindex_records_1", in: path)
+            try Self.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
+            let client = try LineClient(path: daemon.socketPath)
+            let first = client.exchange(TestRecords.stream(prefix: "after", count: 50))
+            #expect(first.count == 50)
+            #expect(first.allSatisfy { $0.code == "storage_unavailable" }, "\(first.prefix(3))")
+            #expect(
+                daemon.notify.waitFor(timeout: 5) { $0.contains("STATUS=") && $0.contains("JOURNAL CORRUPT") } != nil,
+                "STATUS= does not say the journal is corrupt: \(daemon.notify.messages.suffix(3))")
+            // Later records are refused too, without another attempt at committing.
+            let second = client.exchange(TestRecords.stream(prefix: "later", count: 50))
+            #expect(second.count == 50 && second.allSatisfy { $0.code == "storage_unavailable" })
+            let log = daemon.stderr
+            #expect(log.contains("JOURNAL CORRUPT") && log.contains("restore the latest backup"), "\(log)")
+            #expect(log.components(separatedBy: "JOURNAL CORRUPT").count == 2, "reported more than once: \(log)")
+            #expect(!log.contains("commits again"), "\(log)")
+            daemon.signal(Signals.terminate)
+            #expect(daemon.waitExit() == 0)
+        }
+
+        /// A second daemon on the same journal (another socket) leaves it alone: it sees the lock first.
+        @Test func aSecondDaemonOnTheSameJournalExits69WithoutTouchingIt() throws {
+            let directory = ScratchDirectory()
+            let first = try DaemonProcess(in: directory)
+            guard first.waitReady() else { return }
+            let before = try JournalSafetyTests.derivedWindow(first.databasePath)
+            let otherRules = directory.file("other.json")
+            try #"{"currency":"USD","attributionWindowHours":1,"eligibilityFreshnessHours":1,"rules":[]}"#
+                .write(toFile: otherRules, atomically: true, encoding: .utf8)
+            let otherDirectory = ScratchDirectory()
+            let second = try DaemonProcess(
+                in: otherDirectory, arguments: ["--rules", otherRules], databasePath: first.databasePath)
+            StartupFaultTests.expectRefusal(second, code: 69, mentioning: "another offertrackd")
+            #expect(try JournalSafetyTests.derivedWindow(first.databasePath) == before)
+            let answer = try LineClient(path: first.socketPath).exchange([TestRecords.capabilities(id: "still")])
+            #expect(answer.first?.status == "accepted")
+            first.signal(Signals.terminate)
+            #expect(first.waitExit() == 0)
+        }
+
+        /// The same socket and journal (the usual mistake): refused before the journal is touched.
+        @Test func aSecondDaemonOnTheSameSocketAndJournalLeavesTheDerivedTablesAlone() throws {
+            let directory = ScratchDirectory()
+            let first = try DaemonProcess(in: directory)
+            guard first.waitReady() else { return }
+            let before = try JournalSafetyTests.derivedWindow(first.databasePath)
+            let otherRules = directory.file("other.json")
+            try #"{"currency":"USD","attributionWindowHours":2,"eligibilityFreshnessHours":2,"rules":[]}"#
+                .write(toFile: otherRules, atomically: true, encoding: .utf8)
+            let second = try DaemonProcess(
+                in: directory, arguments: ["--rules", otherRules], notify: NotifyListener(in: ScratchDirectory()))
+            StartupFaultTests.expectRefusal(second, code: 69, mentioning: "another offertrackd")
+            #expect(try JournalSafetyTests.derivedWindow(first.databasePath) == before)
+            first.signal(Signals.terminate)
+            #expect(first.waitExit() == 0)
+        }
+
+        static func derivedWindow(_ path: String) throws -> String? {
+            let connection = try Connection(path: path, mode: .readOnly)
+            return try connection.scalarText("SELECT value FROM meta WHERE key = 'derived_window_ms'")
+        }
+
+        /// A journal of schema 1 (as an older offertrackd left it).
+        static func version1Journal(in directory: ScratchDirectory) throws -> String {
+            let path = directory.file("old.db")
+            let connection = try Connection(path: path, mode: .readWriteCreate)
+            try connection.execute(
+                """
+                CREATE TABLE records (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type INTEGER NOT NULL,
+                    ts INTEGER NOT NULL, user TEXT NOT NULL, received_at INTEGER NOT NULL, decision INTEGER,
+                    subscribed INTEGER, loaded INTEGER, offer_id TEXT, affiliate_token TEXT, campaign_token TEXT,
+                    message_identifier TEXT, item_id TEXT, line TEXT NOT NULL);
+                CREATE INDEX records_by_user ON records(user, ts, id);
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                PRAGMA user_version = 1;
+                """)
+            return path
+        }
+
+        static func schemaVersion(_ path: String) throws -> Int64? {
+            try Connection(path: path, mode: .readOnly).scalarInt("PRAGMA user_version")
+        }
+
+        /// Only the daemon and rebuild migrate: every other command refuses another version, naming both.
+        @Test func commandsOtherThanRebuildRefuseAnOlderSchemaWithExit69() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.version1Journal(in: directory)
+            let commands: [[String]] = [
+                ["export", "--date", "2026-11-28", "--out", directory.path], ["report"], ["verify"],
+            ]
+            for command in commands {
+                let outcome = try Shell.run(Binaries.cli, command + ["--db", path])
+                #expect(outcome.status == 69, "\(command): \(outcome.status) \(outcome.output)")
+                #expect(outcome.output.contains("schema 1") && outcome.output.contains("reads "), "\(outcome.output)")
+                #expect(try Self.schemaVersion(path) == 1, "\(command) migrated the journal")
+            }
+            let rebuild = try Shell.run(Binaries.cli, ["rebuild", "--db", path])
+            #expect(rebuild.status == 0, "\(rebuild.output)")
+            #expect(try Self.schemaVersion(path) != 1)
+        }
+
+        /// `rebuild` gives each failure its own code: newer schema 69, corrupt 65, no journal 66.
+        @Test func rebuildGivesEachFailureItsOwnExitCode() throws {
+            let directory = ScratchDirectory()
+            let newer = directory.file("newer.db")
+            try Connection(path: newer, mode: .readWriteCreate).execute("PRAGMA user_version = 999")
+            let newerOutcome = try Shell.run(Binaries.cli, ["rebuild", "--db", newer])
+            #expect(newerOutcome.status == 69, "\(newerOutcome.output)")
+
+            let corrupt = directory.file("corrupt.db")
+            try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: corrupt))
+            let corruptOutcome = try Shell.run(Binaries.cli, ["rebuild", "--db", corrupt])
+            #expect(corruptOutcome.status == 65, "\(corruptOutcome.output)")
+
+            let missingOutcome = try Shell.run(Binaries.cli, ["rebuild", "--db", directory.file("none.db")])
+            #expect(missingOutcome.status == 66, "\(missingOutcome.output)")
+        }
+    }
+}
+
+struct JournalSafetyFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
