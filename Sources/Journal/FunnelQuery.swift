@@ -14,6 +14,23 @@ public enum FunnelQuery {
         try rows(reader, grouping: grouping, range: range, rules: rules, asOf: asOf, recompute: false)
     }
 
+    /// The report over several journals read as one (SPEC section 10): each user's records are in exactly one
+    /// of them, so the groups add up.
+    public static func rows(
+        _ readers: [JournalReader], grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64
+    ) throws -> [ReportRow] {
+        guard readers.count != 1 else {
+            return try rows(readers[0], grouping: grouping, range: range, rules: rules, asOf: asOf)
+        }
+        var accumulator = ReportAccumulator(asOf: asOf)
+        for reader in readers {
+            for row in try rows(reader, grouping: grouping, range: range, rules: rules, asOf: asOf) {
+                accumulator.merge(row)
+            }
+        }
+        return accumulator.rows()
+    }
+
     /// `recompute` forces the in-memory path (tests compare both paths).
     static func rows(
         _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64,

@@ -53,6 +53,15 @@ public final class JournalReader {
 }
 
 extension JournalReader {
+    /// Whether export day `day` (`YYYY-MM-DD`) is published.
+    public func isPublished(_ day: String) throws -> Bool {
+        guard try hasTable("published_days") else { return false }
+        let statement = try connection.prepare("SELECT 1 FROM published_days WHERE day = ?1")
+        try statement.bind(day, at: 1)
+        defer { statement.reset() }
+        return try statement.step()
+    }
+
     /// The latest published export day (`YYYY-MM-DD`), or nil.
     public func lastPublishedDay() throws -> String? {
         guard try hasTable("published_days") else { return nil }

@@ -205,3 +205,28 @@ public enum JournalVerifier {
             + "lapse=\(lapse.map { "\($0.id)@\($0.ts)" } ?? "\u{1}")"
     }
 }
+
+extension JournalVerifier {
+    /// For several journals read as one (SPEC section 10): no user has records in more than one of them. Each
+    /// journal's users are read in index order and merged, so memory stays small whatever their number.
+    public static func usersAreDisjoint(_ readers: [JournalReader]) throws -> Check {
+        let name = "every user's records are in one journal"
+        let statements = try readers.map {
+            try $0.connection.prepare("SELECT DISTINCT user FROM records ORDER BY user")
+        }
+        defer { statements.forEach { $0.reset() } }
+        var heads: [[UInt8]?] = try statements.map { try $0.step() ? $0.bytes(0) : nil }
+        var problems: [String] = []
+        while problems.count < 10 {
+            guard let smallest = heads.compactMap({ $0 }).min(by: { $0.lexicographicallyPrecedes($1) }) else { break }
+            let holders = heads.indices.filter { heads[$0] == smallest }
+            if holders.count > 1 {
+                problems.append(
+                    "user \(String(decoding: smallest, as: UTF8.self)) is in "
+                        + holders.map { readers[$0].path }.joined(separator: " and "))
+            }
+            for index in holders { heads[index] = try statements[index].step() ? statements[index].bytes(0) : nil }
+        }
+        return Check(name: name, problems: problems)
+    }
+}

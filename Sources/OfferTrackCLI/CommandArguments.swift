@@ -34,5 +34,8 @@ struct CommandArguments {
     /// The last value given for `name`.
     func value(_ name: String) -> String? { options[name]?.last }
 
+    /// Every value given for `name`, in order.
+    func values(_ name: String) -> [String] { options[name] ?? [] }
+
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 }

@@ -4,12 +4,22 @@ import Posix
 
 /// What every command takes: the journal and the rules file (SPEC section 6).
 struct CommonOptions {
+    /// The journal (the first `--db`, or the default).
     let databasePath: String
+    /// Every `--db` given (SPEC section 10: central journals read as one), or the default alone.
+    let databasePaths: [String]
     let rulesPath: String?
 
     init(_ arguments: CommandArguments) {
-        databasePath = Paths.database(arguments.value("--db"))
+        let given = arguments.values("--db")
+        databasePaths = given.isEmpty ? [Paths.database(nil)] : given
+        databasePath = databasePaths[0]
         rulesPath = arguments.value("--rules")
+    }
+
+    /// Refuses more than one `--db` for a command that reads one journal.
+    func requireOneJournal(_ command: String) throws(CLIError) {
+        guard databasePaths.count == 1 else { throw CLIError(.usage, "\(command) takes one --db") }
     }
 
     /// The rules file's contents, or the built-in rules when none is given. A bad file is exit 78.
@@ -28,10 +38,21 @@ struct CommonOptions {
     /// Opens the journal read-only, refusing another schema version (SPEC section 6): 66 when it does not
     /// exist, 65 when it is corrupt, 69 when it cannot be read or has another schema (naming both versions).
     func openJournal(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> JournalReader {
+        try open(databasePath, schema: schema)
+    }
+
+    /// Every `--db`, opened as `openJournal` opens one.
+    func openJournals(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> [JournalReader] {
+        var readers: [JournalReader] = []
+        for path in databasePaths { readers.append(try open(path, schema: schema)) }
+        return readers
+    }
+
+    private func open(_ path: String, schema: SchemaPolicy) throws(CLIError) -> JournalReader {
         do {
-            return try JournalReader(path: databasePath, schema: schema)
+            return try JournalReader(path: path, schema: schema)
         } catch {
-            throw CLIError(journal: error, doing: "opening \(databasePath)")
+            throw CLIError(journal: error, doing: "opening \(path)")
         }
     }
 }

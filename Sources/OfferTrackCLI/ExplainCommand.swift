@@ -11,7 +11,8 @@ struct ExplainCommand {
         presentation it is attributed to and why (4.2), the window (4.3), the eligibility check and its age
         (4.4), the commission rule and amount (4.5), and the holding period: the lapse that voided it, or when
         it qualifies and whether it is qualified or pending at --as-of (4.6; default now). --id names any
-        record of the user. Exit 66 when the journal has no such user or record.
+        record of the user. --db may be given more than once (a fleet's central journals). Exit 66 when the
+        journal has no such user or record.
 
         Example:
           offertrack explain --user u-9f2c --rules /etc/offertrack/rules.json
@@ -44,16 +45,22 @@ struct ExplainCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        let reader = try options.openJournal()
-        let found: (user: String, records: [Record])?
-        do {
-            found = try UserRecords.read(reader, user: user, recordId: recordId)
-        } catch {
-            throw CLIError(.ioError, "reading \(options.databasePath): \(error)")
+        var found: (user: String, records: [Record])?
+        // With several journals (a fleet's central ones) the user's records are all in one of them.
+        for reader in try options.openJournals() where found == nil {
+            do {
+                found = try UserRecords.read(reader, user: user, recordId: recordId)
+            } catch {
+                throw CLIError(.ioError, "reading \(reader.path): \(error)")
+            }
         }
         guard let found else {
             let what = user.map { "user \($0)" } ?? "record \(recordId ?? "")"
-            throw CLIError(.noInput, "the journal \(options.databasePath) has no \(what)")
+            let journals =
+                options.databasePaths.count == 1
+                ? "the journal \(options.databasePath) has"
+                : "the journals \(options.databasePaths.joined(separator: ", ")) have"
+            throw CLIError(.noInput, "\(journals) no \(what)")
         }
         let explanation = Explanation(user: found.user, userRecords: found.records, rules: rules.rules, asOf: asOf)
         try Output.write(format.render(explanation))

@@ -13,6 +13,9 @@ struct ExportCommand {
         latest published one, or one that would leave a gap, is refused (exit 65) and nothing is written.
         Changes that reach already-published days appear as adjustment rows in the next day exported.
         --out defaults to the current directory; --rules is required (amounts, currency, rulesSha256).
+        With --db given more than once (every central journal of a fleet, covering each partition once), D is
+        published in each for its own conversions and one file holds the union of their rows; a set of journals
+        that misses or repeats a partition is refused (exit 65).
 
         Example:
           offertrack export --date 2026-11-29 --out /var/lib/offertrack/exports --rules /etc/offertrack/rules.json
@@ -36,16 +39,23 @@ struct ExportCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        guard ProcessInfo.fileSize(options.databasePath) != nil else {
-            throw CLIError(.noInput, "no journal at \(options.databasePath)")
+        for path in options.databasePaths where ProcessInfo.fileSize(path) == nil {
+            throw CLIError(.noInput, "no journal at \(path)")
         }
         guard ProcessInfo.isDirectory(outputDirectory) else {
             throw CLIError(.cannotCreate, "\(outputDirectory) is not a directory")
         }
         let files: CommissionExporter.Files
         do {
-            files = try CommissionExporter.export(
-                journalPath: options.databasePath, day: day, rules: rules, now: Clock.wallMilliseconds())
+            if options.databasePaths.count > 1 {
+                files = try FleetExport.export(
+                    journalPaths: options.databasePaths, day: day, rules: rules, now: Clock.wallMilliseconds())
+            } else {
+                files = try CommissionExporter.export(
+                    journalPath: options.databasePath, day: day, rules: rules, now: Clock.wallMilliseconds())
+            }
+        } catch let refusal as FleetExport.Refusal {
+            throw CLIError(.dataError, "refused: \(refusal)")
         } catch let refusal as CommissionExporter.Refusal {
             throw CLIError(.dataError, "refused: \(refusal)")
         } catch let error as JournalOpenError {

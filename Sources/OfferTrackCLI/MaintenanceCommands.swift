@@ -51,7 +51,9 @@ struct VerifyCommand {
 
         Runs PRAGMA integrity_check and checks the invariants: every derived row traces back to journaled
         records, at most one conversion per user, and the derived tables equal a recomputation from scratch.
-        Prints one line per check. Exit 0 when all pass, 65 when one fails.
+        Prints one line per check. With --db given more than once (a fleet's central journals) each journal
+        is checked under a `journal PATH` line, and then that no user has records in two of them.
+        Exit 0 when all pass, 65 when one fails.
 
         Example:
           offertrack verify --db /var/lib/offertrack/offertrack.db
@@ -67,18 +69,30 @@ struct VerifyCommand {
 
     func run() throws(CLIError) -> Int32 {
         _ = try options.loadRules()
-        let reader = try options.openJournal()
-        let checks: [JournalVerifier.Check]
-        do { checks = try JournalVerifier.verify(reader) } catch {
-            throw CLIError(journal: error, doing: "reading \(options.databasePath)")
-        }
+        let readers = try options.openJournals()
         var text = ""
-        for check in checks {
-            text += "\(check.passed ? "ok" : "FAILED"): \(check.name)\n"
-            for problem in check.problems { text += "  \(problem)\n" }
+        var passed = true
+        func add(_ checks: [JournalVerifier.Check]) {
+            for check in checks {
+                text += "\(check.passed ? "ok" : "FAILED"): \(check.name)\n"
+                for problem in check.problems { text += "  \(problem)\n" }
+                passed = passed && check.passed
+            }
+        }
+        for reader in readers {
+            if readers.count > 1 { text += "journal \(reader.path)\n" }
+            do { add(try JournalVerifier.verify(reader)) } catch {
+                throw CLIError(journal: error, doing: "reading \(reader.path)")
+            }
+        }
+        if readers.count > 1 {
+            text += "all journals\n"
+            do { add([try JournalVerifier.usersAreDisjoint(readers)]) } catch {
+                throw CLIError(journal: error, doing: "reading the journals")
+            }
         }
         try Output.write(text)
-        return checks.allSatisfy(\.passed) ? 0 : ExitCode.dataError.rawValue
+        return passed ? 0 : ExitCode.dataError.rawValue
     }
 }
 

@@ -16,7 +16,8 @@ struct ReportCommand {
         says otherwise; unattributed conversions count in the null group, shown as (none) in the table. The
         table writes amounts in the rules' currency (84.00 USD); CSV and JSON in integer minor units. html
         writes one self-contained page: the table, the funnel per group and the daily series as inline SVG.
-        --out FILE writes the report to FILE (atomically) instead of stdout.
+        --out FILE writes the report to FILE (atomically) instead of stdout. --db may be given more than once:
+        the journals (a fleet's central ones, each holding its users' records) are read as one.
 
         Example:
           offertrack report --since 2026-11-01 --until 2026-12-01 --by campaign --format csv
@@ -69,24 +70,24 @@ struct ReportCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        let reader = try options.openJournal()
+        let readers = try options.openJournals()
         let text: String
         do {
-            let rows = try FunnelQuery.rows(reader, grouping: grouping, range: range, rules: rules.rules, asOf: asOf)
+            let rows = try FunnelQuery.rows(readers, grouping: grouping, range: range, rules: rules.rules, asOf: asOf)
             switch rendering {
             case .rows(let format):
                 text = format.render(rows, grouping: grouping, currency: rules.rules.currency)
             case .html:
                 let daily =
                     grouping == .day
-                    ? rows : try FunnelQuery.rows(reader, grouping: .day, range: range, rules: rules.rules, asOf: asOf)
+                    ? rows : try FunnelQuery.rows(readers, grouping: .day, range: range, rules: rules.rules, asOf: asOf)
                 text = HTMLReport(
                     rows: rows, grouping: grouping, daily: daily, range: range, asOf: asOf,
                     currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: Clock.wallMilliseconds()
                 ).render()
             }
         } catch {
-            throw CLIError(.ioError, "reading \(options.databasePath): \(error)")
+            throw CLIError(.ioError, "reading \(options.databasePaths.joined(separator: ", ")): \(error)")
         }
         guard let outputPath else {
             try Output.write(text)

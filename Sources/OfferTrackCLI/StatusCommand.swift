@@ -14,6 +14,7 @@ struct StatusCommand {
         "lastPublishedExport","consume","forward"} (lastPublishedExport null when nothing was published;
         consume null unless the journal is a central one: {"partitions","partitionsTotal","lagRecords",
         "lagSeconds"}; forward null unless it is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"}).
+        --db may be given more than once (a fleet's central journals): one block per journal (a JSON array).
         Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed).
 
         Example:
@@ -21,14 +22,15 @@ struct StatusCommand {
           offertrack status --format json
         """
 
-    let databasePath: String
+    let databasePaths: [String]
     let socketPath: String
     let json: Bool
 
     init(arguments: [String]) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--socket", "--rules", "--format"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "status takes no arguments") }
-        databasePath = Paths.database(parsed.value("--db"))
+        let given = parsed.values("--db")
+        databasePaths = given.isEmpty ? [Paths.database(nil)] : given
         socketPath = Paths.socket(parsed.value("--socket"))
         let format = parsed.value("--format") ?? "text"
         guard format == "text" || format == "json" else {
@@ -45,6 +47,17 @@ struct StatusCommand {
         } else {
             daemonUp = false
         }
+        let parts = try databasePaths.map { path throws(CLIError) in try describe(path, daemonUp: daemonUp) }
+        // Several journals (a fleet's central ones): one block each, or a JSON array.
+        let text =
+            json && parts.count > 1
+            ? "[" + parts.map { $0.dropLast() }.joined(separator: ",\n") + "]\n" : parts.joined()
+        try Output.write(text)
+        return daemonUp ? 0 : ExitCode.unavailable.rawValue
+    }
+
+    /// One journal's status, in the chosen format, ending in a newline.
+    private func describe(_ databasePath: String, daemonUp: Bool) throws(CLIError) -> String {
         let reader: JournalReader
         do { reader = try JournalReader(path: databasePath, schema: .anyVersion) } catch {
             throw CLIError(journal: error, doing: "opening \(databasePath)")
@@ -94,7 +107,6 @@ struct StatusCommand {
                     + "\(forwarding.seconds) s\n"
             }
         }
-        try Output.write(text)
-        return daemonUp ? 0 : ExitCode.unavailable.rawValue
+        return text
     }
 }

@@ -98,11 +98,21 @@ public struct ExportPlan: Sendable {
     public func manifest(csv: [UInt8], currency: String, rulesSha256: String, generatedAt: Int64) -> [UInt8] {
         let commission = lines.filter { $0.kind == .commission }.reduce(Int64(0)) { $0 + $1.signedAmount }
         let adjustment = lines.filter { $0.kind == .adjustment }.reduce(Int64(0)) { $0 + $1.signedAmount }
+        return Self.manifest(
+            day: day, rows: lines.count, commissionMinor: commission, adjustmentMinor: adjustment, csv: csv,
+            currency: currency, rulesSha256: rulesSha256, generatedAt: Timestamp.format(generatedAt))
+    }
+
+    /// A manifest's bytes (SPEC section 7), its members in the SPEC's order.
+    public static func manifest(
+        day: String, rows: Int, commissionMinor: Int64, adjustmentMinor: Int64, csv: [UInt8], currency: String,
+        rulesSha256: String, generatedAt: String
+    ) -> [UInt8] {
         let text =
-            "{\"date\":\(JSONStringLiteral.quote(day)),\"rows\":\(lines.count),"
-            + "\"commissionMinor\":\(commission),\"adjustmentMinor\":\(adjustment),"
+            "{\"date\":\(JSONStringLiteral.quote(day)),\"rows\":\(rows),"
+            + "\"commissionMinor\":\(commissionMinor),\"adjustmentMinor\":\(adjustmentMinor),"
             + "\"currency\":\(JSONStringLiteral.quote(currency)),\"sha256\":\"\(SHA256.hex(of: csv))\","
-            + "\"rulesSha256\":\"\(rulesSha256)\",\"generatedAt\":\(JSONStringLiteral.quote(Timestamp.format(generatedAt)))}\n"
+            + "\"rulesSha256\":\"\(rulesSha256)\",\"generatedAt\":\(JSONStringLiteral.quote(generatedAt))}\n"
         return Array(text.utf8)
     }
 
