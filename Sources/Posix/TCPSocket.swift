@@ -6,8 +6,10 @@ public enum TCPSocket {
     /// Binds and listens on `host:port` (IPv4 dotted or IPv6 without brackets), with `SO_REUSEADDR`.
     public static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(PosixError) -> Int32 {
         try open(host: host, port: port) { fd, address, length in
+            // SO_REUSEADDR lets a restarted server bind its port while old connections linger; for port 0 it
+            // could hand out a port another such socket holds, so the kernel's choice goes without it.
             var one: Int32 = 1
-            _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            if port != 0 { _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) }
             guard bind(fd, address, length) == 0 else { return "bind" }
             return Glibc.listen(fd, backlog) == 0 ? nil : "listen"
         }

@@ -8,15 +8,22 @@ final class NATSServer {
     let url: String
     private let directory: ScratchDirectory
     private let name: String
+    private let extra: [String]
     private var process: SpawnedProcess?
 
-    init(in directory: ScratchDirectory, name: String = "n1") throws {
-        let probe = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        port = try TCPSocket.port(of: probe)
-        FileDescriptor.close(probe)
-        url = "nats://127.0.0.1:\(port)"
+    /// A server on `port` (a free one when nil); `extra` adds flags (a cluster's).
+    init(in directory: ScratchDirectory, name: String = "n1", port: UInt16? = nil, extra: [String] = []) throws {
+        if let port {
+            self.port = port
+        } else {
+            let probe = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+            self.port = try TCPSocket.port(of: probe)
+            FileDescriptor.close(probe)
+        }
+        url = "nats://127.0.0.1:\(self.port)"
         self.directory = directory
         self.name = name
+        self.extra = extra
         try start()
     }
 
@@ -26,7 +33,7 @@ final class NATSServer {
             [
                 "/usr/sbin/nats-server", "-js", "-a", "127.0.0.1", "-p", String(port), "-sd",
                 directory.file("nats-\(name)"), "-n", name,
-            ], environment: ["PATH": "/usr/bin:/bin"], stderrPath: directory.file("nats-\(name).log"))
+            ] + extra, environment: ["PATH": "/usr/bin:/bin"], stderrPath: directory.file("nats-\(name).log"))
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let fd = try? TCPSocket.connect(host: "127.0.0.1", port: port) {
@@ -47,4 +54,32 @@ final class NATSServer {
     }
 
     deinit { stop() }
+}
+
+/// Three `nats-server` nodes clustered on loopback (JetStream, routes between them), each restartable on its
+/// own port and store: a stream with three replicas survives one node at a time.
+final class NATSCluster {
+    let nodes: [NATSServer]
+    var urls: [String] { nodes.map(\.url) }
+
+    init(in directory: ScratchDirectory) throws {
+        var clientPorts: [UInt16] = []
+        var routePorts: [UInt16] = []
+        var probes: [Int32] = []
+        for _ in 0..<6 {
+            let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+            probes.append(fd)
+            (clientPorts.count < 3 ? { clientPorts.append($0) } : { routePorts.append($0) })(try TCPSocket.port(of: fd))
+        }
+        probes.forEach { FileDescriptor.close($0) }
+        let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ",")
+        nodes = try (0..<3).map { index in
+            try NATSServer(
+                in: directory, name: "c\(index + 1)", port: clientPorts[index],
+                extra: [
+                    "--cluster_name", "offertrack", "--cluster", "nats://127.0.0.1:\(routePorts[index])", "--routes",
+                    routes,
+                ])
+        }
+    }
 }
