@@ -12,7 +12,8 @@ struct ExportCommand {
         exactly the files first published. Days are published in order without gaps: a day earlier than the
         latest published one, or one that would leave a gap, is refused (exit 65) and nothing is written.
         Changes that reach already-published days appear as adjustment rows in the next day exported.
-        --out defaults to the current directory; --rules is required (amounts, currency, rulesSha256).
+        --out defaults to the current directory and must be a directory owned by this user or root (exit 73).
+        --rules is required (amounts, currency, rulesSha256).
 
         Example:
           offertrack export --date 2026-11-29 --out /var/lib/offertrack/exports --rules /etc/offertrack/rules.json
@@ -39,8 +40,11 @@ struct ExportCommand {
         guard ProcessInfo.fileSize(options.databasePath) != nil else {
             throw CLIError(.noInput, "no journal at \(options.databasePath)")
         }
-        guard ProcessInfo.isDirectory(outputDirectory) else {
-            throw CLIError(.cannotCreate, "\(outputDirectory) is not a directory")
+        let output: OutputDirectory
+        do {
+            output = try OutputDirectory.ownedByUserOrRoot(outputDirectory)
+        } catch {
+            throw CLIError(.cannotCreate, "--out: \(error)")
         }
         let files: CommissionExporter.Files
         do {
@@ -53,8 +57,8 @@ struct ExportCommand {
         }
         let base = "\(outputDirectory)/commissions-\(day)"
         do {
-            try FileSystem.writeAtomically(files.csv, to: "\(base).csv")
-            try FileSystem.writeAtomically(files.manifest, to: "\(base).manifest.json")
+            try output.writeAtomically(files.csv, named: "commissions-\(day).csv")
+            try output.writeAtomically(files.manifest, named: "commissions-\(day).manifest.json")
         } catch {
             throw CLIError(.cannotCreate, "writing \(base): \(error) (the day is published; export it again)")
         }
