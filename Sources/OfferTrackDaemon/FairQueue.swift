@@ -31,7 +31,8 @@ struct FairQueue {
     /// some, at most `limit` in all; connections not reached in this batch come first in the next.
     /// A connection alone in the queue is not held to `quantum`: nobody waits behind it.
     mutating func takeBatch(limit: Int, quantum: Int) -> [CommitJob] {
-        let quantum = lanes.count == 1 ? limit : quantum
+        // Small enough that one pass reaches every connection: a newcomer's line goes into this batch.
+        let quantum = lanes.count <= 1 ? limit : min(quantum, max(1, limit / lanes.count))
         var batch: [CommitJob] = []
         var visits = ring.count - ringHead
         while batch.count < limit && visits > 0 && ringHead < ring.count {
