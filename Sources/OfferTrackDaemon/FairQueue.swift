@@ -17,6 +17,8 @@ struct FairQueue {
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
+    /// Connections with jobs waiting.
+    var connectionCount: Int { lanes.count }
 
     mutating func append(_ job: CommitJob) {
         if lanes[job.connection] == nil {

@@ -12,7 +12,7 @@ struct BenchOptions {
     var daemonPath: String?
     /// Also write the report to this file.
     var outputPath: String?
-    /// Measure only these sections (`baseline`, `ingest`, `latency`, `json`, `big`, `queries`); nil: all.
+    /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `json`, `big`, `queries`); nil: all.
     var only: Set<String>?
 
     /// Whether `section` is measured in this run.
@@ -21,7 +21,7 @@ struct BenchOptions {
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
-          --only LIST      measure only these sections: baseline,ingest,latency,json,big,queries
+          --only LIST      measure only these sections: baseline,ingest,latency,flood,json,big,queries
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
           --output FILE    also write the markdown report to FILE

@@ -21,6 +21,7 @@ final class BenchRun {
     private var joinRatio = 0.0
     private var daemonJoinRatio = 0.0
     private var busyDayExport: (milliseconds: Double, rows: Int)?
+    private var floodProbe: FloodProbe.Result?
 
     init(options: BenchOptions) throws {
         self.options = options
@@ -41,7 +42,8 @@ final class BenchRun {
                 + "`\(scratch.path)` (ext4, not tmpfs)")
         let sections: [(String, () throws -> Void)] = [
             ("baseline", { try self.measureBaseline(workload) }), ("ingest", { try self.measureIngest(workload) }),
-            ("latency", { try self.measureLatency(workload) }), ("json", { try self.measureJSON(workload) }),
+            ("latency", { try self.measureLatency(workload) }), ("flood", { try self.measureFloodProbe(workload) }),
+            ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
         ]
         for (name, measure) in sections where options.measures(name) {
@@ -211,6 +213,24 @@ final class BenchRun {
         try daemon.stop()
     }
 
+    private func measureFloodProbe(_ workload: Workload) throws {
+        let clients = 8
+        progress("flood: one record every 20 ms beside \(clients) pipelining clients")
+        let daemon = try startDaemon(label: "flood", databasePath: newDatabase())
+        let result = try FloodProbe.measure(workload, clients: clients, socketPath: daemon.socketPath)
+        try daemon.stop()
+        floodProbe = result
+        add(
+            ResultRow(
+                section: "2 offertrackd",
+                name: "a single record's latency p50 / p99 / max beside \(clients) pipelining clients",
+                value: "\(Format.fixed(result.p50Milliseconds, 2)) / \(Format.fixed(result.p99Milliseconds, 2)) / "
+                    + "\(Format.fixed(result.maxMilliseconds, 2)) ms",
+                comparison:
+                    "\(result.samples) samples; unloaded p50 \(Format.fixed(result.unloadedP50Milliseconds, 2)) ms; "
+                    + "the flood ran at \(Format.grouped(result.floodPerSecond)) records/s"))
+    }
+
     private func measureJSON(_ workload: Workload) throws {
         progress("JSON: RecordValidator.validate and JSONDecoder")
         let validator = try JSONCost.validatorNanoseconds(workload, passes: scale.jsonPasses)
@@ -312,6 +332,11 @@ final class BenchRun {
                 name: "ack latency at 10,000 records/s", goal: "p99 ≤ 5 ms",
                 measured: at10k.map { "p99 \(Format.fixed($0.p99Milliseconds, 2)) ms" } ?? "–",
                 met: judged ? at10k.map { $0.p99Milliseconds <= 5 } : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "a probe's latency during a flood (8 pipelining clients)", goal: "p99 ≤ 100 ms",
+                measured: floodProbe.map { "p99 \(Format.fixed($0.p99Milliseconds, 2)) ms" } ?? "–",
+                met: judged ? floodProbe.map { $0.p99Milliseconds <= 100 } : nil))
         report.targets.append(
             TargetVerdict(
                 name: "RSS, 1,000 idle connections", goal: "≤ 64 MiB",
