@@ -81,7 +81,8 @@ public enum UnixSocket {
         guard offertrack_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
             throw PosixError("getsockopt(SO_PEERCRED)", errno: errno)
         }
-        return PeerCredentials(pid: pid, uid: uid, gid: gid, groups: try peerGroups(fd))
+        // Without SO_PEERGROUPS (kernels before 4.13) only the primary gid counts.
+        return PeerCredentials(pid: pid, uid: uid, gid: gid, groups: (try? peerGroups(fd)) ?? [])
     }
 
     /// The peer's supplementary groups (`SO_PEERGROUPS`, Linux 4.13+).

@@ -100,7 +100,7 @@ import Testing
 
         // The database is where the unit says, owned by the service user, with UMask=0027's mode.
         let database = "\(state)/offertrack.db"
-        #expect(try JournalInspector(path: database).count() == 5)
+        #expect(try JournalInspector(path: database).count() == 6)  // unit-1…3, unit-w, unit-s, unit-4
         let attributes = try FileManager.default.attributesOfItem(atPath: database)
         #expect((attributes[.ownerAccountID] as? NSNumber)?.uint32Value == Self.serviceUID)
         #expect(((attributes[.posixPermissions] as? Int) ?? 0o777) & 0o027 == 0)
