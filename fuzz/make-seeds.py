@@ -87,3 +87,23 @@ rules = [
 ]
 for index, data in enumerate(rules):
     put("rules", f"seed-{index:02d}", data)
+
+# Near the line limit (65,536 bytes before the \n; fuzzed with -max_len=65600): framer seeds whose first byte
+# (>= 0xf0) selects the real limit, and validator lines just under and over it.
+LIMIT = 65536
+put("framer", "seed-limit-exact", b"\xf0\x01" + b"a" * LIMIT + b"\nb\n")
+put("framer", "seed-limit-over", b"\xf1\x02" + b"a" * (LIMIT + 1) + b"\nb\n")
+put("framer", "seed-limit-cr", b"\xf2\x03" + b"a" * (LIMIT - 1) + b"\r\n" + b"x\n" * 16)
+put("framer", "seed-limit-many", b"\xf3\x04" + b"x\n" * (LIMIT // 2 - 4))
+big = '{"type":"capabilities","id":"big",' + TS + ',"authorization":"authorized","capabilities":["%s"]}'
+put("validator", "seed-limit-valid", big % ("m" * (LIMIT - len(big) - 64)))
+put("validator", "seed-limit-spaces", " " * (LIMIT - 2) + "{}")
+put("validator", "seed-limit-nested", '{"a":' + "[" * 64 + "1" + "]" * 64 + ',"b":"' + "z" * (LIMIT - 200) + '"}')
+
+# The rules loader with and without holdingPeriodHours (SPEC 5: optional integer >= 0, default 0).
+HOLD = '{"currency":"USD",%s"rules":[{"affiliateToken":"*","amountMinor":500}]}'
+for name, key in [("none", ""), ("zero", '"holdingPeriodHours":0,'), ("day", '"holdingPeriodHours":24,'),
+                  ("negative", '"holdingPeriodHours":-1,'), ("fraction", '"holdingPeriodHours":1.5,'),
+                  ("text", '"holdingPeriodHours":"24",'), ("null", '"holdingPeriodHours":null,'),
+                  ("huge", '"holdingPeriodHours":9223372036854775807,')]:
+    put("rules", f"seed-hold-{name}", HOLD % key)

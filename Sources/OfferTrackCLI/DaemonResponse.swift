@@ -7,6 +7,8 @@ struct DaemonResponse: Equatable {
     }
 
     let status: Status
+    /// The answer's `id`: nil when it is JSON `null` (or absent).
+    let id: String?
     let seq: Int64?
     let code: String?
     let message: String?
@@ -18,11 +20,16 @@ struct DaemonResponse: Equatable {
             && (code == ErrorCode.storageUnavailable.rawValue || code == ErrorCode.shuttingDown.rawValue)
     }
 
+    /// The daemon refused this peer as a whole (SPEC section 2: `unauthorized` with `id` null, then it closes):
+    /// no retry can succeed.
+    var refusesPeer: Bool { status == .rejected && code == ErrorCode.unauthorized.rawValue && id == nil }
+
     init?(line: [UInt8]) {
         guard case .object(let object)? = try? JSONParser.parse(line),
             case .string(let statusText)? = object["status"], let status = Status(rawValue: statusText)
         else { return nil }
         self.status = status
+        if case .string(let id)? = object["id"] { self.id = id } else { id = nil }
         if case .number(let number)? = object["seq"] { seq = number.int64Value } else { seq = nil }
         if case .object(let error)? = object["error"] {
             if case .string(let code)? = error["code"] { self.code = code } else { code = nil }

@@ -12,7 +12,8 @@ struct ExportCommand {
         exactly the files first published. Days are published in order without gaps: a day earlier than the
         latest published one, or one that would leave a gap, is refused (exit 65) and nothing is written.
         Changes that reach already-published days appear as adjustment rows in the next day exported.
-        --out defaults to the current directory; --rules is required (amounts, currency, rulesSha256).
+        --out defaults to the current directory and must be a directory owned by this user or root (exit 73).
+        --rules is required (amounts, currency, rulesSha256).
         With --db given more than once (every central journal of a fleet, covering each partition once), D is
         published in each for its own conversions and one file holds the union of their rows; a set of journals
         that misses or repeats a partition is refused (exit 65).
@@ -42,8 +43,11 @@ struct ExportCommand {
         for path in options.databasePaths where ProcessInfo.fileSize(path) == nil {
             throw CLIError(.noInput, "no journal at \(path)")
         }
-        guard ProcessInfo.isDirectory(outputDirectory) else {
-            throw CLIError(.cannotCreate, "\(outputDirectory) is not a directory")
+        let output: OutputDirectory
+        do {
+            output = try OutputDirectory.ownedByUserOrRoot(outputDirectory)
+        } catch {
+            throw CLIError(.cannotCreate, "--out: \(error)")
         }
         let files: CommissionExporter.Files
         do {
@@ -66,8 +70,8 @@ struct ExportCommand {
         }
         let base = "\(outputDirectory)/commissions-\(day)"
         do {
-            try FileSystem.writeAtomically(files.csv, to: "\(base).csv")
-            try FileSystem.writeAtomically(files.manifest, to: "\(base).manifest.json")
+            try output.writeAtomically(files.csv, named: "commissions-\(day).csv")
+            try output.writeAtomically(files.manifest, named: "commissions-\(day).manifest.json")
         } catch {
             throw CLIError(.cannotCreate, "writing \(base): \(error) (the day is published; export it again)")
         }

@@ -11,7 +11,8 @@ struct IngestCommand {
         answered storage_unavailable or shutting_down, or lost to a dropped connection, are sent again with
         the same id until the daemon answers (for up to --retry-for seconds, default 300). Prints how many
         were accepted, duplicate and rejected, with each rejected line's number and reason.
-        Exit: 0 all accepted or duplicate, 65 some rejected, 69 daemon unreachable, 75 gave up retrying.
+        Exit: 0 all accepted or duplicate, 65 some rejected, 69 daemon unreachable or this user not allowed
+        (unauthorized), 75 gave up retrying, 64 a bad flag value.
 
         Example:
           offertrack simulate --users 1000 | offertrack ingest - --socket ./offertrack.sock
@@ -43,7 +44,11 @@ struct IngestCommand {
         guard parsed.positionals.count <= 1 else { throw CLIError(.usage, "ingest takes one FILE or -") }
         socketPath = Paths.socket(parsed.value("--socket"))
         inputPath = parsed.positionals.first.flatMap { $0 == "-" ? nil : $0 }
-        retryForSeconds = Int(parsed.value("--retry-for") ?? "300") ?? 300
+        let retryFor = parsed.value("--retry-for") ?? "300"
+        guard let seconds = Int(retryFor), seconds >= 0 else {
+            throw CLIError(.usage, "--retry-for must be a whole number of seconds, not \(retryFor)")
+        }
+        retryForSeconds = seconds
         showProgress = FileDescriptor.isTerminal(2)
     }
 
@@ -97,6 +102,10 @@ struct IngestCommand {
             var retry: [Line] = []
             do {
                 let answers = try connection.exchange(unresolved.map(\.bytes))
+                if let refusal = answers.first(where: \.refusesPeer) {
+                    connection.close()
+                    throw Refusal(message: refusal.message ?? "this peer is not allowed")
+                }
                 for (line, answer) in zip(unresolved, answers) {
                     switch answer.status {
                     case .accepted: summary.accepted += 1
@@ -112,6 +121,11 @@ struct IngestCommand {
                 // Answers that never came (the connection dropped) are retried too.
                 retry.append(contentsOf: unresolved.dropFirst(answers.count))
                 if answers.count < unresolved.count { connection.close() }
+            } catch let refusal as Refusal {
+                throw CLIError(
+                    .unavailable,
+                    "offertrackd at \(socketPath) refused this user (unauthorized: \(refusal.message)); nothing was "
+                        + "journaled; the daemon must be started with --allow-uid or --allow-gid for it")
             } catch {
                 retry = unresolved
                 connection.close()
@@ -131,6 +145,11 @@ struct IngestCommand {
                 connection = (try? DaemonConnection.open(socketPath, retryForSeconds: 0)) ?? connection
             }
         }
+    }
+
+    /// The daemon answered `unauthorized` for the connection itself.
+    private struct Refusal: Error {
+        let message: String
     }
 
     private func report() -> String {

@@ -22,13 +22,23 @@ final class ClientConnection {
     var watchedEvents: Epoll.Events = []
     /// Whether the descriptor has been added to epoll.
     var registered = false
+    /// The peer has not read what was written to it (`Daemon.maxUnreadByPeer`): its answers wait in the socket.
+    var peerIsBehind = false
+    /// Bytes of this connection's records waiting for the writer (`Daemon.queuedCost`).
+    var queuedBytes = 0
+    /// Answer bytes made and not yet written (in slots or in `output`), also counted in `budget`.
+    private(set) var heldAnswerBytes = 0
+    private let budget: AnswerBudget
 
-    init(token: UInt64, fd: Int32, maxLineBytes: Int, now: Int64) {
+    init(token: UInt64, fd: Int32, maxLineBytes: Int, budget: AnswerBudget, now: Int64) {
         self.token = token
         self.fd = fd
+        self.budget = budget
         framer = LineFramer(maxLineBytes: maxLineBytes)
         lastProgressMilliseconds = now
     }
+
+    deinit { budget.release(heldAnswerBytes) }
 
     /// Lines read whose answers are not yet fully written.
     var unansweredCount: Int { slots.count - slotsHead }
@@ -44,7 +54,9 @@ final class ClientConnection {
 
     /// Appends an answer that is known at once (it still waits behind earlier pending ones).
     func answerImmediately(_ response: ResponseLine) {
-        slots.append(response.encoded)
+        let encoded = response.encoded
+        hold(encoded.count)
+        slots.append(encoded)
         releaseReadyAnswers()
     }
 
@@ -53,7 +65,9 @@ final class ClientConnection {
         guard number >= firstSlotNumber else { return }
         let index = slotsHead + Int(number - firstSlotNumber)
         guard index < slots.count else { return }
-        slots[index] = response.encoded
+        let encoded = response.encoded
+        hold(encoded.count)
+        slots[index] = encoded
         releaseReadyAnswers()
     }
 
@@ -82,6 +96,8 @@ final class ClientConnection {
             switch result {
             case .success(.transferred(let count)):
                 outputHead += count
+                heldAnswerBytes -= count
+                budget.release(count)
                 lastProgressMilliseconds = now
             case .success(.wouldBlock):
                 compactOutput()
@@ -93,6 +109,11 @@ final class ClientConnection {
         output.removeAll(keepingCapacity: output.capacity <= 1 << 16)
         outputHead = 0
         return true
+    }
+
+    private func hold(_ count: Int) {
+        heldAnswerBytes += count
+        budget.add(count)
     }
 
     private func compactOutput() {

@@ -17,19 +17,42 @@ public final class Daemon {
         static let firstConnection: UInt64 = 16
     }
 
-    /// Most records in one transaction.
+    /// Most records in one transaction…
     static let maxBatch = 8192
+    /// …and most of one connection's while others wait (`FairQueue`): a well-behaved client's line goes into the
+    /// next batch however many lines other clients have queued, so it waits for the batch committing now and
+    /// its own, not for the whole queue.
+    static let batchQuantum = 1024
+    /// Most records in one transaction while several connections wait: a line waits for about two of these
+    /// (~30 ms each in a release build), and batches this large still spend little on each commit's fsync.
+    static let sharedBatch = 2048
     /// A connection stops being read while this many of its lines are unanswered…
     static let maxUnansweredPerConnection = 4096
-    /// …or this many answer bytes wait for it to read them.
+    /// …or this many answer bytes wait for it to read them (checked after every line)…
     static let maxOutputPerConnection = 1 << 20
+    /// …or its peer has not read this many bytes already written to it (so answers written to the socket count
+    /// too: a peer that never reads costs at most this, in the kernel, before it is held back)…
+    static let maxUnreadByPeer = 64 << 10
+    /// …or any of its answers wait while this many answer bytes wait over all connections.
+    static let maxUnsentAnswerBytes = 16 << 20
     /// Every connection stops being read while this many bytes of records wait for the writer…
     static let maxQueuedBytes = 48 << 20
     /// …counting each record's line and what holding it costs besides (the parsed record, the job, the slot),
     /// measured at about 400 bytes.
     static func queuedCost(of line: [UInt8]) -> Int { line.count + 400 }
+    /// Refused peers kept open at once to read why (more are closed oldest first), and for how long.
+    static let maxLingering = 64
+    static let lingerMilliseconds: Int64 = 250
+    /// Connections accepted per wakeup, so that a connect flood cannot starve the connections being served.
+    static let acceptsPerWakeup = 256
+    /// The longest one turn of the event loop counts towards idleness: a longer gap means the daemon was not
+    /// running (SIGSTOP, a paused VM, a long rules recompute), and connections cannot make progress then.
+    static let maxIdleStepMilliseconds: Int64 = 500
     static let readChunk = 65536
     static let readsPerWakeup = 4
+    /// Lines handled per connection per wakeup, so that one turn of the event loop stays short whatever the
+    /// peers send (a 64 KiB read of `x\n` is 32,768 rejections) and the other connections are served between.
+    static let linesPerWakeup = 64
     /// Descriptors the daemon needs besides its connections (journal, epoll, signals, listener, stdio).
     static let spareDescriptors: UInt64 = 64
     /// After `accept` fails (out of descriptors), accepting pauses this long unless a connection closes first.
@@ -50,15 +73,28 @@ public final class Daemon {
     private let journalLock: Int32
 
     private var connections: [UInt64: ClientConnection] = [:]
-    /// Refused peers: answered and shut down for writing; their input is discarded until they close (or a
-    /// second passes), because closing with unread input would reset the connection before they read why.
+    /// Refused peers: answered and shut down for writing; their input is discarded until they close (or
+    /// `lingerMilliseconds` pass), because closing with unread input would reset the connection before they
+    /// read why. At most `maxLingering` of them.
     private var lingering: [UInt64: (fd: Int32, deadline: Int64)] = [:]
+    /// The lingering tokens, oldest first (some may have closed already).
+    private var lingerOrder: [UInt64] = []
     private var nextToken = Token.firstConnection
-    private var waiting: [CommitJob] = []
+    private var waiting = FairQueue()
     private var queuedBytes = 0
     private var writerBusySince: Int64?
     private var pausedForQueue: Set<UInt64> = []
+    private let answers = AnswerBudget(limit: Daemon.maxUnsentAnswerBytes)
+    private var pausedForAnswers: Set<UInt64> = []
+    /// Milliseconds the event loop has been running (monotonic time minus the gaps it was stopped): what the
+    /// idle timeout counts.
+    private var activeNow: Int64 = 0
+    private var lastTurnAt: Int64 = 0
+    /// Why the daemon must stop and exit non-zero (the listener could not be watched).
+    private var fatalFailure: String?
     private var readBuffer: UnsafeMutableRawBufferPointer
+    /// Lines handled in the current `read(from:)`.
+    private var linesThisWakeup = 0
 
     private var counters = DaemonCounters()
     private let metrics = DaemonMetrics()
@@ -111,6 +147,12 @@ public final class Daemon {
         if let fd = activated.first {
             guard ServiceManager.isListeningUnixStreamSocket(fd) else {
                 throw StartupError(exitCode: 78, "the activated socket (fd \(fd)) is not a listening AF_UNIX stream")
+            }
+            guard (try? UnixSocket.isAbstract(fd)) == false else {
+                throw StartupError(
+                    exitCode: 78,
+                    "the activated socket (fd \(fd)) is an abstract AF_UNIX socket: it has no file mode, so any local "
+                        + "process could connect; use a socket path (ListenStream=/run/offertrack/offertrack.sock)")
             }
             do { try FileDescriptor.setNonBlocking(fd) } catch { throw StartupError(exitCode: 71, "\(error)") }
             listener = fd
@@ -243,14 +285,16 @@ public final class Daemon {
         do {
             try epoll.add(signals.fd, events: .readable, token: Token.signals)
             try epoll.add(pipeline.wakeup.fd, events: .readable, token: Token.commits)
-            watchListener(true)
+            try watchListener(true)
         } catch {
             log("cannot start the event loop: \(error)")
+            ServiceManager.notify("STATUS=failed: cannot start the event loop: \(error)".replacingNewlines())
             return 71
         }
         metricsServer?.start()
         forwarder?.start()
         consumer?.start()
+        lastTurnAt = Clock.monotonicMilliseconds()
         ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
         log(
             "listening on \(listenerDescription), journal \(configuration.databasePath) "
@@ -264,6 +308,8 @@ public final class Daemon {
                 return 71
             }
             let now = Clock.monotonicMilliseconds()
+            activeNow += min(max(now - lastTurnAt, 0), Self.maxIdleStepMilliseconds)
+            lastTurnAt = now
             for event in events {
                 switch event.token {
                 case Token.listener: acceptConnections(now: now)
@@ -272,11 +318,17 @@ public final class Daemon {
                 default: serviceConnection(event.token, events: event.events, now: now)
                 }
             }
+            resumeAnswerPausedConnections()
             dispatchBatchIfIdle(now: now)
             pipeline.backlog.store(waiting.count, ordering: .relaxed)
             metrics.connections.set(Int64(connections.count))
             metrics.queuedRecords.set(Int64(waiting.count + inFlight))
             housekeeping(now: now)
+            if let failure = fatalFailure, !stopping {
+                log("\(failure); stopping so that the service manager restarts the daemon")
+                ServiceManager.notify("STATUS=failed: \(failure)".replacingNewlines())
+                beginShutdown(now: now)
+            }
             if stopping && drainFinished(now: now) { break }
         }
         for connection in Array(connections.values) { close(connection) }
@@ -285,14 +337,16 @@ public final class Daemon {
         consumer?.stop()
         pipeline.runOnWriter { $0.close() }
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
-        return 0
+        return fatalFailure == nil ? 0 : 71
     }
 
     // MARK: Connections
 
     private func acceptConnections(now: Int64) {
         guard let listener else { return }
-        while connections.count < configuration.maxConnections {
+        var accepts = 0
+        while connections.count < configuration.maxConnections && accepts < Self.acceptsPerWakeup {
+            accepts += 1
             let accepted: Int32?
             do {
                 accepted = try UnixSocket.accept(listener)
@@ -306,18 +360,20 @@ public final class Daemon {
                 continue
             }
             let connection = ClientConnection(
-                token: nextToken, fd: fd, maxLineBytes: configuration.maxLineBytes, now: now)
+                token: nextToken, fd: fd, maxLineBytes: configuration.maxLineBytes, budget: answers, now: activeNow)
             nextToken += 1
             connections[connection.token] = connection
             updateInterest(connection)
         }
-        if connections.count >= configuration.maxConnections { watchListener(false) }
+        if connections.count >= configuration.maxConnections { try? watchListener(false) }
     }
 
     /// After a failed `accept` (typically `EMFILE`: out of descriptors) the listener stays readable, so retrying
     /// at once would spin: stop watching it until a connection closes or the pause ends, and log rarely.
     private func pauseAccepting(after error: PosixError, now: Int64) {
-        watchListener(false)
+        // Refused peers only linger to read why: their descriptors are the first to give back.
+        for token in Array(lingering.keys) { closeRefused(token) }
+        try? watchListener(false)
         acceptPausedUntil = now + Self.acceptPauseMilliseconds
         if lastAcceptFailureLog.map({ now - $0 >= Self.acceptLogIntervalMilliseconds }) ?? true {
             lastAcceptFailureLog = now
@@ -338,9 +394,20 @@ public final class Daemon {
         nextToken += 1
         do {
             try epoll.add(fd, events: .readable, token: token)
-            lingering[token] = (fd, now + 1000)
         } catch {
             FileDescriptor.close(fd)
+            return
+        }
+        lingering[token] = (fd, now + Self.lingerMilliseconds)
+        lingerOrder.append(token)
+        // Over the cap the oldest goes first: a flood of refused connects cannot use up the descriptors.
+        while lingering.count > Self.maxLingering, !lingerOrder.isEmpty {
+            closeRefused(lingerOrder.removeFirst())
+        }
+        if lingering.isEmpty {
+            lingerOrder.removeAll()
+        } else if lingerOrder.count > 4 * Self.maxLingering {
+            lingerOrder.removeAll { lingering[$0] == nil }
         }
     }
 
@@ -364,14 +431,25 @@ public final class Daemon {
         FileDescriptor.close(entry.fd)
     }
 
-    private func watchListener(_ watch: Bool) {
+    /// Starts or stops watching the listener. A failure to watch it is fatal: a daemon that silently stops
+    /// accepting is worse than one the service manager restarts.
+    private func watchListener(_ watch: Bool) throws(PosixError) {
         guard let listener, watch != listenerWatched else { return }
         if watch {
-            try? epoll.add(listener, events: .readable, token: Token.listener)
+            try epoll.add(listener, events: .readable, token: Token.listener)
         } else {
             epoll.remove(listener)
         }
         listenerWatched = watch
+    }
+
+    /// Watches the listener again (after a pause or at the connection limit), recording a failure as fatal.
+    private func resumeAccepting() {
+        do {
+            try watchListener(true)
+        } catch {
+            fatalFailure = fatalFailure ?? "cannot watch the listening socket: \(error)"
+        }
     }
 
     private func serviceConnection(_ token: UInt64, events: Epoll.Events, now: Int64) {
@@ -380,13 +458,18 @@ public final class Daemon {
             return
         }
         guard let connection = connections[token] else { return }
-        if events.contains(.readable) && !connection.readingPaused && !connection.inputEnded {
-            read(from: connection, now: now)
-        }
         if !events.isDisjoint(with: [.hangup, .error]) {
-            // The peer is gone in both directions: its answers cannot be delivered.
+            // The peer is gone in both directions: its answers cannot be delivered, and handling what it left
+            // unread (up to a socket buffer of lines) would only delay the peers still there.
             close(connection)
             return
+        }
+        if events.contains(.writable) && connection.peerIsBehind {
+            // Writable: the peer has read enough of what waited in the socket.
+            connection.peerIsBehind = UnixSocket.unreadOutputBytes(connection.fd) >= Self.maxUnreadByPeer
+        }
+        if events.contains(.readable) && !connection.readingPaused && !connection.inputEnded {
+            read(from: connection, now: now)
         }
         settle(connection, now: now)
     }
@@ -394,7 +477,7 @@ public final class Daemon {
     /// Flushes, then closes a finished or broken connection, else updates what epoll watches.
     private func settle(_ connection: ClientConnection, now: Int64) {
         guard connections[connection.token] != nil else { return }
-        guard connection.flush(now: now) else {
+        guard connection.flush(now: activeNow) else {
             close(connection)
             return
         }
@@ -405,11 +488,19 @@ public final class Daemon {
         updateInterest(connection)
     }
 
+    /// Reads what `connection` sent, line by line: the bytes are peeked first and only those of the lines
+    /// handled are consumed, so reading can stop after any line (its answers or its queued records reached a
+    /// bound) and the rest stays in the socket, which pushes back on the peer.
     private func read(from connection: ClientConnection, now: Int64) {
+        linesThisWakeup = 0
+        if UnixSocket.unreadOutputBytes(connection.fd) >= Self.maxUnreadByPeer {
+            connection.peerIsBehind = true
+            return
+        }
         for _ in 0..<Self.readsPerWakeup {
             let result: IOResult
             do {
-                result = try FileDescriptor.read(connection.fd, into: readBuffer)
+                result = try UnixSocket.peek(connection.fd, into: readBuffer)
             } catch {
                 connection.inputEnded = true
                 return
@@ -419,19 +510,38 @@ public final class Daemon {
                 return
             case .transferred(0):
                 connection.inputEnded = true
-                connection.framer.finish { handle($0, on: connection) }
+                connection.framer.finish { _ = handle($0, on: connection) }
                 return
             case .transferred(let count):
-                connection.lastProgressMilliseconds = now
-                connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
+                connection.lastProgressMilliseconds = activeNow
+                let consumed = connection.framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
                     handle($0, on: connection)
                 }
-                if mustPauseReading(connection) { return }
+                guard consume(consumed, from: connection) else {
+                    connection.inputEnded = true
+                    return
+                }
+                if consumed < count || linesThisWakeup >= Self.linesPerWakeup || mustPauseReading(connection) {
+                    return
+                }
             }
         }
     }
 
-    private func handle(_ event: LineFramer.Event, on connection: ClientConnection) {
+    /// Takes `count` peeked bytes out of the socket; false when it fails (the peer is gone).
+    private func consume(_ count: Int, from connection: ClientConnection) -> Bool {
+        var left = count
+        while left > 0 {
+            let result = try? FileDescriptor.read(
+                connection.fd, into: UnsafeMutableRawBufferPointer(rebasing: readBuffer[0..<left]))
+            guard case .transferred(let taken)? = result, taken > 0 else { return false }
+            left -= taken
+        }
+        return true
+    }
+
+    /// Answers or queues one framed line; false when reading `connection` must stop after it.
+    private func handle(_ event: LineFramer.Event, on connection: ClientConnection) -> Bool {
         switch event {
         case .tooLong:
             counters.rejected += 1
@@ -450,29 +560,39 @@ public final class Daemon {
                     CommitJob(
                         connection: connection.token, slot: slot, submission: Submission(record: record, line: bytes),
                         readAtMicroseconds: Clock.monotonicMicroseconds()))
-                queuedBytes += Self.queuedCost(of: bytes)
+                let cost = Self.queuedCost(of: bytes)
+                queuedBytes += cost
+                connection.queuedBytes += cost
             case .rejected(let id, let error):
                 counters.rejected += 1
                 metrics.reject(error.code)
                 connection.answerImmediately(.rejected(id: id, error))
             }
         }
+        linesThisWakeup += 1
+        return linesThisWakeup < Self.linesPerWakeup && !mustPauseReading(connection)
     }
 
+    /// Whether `connection` must not be read now. Over the global queue or answer budget only the connections
+    /// with records queued or answers waiting are held back, so a well-behaved client is still read.
     private func mustPauseReading(_ connection: ClientConnection) -> Bool {
-        if queuedBytes >= Self.maxQueuedBytes {
+        if queuedBytes >= Self.maxQueuedBytes && connection.queuedBytes > 0 {
             pausedForQueue.insert(connection.token)
             return true
         }
-        return connection.unansweredCount >= Self.maxUnansweredPerConnection
-            || connection.pendingOutputBytes >= Self.maxOutputPerConnection
+        if answers.isExceeded && connection.heldAnswerBytes > 0 {
+            pausedForAnswers.insert(connection.token)
+            return true
+        }
+        return connection.peerIsBehind || connection.unansweredCount >= Self.maxUnansweredPerConnection
+            || connection.heldAnswerBytes >= Self.maxOutputPerConnection
     }
 
     private func updateInterest(_ connection: ClientConnection) {
         connection.readingPaused = stopping || mustPauseReading(connection)
         var wanted: Epoll.Events = []
         if !connection.readingPaused && !connection.inputEnded { wanted.insert(.readable) }
-        if connection.pendingOutputBytes > 0 { wanted.insert(.writable) }
+        if connection.pendingOutputBytes > 0 || connection.peerIsBehind { wanted.insert(.writable) }
         guard wanted != connection.watchedEvents || connection.watchedEvents.isEmpty else { return }
         do {
             if connection.watchedEvents.isEmpty && !connection.registered {
@@ -492,9 +612,10 @@ public final class Daemon {
         epoll.remove(connection.fd)
         FileDescriptor.close(connection.fd)
         pausedForQueue.remove(connection.token)
+        pausedForAnswers.remove(connection.token)
         if !stopping && connections.count < configuration.maxConnections {
             acceptPausedUntil = nil
-            watchListener(true)
+            resumeAccepting()
         }
     }
 
@@ -507,14 +628,8 @@ public final class Daemon {
             refuseWaiting(now: now)
             return
         }
-        let batch: [CommitJob]
-        if waiting.count <= Self.maxBatch {
-            batch = waiting
-            waiting.removeAll(keepingCapacity: true)
-        } else {
-            batch = Array(waiting.prefix(Self.maxBatch))
-            waiting.removeFirst(Self.maxBatch)
-        }
+        let limit = waiting.connectionCount > 1 ? Self.sharedBatch : Self.maxBatch
+        let batch = waiting.takeBatch(limit: limit, quantum: Self.batchQuantum)
         writerBusySince = now
         inFlight = batch.count
         pipeline.submit(batch)
@@ -544,6 +659,9 @@ public final class Daemon {
                 }
                 journalCorruption = failure.message
                 counters.storageUnavailable += result.jobs.count
+                metrics.journalCorrupt.set(1)
+                metrics.storageFailures.increment()
+                metrics.reject(.storageUnavailable, count: UInt64(result.jobs.count))
                 for job in result.jobs { refuse(job) }
                 ServiceManager.notify("STATUS=\(statusLine())")
             case .failure(let failure):
@@ -552,16 +670,9 @@ public final class Daemon {
                 counters.storageUnavailable += result.jobs.count
                 metrics.storageFailures.increment()
                 metrics.reject(.storageUnavailable, count: UInt64(result.jobs.count))
-                for job in result.jobs {
-                    deliver(
-                        .rejected(
-                            id: job.submission.record.id,
-                            RecordError(
-                                .storageUnavailable, "the journal cannot commit now; retry with the same id")),
-                        to: job)
-                }
+                for job in result.jobs { refuse(job) }
             }
-            for job in result.jobs { queuedBytes -= Self.queuedCost(of: job.submission.line) }
+            for job in result.jobs { release(job) }
             for token in Set(result.jobs.map(\.connection)) {
                 if let connection = connections[token] { settle(connection, now: now) }
             }
@@ -581,12 +692,12 @@ public final class Daemon {
 
     /// Refuses every waiting record (the journal is corrupt) and settles their connections.
     private func refuseWaiting(now: Int64) {
-        let refused = waiting
-        waiting.removeAll()
+        let refused = waiting.removeAll()
         counters.storageUnavailable += refused.count
+        metrics.reject(.storageUnavailable, count: UInt64(refused.count))
         for job in refused {
             refuse(job)
-            queuedBytes -= Self.queuedCost(of: job.submission.line)
+            release(job)
         }
         for token in Set(refused.map(\.connection)) {
             if let connection = connections[token] { settle(connection, now: now) }
@@ -619,6 +730,23 @@ public final class Daemon {
         connections[job.connection]?.answer(slot: job.slot, with: response)
     }
 
+    /// A job left the queue: its bytes no longer count against the queue budget.
+    private func release(_ job: CommitJob) {
+        let cost = Self.queuedCost(of: job.submission.line)
+        queuedBytes -= cost
+        connections[job.connection]?.queuedBytes -= cost
+    }
+
+    /// Reads again the connections held back by the answer budget once it is half free.
+    private func resumeAnswerPausedConnections() {
+        guard !pausedForAnswers.isEmpty, answers.bytes < answers.limit / 2 else { return }
+        let tokens = pausedForAnswers
+        pausedForAnswers.removeAll()
+        for token in tokens {
+            if let connection = connections[token] { updateInterest(connection) }
+        }
+    }
+
     private func resumeQueuePausedConnections(now: Int64) {
         guard queuedBytes < Self.maxQueuedBytes / 2, !pausedForQueue.isEmpty else { return }
         let tokens = pausedForQueue
@@ -646,7 +774,7 @@ public final class Daemon {
         ServiceManager.notify("STOPPING=1\nSTATUS=stopping: finishing \(waiting.count) queued records")
         log("stopping: finishing what was read, answering the rest shutting_down")
         if let listener {
-            watchListener(false)
+            try? watchListener(false)
             // A socket-activated listener stays with systemd; closing our copy only stops our accepting.
             FileDescriptor.close(listener)
             self.listener = nil
@@ -657,11 +785,10 @@ public final class Daemon {
 
     private func drainFinished(now: Int64) -> Bool {
         if now >= drainDeadline && !waiting.isEmpty {
-            let abandoned = waiting
-            waiting.removeAll()
+            let abandoned = waiting.removeAll()
             metrics.reject(.shuttingDown, count: UInt64(abandoned.count))
             for job in abandoned {
-                queuedBytes -= Self.queuedCost(of: job.submission.line)
+                release(job)
                 deliver(
                     .rejected(
                         id: job.submission.record.id,
@@ -702,7 +829,7 @@ public final class Daemon {
     private func housekeeping(now: Int64) {
         if let until = acceptPausedUntil, now >= until {
             acceptPausedUntil = nil
-            if !stopping && connections.count < configuration.maxConnections { watchListener(true) }
+            if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
         }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
             let writerStuck = writerBusySince.map { now - $0 > interval / 2 } ?? false
@@ -719,11 +846,14 @@ public final class Daemon {
                 lastStatus = status
             }
         }
+        if !lingering.isEmpty {
+            for (token, entry) in lingering where entry.deadline <= now { closeRefused(token) }
+            if lingering.isEmpty { lingerOrder.removeAll() }
+        }
         if now - lastIdleSweep >= 1000 {
             lastIdleSweep = now
-            for (token, entry) in lingering where entry.deadline <= now { closeRefused(token) }
             let limit = Int64(configuration.idleTimeoutSeconds) * 1000
-            for connection in Array(connections.values) where now - connection.lastProgressMilliseconds > limit {
+            for connection in Array(connections.values) where activeNow - connection.lastProgressMilliseconds > limit {
                 close(connection)
             }
         }

@@ -208,7 +208,7 @@ extension DaemonConfiguration {
           --max-connections N     connections served at once; more wait in the backlog (default 1024)
           --idle-timeout SECONDS  close a connection without progress this long (default 300)
           --allow-uid UID|NAME    also serve this uid (repeatable; root and the daemon's uid always)
-          --allow-gid GID|NAME    also serve peers with this primary gid (repeatable)
+          --allow-gid GID|NAME    also serve peers in this group, primary or supplementary (repeatable)
           --durability full|normal  synchronous=FULL (default, survives power loss) or NORMAL
           --drain-timeout SECONDS time to finish read records after SIGTERM (default 5)
           --journal-only          do not keep attribution current (bulk back-fills; reports recompute

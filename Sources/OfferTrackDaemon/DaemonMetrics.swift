@@ -12,6 +12,8 @@ final class DaemonMetrics: Sendable {
     let queuedRecords = Gauge()
     let lastSeq = Gauge()
     let storageFailures = Counter()
+    /// 1 once SQLite found the journal damaged (nothing is acknowledged until a restore and restart).
+    let journalCorrupt = Gauge()
     /// Seconds a batch's transaction took, in microseconds: about 0.3 ms for a small batch on this disk, 10–50 ms
     /// for 8192 records.
     let commitSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
@@ -50,6 +52,9 @@ final class DaemonMetrics: Sendable {
         out.counter(
             "offertrack_storage_failures_total", help: "Batches whose commit failed (answered storage_unavailable).",
             [("", storageFailures.current)])
+        out.gauge(
+            "offertrack_journal_corrupt", help: "1 when the journal was found damaged: nothing is acknowledged.",
+            journalCorrupt.current)
         out.gauge("offertrack_connections", help: "Client connections open.", connections.current)
         out.gauge(
             "offertrack_queued_records", help: "Records read and waiting for the journal writer.", queuedRecords.current

@@ -22,27 +22,41 @@ public struct LineFramer: Sendable {
 
     /// Feeds `chunk`, calling `emit` for every complete line or over-long line, in order.
     public mutating func append(_ chunk: UnsafeRawBufferPointer, emit: (Event) -> Void) {
+        _ = append(chunk) { event -> Bool in
+            emit(event)
+            return true
+        }
+    }
+
+    /// Feeds `chunk` until `emit` returns false; returns how many bytes it took: all of them, or those up to and
+    /// including the `\n` that ended the line `emit` stopped at. The caller feeds the rest later, so a reader
+    /// can stop after any line (its answers are bounded per line, not per chunk).
+    public mutating func append(_ chunk: UnsafeRawBufferPointer, until emit: (Event) -> Bool) -> Int {
         var start = 0
         let count = chunk.count
         while start < count {
             guard let newline = firstNewline(in: chunk, from: start) else {
-                appendPartial(chunk, from: start, to: count, emit: emit)
-                return
+                appendPartial(chunk, from: start, to: count) { _ = emit($0) }
+                return count
             }
+            var proceed = true
             if discarding {
                 discarding = false
             } else if partial.count + (newline - start) > maxLineBytes {
                 partial.removeAll(keepingCapacity: true)
-                emit(.tooLong)
+                proceed = emit(.tooLong)
             } else if partial.isEmpty {
-                deliver(Array(chunk[start..<newline]), emit: emit)
+                deliver(Array(chunk[start..<newline])) { proceed = emit($0) }
             } else {
                 partial.append(contentsOf: chunk[start..<newline])
-                deliver(partial, emit: emit)
+                let line = partial
                 partial.removeAll(keepingCapacity: true)
+                deliver(line) { proceed = emit($0) }
             }
             start = newline + 1
+            if !proceed { return start }
         }
+        return count
     }
 
     /// Feeds `bytes` (a convenience for tests and tools).

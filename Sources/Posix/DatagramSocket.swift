@@ -55,6 +55,8 @@ public enum Signals {
     public static let kill: Int32 = SIGKILL
     public static let terminate: Int32 = SIGTERM
     public static let hangup: Int32 = SIGHUP
+    public static let stop: Int32 = SIGSTOP
+    public static let resume: Int32 = SIGCONT
 
     /// Sends `signal` to `pid`; false when it failed.
     @discardableResult

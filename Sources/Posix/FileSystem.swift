@@ -44,36 +44,81 @@ extension FileDescriptor {
 }
 
 extension FileSystem {
-    /// Replaces `path` with `bytes` atomically: writes a temporary file beside it, syncs it, renames it over
-    /// `path`, then syncs the directory so the rename itself is durable.
+    /// Replaces `path` with `bytes` atomically (see `OutputDirectory.writeAtomically`), in `path`'s directory.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(PosixError) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = "\(directory)/.\(name).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw PosixError("open(\(temporary))", errno: errno) }
+        let output = try OutputDirectory(opening: directory.isEmpty ? "/" : directory)
+        try output.writeAtomically(bytes, named: name)
+    }
+}
+
+/// A directory opened once, into which files are replaced atomically relative to its descriptor (`openat`,
+/// `renameat`): a path component swapped for a symlink after the check cannot redirect the writes.
+public final class OutputDirectory {
+    /// Why a directory is not a safe place to write into.
+    public enum Refusal: Error, Sendable, CustomStringConvertible {
+        case notADirectory(String, PosixError)
+        /// Owned by another user than the caller or root: its owner could plant files or links in it.
+        case foreignOwner(String, uid: UInt32)
+
+        public var description: String {
+            switch self {
+            case .notADirectory(let path, let error): "\(path) is not a directory (\(error))"
+            case .foreignOwner(let path, let uid): "\(path) is owned by uid \(uid), neither this user nor root"
+            }
+        }
+    }
+
+    public let path: String
+    private let fd: Int32
+
+    /// Opens `path`, which must be a directory (a symlink to one is followed once, here).
+    public init(opening path: String) throws(PosixError) {
+        self.path = path
+        fd = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    }
+
+    /// Opens `path` and checks it is a directory owned by this process's user or root.
+    public static func ownedByUserOrRoot(_ path: String) throws(Refusal) -> OutputDirectory {
+        let directory: OutputDirectory
+        do { directory = try OutputDirectory(opening: path) } catch { throw .notADirectory(path, error) }
+        var info = stat()
+        guard fstat(directory.fd, &info) == 0 else { throw .notADirectory(path, PosixError("fstat", errno: errno)) }
+        guard info.st_uid == geteuid() || info.st_uid == 0 else { throw .foreignOwner(path, uid: info.st_uid) }
+        return directory
+    }
+
+    deinit { FileDescriptor.close(fd) }
+
+    /// Replaces `name` with `bytes`: writes a new file under an unpredictable temporary name (created with
+    /// `O_EXCL|O_NOFOLLOW`, so a planted file or symlink is never written through), syncs it, renames it over
+    /// `name` (which replaces a symlink there rather than following it), then syncs the directory.
+    public func writeAtomically(_ bytes: [UInt8], named name: String) throws(PosixError) {
+        var temporary = ""
+        var file: Int32 = -1
+        for _ in 0..<8 {
+            temporary = ".\(name).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp"
+            file = openat(fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            if file >= 0 || (errno != EEXIST && errno != EINTR) { break }
+        }
+        guard file >= 0 else { throw PosixError("openat(\(path)/\(temporary))", errno: errno) }
         var failure: PosixError?
         do {
-            try FileDescriptor.writeAll(fd, bytes)
+            try FileDescriptor.writeAll(file, bytes)
         } catch {
             failure = error
         }
-        if failure == nil && fsync(fd) != 0 { failure = PosixError("fsync(\(temporary))", errno: errno) }
-        FileDescriptor.close(fd)
+        if failure == nil && fsync(file) != 0 { failure = PosixError("fsync(\(path)/\(temporary))", errno: errno) }
+        FileDescriptor.close(file)
+        if failure == nil && renameat(fd, temporary, fd, name) != 0 {
+            failure = PosixError("renameat(\(path)/\(name))", errno: errno)
+        }
         if let failure {
-            unlink(temporary)
+            unlinkat(fd, temporary, 0)
             throw failure
         }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw PosixError("rename(\(path))", errno: code)
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            FileDescriptor.close(directoryFD)
-        }
+        _ = fsync(fd)
     }
 }
 

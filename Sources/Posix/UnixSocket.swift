@@ -81,7 +81,33 @@ public enum UnixSocket {
         guard offertrack_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
             throw PosixError("getsockopt(SO_PEERCRED)", errno: errno)
         }
-        return PeerCredentials(pid: pid, uid: uid, gid: gid)
+        // Without SO_PEERGROUPS (kernels before 4.13) only the primary gid counts.
+        return PeerCredentials(pid: pid, uid: uid, gid: gid, groups: (try? peerGroups(fd)) ?? [])
+    }
+
+    /// The peer's supplementary groups (`SO_PEERGROUPS`, Linux 4.13+).
+    public static func peerGroups(_ fd: Int32) throws(PosixError) -> [UInt32] {
+        var capacity = 64
+        while true {
+            var groups = [gid_t](repeating: 0, count: capacity)
+            let count = offertrack_peer_groups(fd, &groups, Int32(capacity))
+            guard count >= 0 else { throw PosixError("getsockopt(SO_PEERGROUPS)", errno: errno) }
+            if Int(count) <= capacity { return Array(groups.prefix(Int(count))) }
+            capacity = Int(count)
+        }
+    }
+
+    /// Bytes sent on `fd` that the peer has not read yet (`SIOCOUTQ`, counted as the kernel accounts them); 0 when
+    /// unknown.
+    public static func unreadOutputBytes(_ fd: Int32) -> Int {
+        max(0, Int(offertrack_unread_output(fd)))
+    }
+
+    /// Whether the bound socket `fd` has an abstract address (no file, so no file mode guards it).
+    public static func isAbstract(_ fd: Int32) throws(PosixError) -> Bool {
+        let result = offertrack_socket_is_abstract(fd)
+        guard result >= 0 else { throw PosixError("getsockname", errno: errno) }
+        return result == 1
     }
 
     /// Connects a blocking client socket to `path`.
@@ -104,6 +130,16 @@ public enum UnixSocket {
 
     /// Removes the socket file a failed start bound (nobody will accept on it).
     public static func removeSocketFile(_ path: String) { unlink(path) }
+
+    /// Copies up to `buffer.count` waiting bytes without consuming them (`MSG_PEEK`); a later read takes them.
+    public static func peek(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(PosixError) -> IOResult {
+        do {
+            let n = try retryingOnInterrupt("recv") { recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_PEEK)) }
+            return .transferred(n)
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return .wouldBlock
+        }
+    }
 
     /// Shuts down the sending direction, so the peer reads end of stream.
     public static func shutdownWrite(_ fd: Int32) {

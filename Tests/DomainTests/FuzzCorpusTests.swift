@@ -18,13 +18,27 @@ import Testing
         let inputs = Self.inputs("framer")
         #expect(inputs.count >= 12)
         for input in inputs where input.count >= 2 {
-            let limit = Int(input[0] % 64) + 1
+            let limit = input[0] >= 0xf0 ? 65536 : Int(input[0] % 64) + 1
             let bytes = Array(input[2...])
             var whole = LineFramer(maxLineBytes: limit)
             var expected: [LineFramer.Event] = []
             whole.append(bytes) { expected.append($0) }
             whole.finish { expected.append($0) }
-            for chunkSize in 1...7 {
+            // Stopping after every event and feeding the rest again (how the daemon reads) changes nothing.
+            var stopping = LineFramer(maxLineBytes: limit)
+            var resumed: [LineFramer.Event] = []
+            var offset = 0
+            while offset < bytes.count {
+                offset += bytes[offset...].withUnsafeBytes { rest in
+                    stopping.append(rest) { event in
+                        resumed.append(event)
+                        return false
+                    }
+                }
+            }
+            stopping.finish { resumed.append($0) }
+            #expect(resumed == expected, "stopping after each event")
+            for chunkSize in (limit > 64 ? [4093] : Array(1...7)) {
                 var chunked = LineFramer(maxLineBytes: limit)
                 var events: [LineFramer.Event] = []
                 for start in stride(from: 0, to: bytes.count, by: chunkSize) {

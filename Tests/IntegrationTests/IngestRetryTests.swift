@@ -73,4 +73,37 @@ import Testing
         #expect(result.output.hasPrefix("accepted 20000\nduplicate 0\nrejected 0\n"), "\(result.output)")
         #expect(try JournalInspector(path: daemon.databasePath).count() == 20000)
     }
+
+    /// A peer the daemon refuses gets one `unauthorized` answer with id null: ingest stops at once (exit 69) with
+    /// one message, instead of reporting line after line and retrying for the whole --retry-for window (20 s).
+    @Test func aRefusedPeerEndsTheRunAtOnceWithExit69() throws {
+        let directory = ScratchDirectory()
+        chmod(directory.path, 0o755)
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { return }
+        chmod(daemon.socketPath, 0o666)
+        let file = directory.file("records.ndjson")
+        try Self.writeLines(TestRecords.stream(prefix: "refused", count: 50), to: file)
+        chmod(file, 0o644)
+        let started = Date()
+        let outcome = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.cli, "ingest", file, "--socket",
+                daemon.socketPath, "--retry-for", "20",
+            ])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(outcome.status == 69, "\(outcome.output)")
+        #expect(elapsed < 10, "ingest took \(elapsed) s of its 20 s retry window")
+        let lines = outcome.output.split(separator: "\n")
+        #expect(lines.count == 1 && outcome.output.contains("unauthorized"), "\(outcome.output)")
+        #expect(try JournalInspector(path: daemon.databasePath).count() == 0)
+    }
+
+    @Test func aBadRetryForValueIsAUsageError() throws {
+        for value in ["abc", "-1", "1.5"] {
+            let outcome = try Shell.run(Binaries.cli, ["ingest", "/dev/null", "--retry-for", value])
+            #expect(outcome.status == 64, "--retry-for \(value): \(outcome.output)")
+        }
+    }
 }

@@ -5,7 +5,7 @@ import Testing
 /// SO_PEERCRED authorization (SPEC section 8), with a real client running as another uid via setpriv.
 @Suite struct PeerAuthorizationTests {
     /// A python client run as `nobody`: connects, sends a record, prints every line it gets until EOF.
-    static func runAsNobody(socket: String) throws -> Shell.Outcome {
+    static func runAsNobody(socket: String, groups: [UInt32] = []) throws -> Shell.Outcome {
         let script = """
             import socket, sys
             s = socket.socket(socket.AF_UNIX)
@@ -27,7 +27,9 @@ import Testing
             """
         return try Shell.run(
             "/usr/bin/setpriv",
-            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket])
+            ["--reuid=65534", "--regid=65534"]
+                + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.map(String.init).joined(separator: ","))"])
+                + ["/usr/bin/python3", "-c", script, socket])
     }
 
     private func openUp(_ directory: ScratchDirectory, _ daemon: DaemonProcess) {
@@ -71,6 +73,16 @@ import Testing
         guard daemon.waitReady() else { return }
         openUp(directory, daemon)
         let outcome = try Self.runAsNobody(socket: daemon.socketPath)
+        #expect(outcome.output.contains(#""status":"accepted""#), "\(outcome.output)")
+    }
+
+    /// `usermod -aG writers relay`: the allowed group is only a supplementary group of the peer (SO_PEERGROUPS).
+    @Test func anAllowedSupplementaryGroupIsServed() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory, arguments: ["--allow-gid", "4242"])
+        guard daemon.waitReady() else { return }
+        openUp(directory, daemon)
+        let outcome = try Self.runAsNobody(socket: daemon.socketPath, groups: [4241, 4242])
         #expect(outcome.output.contains(#""status":"accepted""#), "\(outcome.output)")
     }
 }

@@ -1,12 +1,26 @@
 import Foundation
 import Posix
+import Synchronization
 import Testing
 
 extension UnderAttack {
     /// A client that pipelines 100,000 lines and reads nothing is pushed back, not buffered without bound.
     @Suite struct PipelinedFloodTests {
+        /// The probe's latency is judged against this run, not a fixed 2 s: its worst exchange while the flood
+        /// pipelines may take its unloaded latency plus three batches at the flood's own pace (the batch committing
+        /// when its line arrives and its own, with one to spare). `FairBatchTests` counts the commits exactly.
         @Test func clientThatNeverReadsIsPushedBackAndEveryLineIsAnsweredOnceItReads() throws {
-            try AttackHarness.run { daemon in
+            try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
+                let probeClient = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
+                let clock = ContinuousClock()
+                var unloaded: [Duration] = []
+                for index in 0..<10 {
+                    let started = clock.now
+                    _ = probeClient.exchange([TestRecords.capabilities(id: "unloaded-\(index)", user: "probe")])
+                    unloaded.append(clock.now - started)
+                }
+                let probeUnloaded = unloaded.sorted()[unloaded.count / 2]
+
                 let client = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 30)
                 let lines = TestRecords.stream(prefix: "flood", count: 100_000)
                 let payload = Array(lines.map { $0 + "\n" }.joined().utf8)
@@ -28,8 +42,32 @@ extension UnderAttack {
                 UnixSocket.setSendTimeout(client.fd, seconds: 0)
                 let rest = Array(payload[offset...])
                 let fd = client.fd
+                let readStarted = clock.now
                 Thread { try? FileDescriptor.writeAll(fd, rest) }.start()
+                let probing = Atomic<Bool>(true)
+                let worst = Mutex<Duration>(.zero)
+                nonisolated(unsafe) let probe = probeClient  // used only by the probing thread from here on
+                let probeThread = Thread {
+                    var index = 0
+                    while probing.load(ordering: .sequentiallyConsistent) {
+                        let started = clock.now
+                        _ = probe.exchange([TestRecords.capabilities(id: "during-\(index)", user: "probe")])
+                        let latency = clock.now - started
+                        worst.withLock { $0 = max($0, latency) }
+                        index += 1
+                        Thread.sleep(forTimeInterval: 0.05)
+                    }
+                }
+                probeThread.start()
                 let answers = client.readAnswers(lines.count)
+                probing.store(false, ordering: .sequentiallyConsistent)
+                let batchDuringFlood = (clock.now - readStarted) / max(1, lines.count / 8192)
+                let probeWorst = worst.withLock { $0 }
+                print(
+                    "pipelined flood: probe worst \(probeWorst), unloaded \(probeUnloaded), batch \(batchDuringFlood)")
+                #expect(
+                    probeWorst <= probeUnloaded + batchDuringFlood * 3,
+                    "the probe waited \(probeWorst) (unloaded \(probeUnloaded), a batch \(batchDuringFlood))")
                 #expect(answers.count == lines.count)
                 #expect(
                     answers.allSatisfy { $0.status == "accepted" },

@@ -1,13 +1,14 @@
 // Compiled together with Sources/OfferTrackDomain into one module by scripts/fuzz (no import needed).
 
-/// libFuzzer entry for `LineFramer`: the first byte picks the line limit (1–64), the second seeds the chunking of
-/// the rest. Feeding random chunks must give exactly the events of one whole-input feed and of a reference model
-/// of SPEC section 2's framing.
+/// libFuzzer entry for `LineFramer`: the first byte picks the line limit (1–64, or the real 65,536 from 0xf0 on:
+/// `scripts/fuzz` runs with `-max_len=65600`), the second seeds the chunking of the rest. Feeding random chunks,
+/// or stopping after random events and feeding the rest again (how the daemon reads), must give exactly the
+/// events of one whole-input feed and of a reference model of SPEC section 2's framing.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func framerFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data, size >= 2 else { return 0 }
     let input = Array(UnsafeBufferPointer(start: data, count: size))
-    let limit = Int(input[0] % 64) + 1
+    let limit = input[0] >= 0xf0 ? 65536 : Int(input[0] % 64) + 1
     var seed = UInt64(input[1]) &+ 0x9E37_79B9_7F4A_7C15
     let bytes = Array(input[2...])
 
@@ -30,6 +31,23 @@ public func framerFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     chunked.finish { chunkedEvents.append($0) }
 
     precondition(chunkedEvents == wholeEvents, "chunking changed the events")
+
+    var stopping = LineFramer(maxLineBytes: limit)
+    var resumedEvents: [LineFramer.Event] = []
+    var offset = 0
+    while offset < bytes.count {
+        let consumed = bytes[offset...].withUnsafeBytes { rest in
+            stopping.append(rest) { event -> Bool in
+                resumedEvents.append(event)
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return seed >> 62 != 0  // stop after about a quarter of the events
+            }
+        }
+        precondition(consumed > 0 && consumed <= bytes.count - offset, "append took \(consumed) bytes")
+        offset += consumed
+    }
+    stopping.finish { resumedEvents.append($0) }
+    precondition(resumedEvents == wholeEvents, "stopping and resuming changed the events")
     precondition(wholeEvents == referenceEvents(bytes, limit: limit), "events differ from the reference model")
     return 0
 }

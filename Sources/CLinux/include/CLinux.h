@@ -11,4 +11,14 @@ int offertrack_accept_nonblocking(int listener);
 
 /// SO_PEERCRED: the peer's pid, uid and gid (struct ucred needs _GNU_SOURCE). Returns 0, or -1 with errno.
 int offertrack_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// SO_PEERGROUPS: the peer's supplementary groups into `groups` (room for `capacity`). Returns how many there
+/// are (which may exceed `capacity`: call again with room for that many), or -1 with errno.
+int offertrack_peer_groups(int fd, gid_t *groups, int capacity);
+
+/// Bytes written to a socket that its peer has not read yet (SIOCOUTQ), or -1 with errno.
+int offertrack_unread_output(int fd);
+
+/// Whether a bound AF_UNIX socket's address is abstract (starts with a NUL byte): 1, 0, or -1 with errno.
+int offertrack_socket_is_abstract(int fd);
 #endif

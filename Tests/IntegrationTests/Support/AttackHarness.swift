@@ -13,9 +13,11 @@ enum AttackHarness {
 
     /// Starts a daemon with `arguments`, runs `attack` against it (which returns the acknowledgements its own
     /// clients received, to check against the journal) and checks the invariants. Returns the stopped daemon.
+    /// `latencyBound` is for attacks that stop the daemon itself (the probe then waits for it to resume).
     @discardableResult
     static func run(
-        arguments: [String] = [], launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation,
+        arguments: [String] = [], launcher: [String] = [], latencyBound: Duration = latencyBound,
+        sourceLocation: SourceLocation = #_sourceLocation,
         attack: (DaemonProcess) throws -> [Answer]
     ) throws -> DaemonProcess? {
         let directory = ScratchDirectory("ot-attack")

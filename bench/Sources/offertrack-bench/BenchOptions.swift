@@ -15,8 +15,8 @@ struct BenchOptions {
     /// The folder with the compiled peers (`sqlite-baseline`, `postgres-peer`, `run-postgres-peer`); nil: the
     /// returning-user section measures offertrackd alone.
     var peersPath: String?
-    /// Measure only these sections (`baseline`, `ingest`, `latency`, `returning`, `json`, `big`, `queries`); nil:
-    /// all.
+    /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `returning`, `json`, `big`,
+    /// `queries`); nil: all.
     var only: Set<String>?
 
     /// Whether `section` is measured in this run.
@@ -25,7 +25,7 @@ struct BenchOptions {
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
-          --only LIST      measure only these sections: baseline,ingest,latency,returning,json,big,queries
+          --only LIST      measure only these sections: baseline,ingest,latency,flood,returning,json,big,queries
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)

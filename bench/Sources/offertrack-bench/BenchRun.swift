@@ -27,6 +27,7 @@ final class BenchRun {
     private var returningRatio: Double?
     private var returningJournalOnlyRatio: Double?
     private var returningLatencies: [LatencyResult] = []
+    private var floodProbe: FloodProbe.Result?
 
     init(options: BenchOptions) throws {
         self.options = options
@@ -47,7 +48,8 @@ final class BenchRun {
                 + "`\(scratch.path)` (ext4, not tmpfs)")
         let sections: [(String, () throws -> Void)] = [
             ("baseline", { try self.measureBaseline(workload) }), ("ingest", { try self.measureIngest(workload) }),
-            ("latency", { try self.measureLatency(workload) }), ("returning", { try self.measureReturning() }),
+            ("latency", { try self.measureLatency(workload) }), ("flood", { try self.measureFloodProbe(workload) }),
+            ("returning", { try self.measureReturning() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
         ]
@@ -370,6 +372,24 @@ final class BenchRun {
         return try TCPSocket.port(of: fd)
     }
 
+    private func measureFloodProbe(_ workload: Workload) throws {
+        let clients = 8
+        progress("flood: one record every 20 ms beside \(clients) pipelining clients")
+        let daemon = try startDaemon(label: "flood", databasePath: newDatabase())
+        let result = try FloodProbe.measure(workload, clients: clients, socketPath: daemon.socketPath)
+        try daemon.stop()
+        floodProbe = result
+        add(
+            ResultRow(
+                section: "2 offertrackd",
+                name: "a single record's latency p50 / p99 / max beside \(clients) pipelining clients",
+                value: "\(Format.fixed(result.p50Milliseconds, 2)) / \(Format.fixed(result.p99Milliseconds, 2)) / "
+                    + "\(Format.fixed(result.maxMilliseconds, 2)) ms",
+                comparison:
+                    "\(result.samples) samples; unloaded p50 \(Format.fixed(result.unloadedP50Milliseconds, 2)) ms; "
+                    + "the flood ran at \(Format.grouped(result.floodPerSecond)) records/s"))
+    }
+
     private func measureJSON(_ workload: Workload) throws {
         progress("JSON: RecordValidator.validate and JSONDecoder")
         let validator = try JSONCost.validatorNanoseconds(workload, passes: scale.jsonPasses)
@@ -509,6 +529,11 @@ final class BenchRun {
                         + "p999 \(Format.fixed(returningP999.first ?? 0, 2))–\(Format.fixed(returningP999.last ?? 0, 2)) ms",
                 met: judged && !returningP99.isEmpty
                     ? (returningP99.last ?? 0) <= 5 && (returningP999.last ?? 0) <= 15 : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "a probe's latency during a flood (8 pipelining clients)", goal: "p99 ≤ 100 ms",
+                measured: floodProbe.map { "p99 \(Format.fixed($0.p99Milliseconds, 2)) ms" } ?? "–",
+                met: judged ? floodProbe.map { $0.p99Milliseconds <= 100 } : nil))
         report.targets.append(
             TargetVerdict(
                 name: "RSS, 1,000 idle connections", goal: "≤ 64 MiB",

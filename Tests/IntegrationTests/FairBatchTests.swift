@@ -1,0 +1,116 @@
+import Foundation
+import Posix
+import Synchronization
+import Testing
+
+extension UnderAttack {
+    /// Head-of-line blocking (issue 12): a well-behaved client's line waits for about one commit, not for every
+    /// line that pipelining clients queued before it.
+    @Suite struct FairBatchTests {
+        /// The daemon's largest batch (`Daemon.maxBatch`).
+        static let maxBatch = 8192
+
+        /// A client that pipelines `count` lines from one thread and reads the answers on another, keeping the
+        /// highest `seq` it has seen.
+        final class Flooder: @unchecked Sendable {
+            // @unchecked: `client` is read only by the one thread that calls `readAll()`.
+
+            let client: LineClient
+            let highestSeq = Atomic<Int64>(0)
+            let answered = Atomic<Int>(0)
+            private let count: Int
+
+            init(socketPath: String, prefix: String, count: Int) throws {
+                client = try LineClient(path: socketPath, receiveTimeoutSeconds: 120)
+                self.count = count
+                let lines = TestRecords.stream(prefix: prefix, count: count)
+                let payload = Array(lines.map { $0 + "\n" }.joined().utf8)
+                let fd = client.fd
+                Thread { try? FileDescriptor.writeAll(fd, payload) }.start()
+            }
+
+            /// Reads every answer (on the calling thread), cheaply: only `seq` is looked at.
+            func readAll() {
+                for _ in 0..<count {
+                    guard let line = client.readLine() else { return }
+                    if let range = line.range(of: #""seq":"#) {
+                        let digits = line[range.upperBound...].prefix { $0.isNumber }
+                        if let seq = Int64(digits) { highestSeq.store(seq, ordering: .sequentiallyConsistent) }
+                    }
+                    answered.add(1, ordering: .sequentiallyConsistent)
+                }
+            }
+        }
+
+        /// Eight clients pipeline 16,000 lines each (up to 4,096 of each queued: 32,768 records, four full batches)
+        /// while a ninth sends one record at a time. Measured: how many records commit between the probe's send
+        /// and its own commit (`seq` distance; at most the batch committing when it arrived and its own batch, so
+        /// ≤ 2 × 8,192; first come, first served it was the whole queue, ~40,000), and its worst latency under the
+        /// flood against its unloaded latency plus three full batches at the flood's own pace, both in this run.
+        @Test func aSingleLineWaitsForAboutOneCommitBehindEightPipeliningClients() throws {
+            try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
+                let probe = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
+                let clock = ContinuousClock()
+                // Unloaded, in this run: the probe's own latency, and one full batch pipelined over 8 clients.
+                var unloaded: [Duration] = []
+                for index in 0..<10 {
+                    let started = clock.now
+                    _ = probe.exchange([TestRecords.capabilities(id: "unloaded-\(index)", user: "probe")])
+                    unloaded.append(clock.now - started)
+                }
+                let probeUnloaded = unloaded.sorted()[unloaded.count / 2]
+                let started = clock.now
+                let warmup = try (0..<8).map {
+                    try Flooder(socketPath: daemon.socketPath, prefix: "batch\($0)", count: Self.maxBatch / 8)
+                }
+                warmup.forEach { $0.readAll() }
+                let fullBatch = clock.now - started
+
+                let floodStarted = clock.now
+                let flooders = try (0..<8).map {
+                    try Flooder(socketPath: daemon.socketPath, prefix: "fair\($0)", count: 16000)
+                }
+                let readers = flooders.map { flooder in Thread { flooder.readAll() } }
+                readers.forEach { $0.start() }
+                var ahead: [Int64] = []
+                var latencies: [Duration] = []
+                var answers: [Answer] = []
+                Thread.sleep(forTimeInterval: 0.2)
+                var index = 0
+                while flooders.map({ $0.answered.load(ordering: .sequentiallyConsistent) }).reduce(0, +) < 8 * 15000 {
+                    let before = flooders.map { $0.highestSeq.load(ordering: .sequentiallyConsistent) }.max() ?? 0
+                    let sentAt = clock.now
+                    let answer = probe.exchange([TestRecords.capabilities(id: "fair-probe-\(index)", user: "probe")])
+                    latencies.append(clock.now - sentAt)
+                    index += 1
+                    guard let first = answer.first, let seq = first.seq else {
+                        Issue.record("the probe got no acceptance: \(answer)")
+                        break
+                    }
+                    answers.append(first)
+                    ahead.append(seq - before)
+                    Thread.sleep(forTimeInterval: 0.02)
+                }
+                while flooders.map({ $0.answered.load(ordering: .sequentiallyConsistent) }).reduce(0, +) < 8 * 16000 {
+                    usleep(10_000)
+                }
+                // What one full batch took during the flood, on average: the flood's own pace, in this run.
+                let batchDuringFlood = (clock.now - floodStarted) / (8 * 16000 / Self.maxBatch)
+                let mostAhead = ahead.max() ?? 0
+                let worst = latencies.max() ?? .zero
+                let bound = probeUnloaded + batchDuringFlood * 3
+                print(
+                    "fair batches: \(latencies.count) probes; at most \(mostAhead) records committed ahead of one; "
+                        + "worst \(worst) under the flood, \(probeUnloaded) unloaded "
+                        + "(\(worst / probeUnloaded)×); a full batch took \(fullBatch) unloaded, "
+                        + "\(batchDuringFlood) during the flood")
+                #expect(latencies.count >= 3, "the flood ended before the probe could measure it")
+                #expect(mostAhead <= Int64(2 * Self.maxBatch), "\(mostAhead) records were committed ahead of the probe")
+                #expect(
+                    worst <= bound, "the probe waited \(worst) (unloaded \(probeUnloaded), a batch \(batchDuringFlood))"
+                )
+                return answers
+            }
+        }
+    }
+}

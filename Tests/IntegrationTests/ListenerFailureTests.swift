@@ -1,0 +1,24 @@
+import Foundation
+import Posix
+import Testing
+
+/// A listener the event loop cannot watch is fatal, not silent.
+@Suite struct ListenerFailureTests {
+    /// The listener's epoll registration fails (ENOMEM injected by strace into the event loop's third `epoll_ctl`,
+    /// after the signal fd and the writer's eventfd): the daemon says so in its log and STATUS and exits non-zero,
+    /// instead of running on without ever accepting.
+    @Test func aFailedListenerRegistrationExitsNonZero() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(
+            in: directory, arguments: ["--socket", directory.file("offertrack.sock")],
+            launcher: [
+                "/usr/bin/strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=epoll_ctl",
+                "-e", "inject=epoll_ctl:error=ENOMEM:when=3", "--",
+            ])
+        let status = daemon.waitExit(timeout: 20)
+        #expect(status != nil && status != 0, "the daemon kept running (status \(String(describing: status)))")
+        #expect(daemon.stderr.contains("epoll_ctl"), "\(daemon.stderr)")
+        #expect(daemon.notify.waitFor(timeout: 1) { $0.contains("STATUS=failed") } != nil)
+        #expect(daemon.notify.waitFor(line: "READY=1", timeout: 0.1) == nil, "READY=1 was sent")
+    }
+}
