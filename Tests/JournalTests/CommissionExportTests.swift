@@ -34,7 +34,7 @@ import Testing
 
     @Test func sumOfEveryFileEqualsTheCurrentTotalOfPublishedDays() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator.announced("sumOfEveryFileEqualsTheCurrentTotalOfPublishedDays")
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let days = 6
         let workload = Array(WorkloadSimulator(users: 250, seed: 11, days: days).lines).shuffled(using: &generator)
