@@ -1,6 +1,7 @@
 import Dispatch
 import Journal
 import Metrics
+import OfferTrackDomain
 import Posix
 import Synchronization
 
@@ -43,6 +44,8 @@ final class CommitPipeline: @unchecked Sendable {
     private let writer: JournalWriter
     private let queue = DispatchQueue(label: "offertrack.journal-writer")
     private let results = Mutex<[CommitResult]>([])
+    /// Finished recomputations of the derived tables (`recomputeDerivedTables`).
+    private let recomputes = Mutex<[Result<Void, JournalFailure>]>([])
     /// Records read and waiting for the writer, as the event loop last saw them.
     let backlog = Atomic<Int>(0)
     /// Readable when results are waiting.
@@ -155,6 +158,31 @@ final class CommitPipeline: @unchecked Sendable {
         FileDescriptor.printError(
             "offertrackd: the join knows every journaled user: \(learned.count) read in \(clock() - startedAt) ms, "
                 + "filter \(learned.filterBytes / 1024) KiB")
+    }
+
+    /// Recomputes the derived tables under `settings` on the writer thread, after the batches already submitted;
+    /// the outcome is posted like a batch's (`takeRecomputes`). Batches submitted meanwhile wait behind it.
+    func recomputeDerivedTables(_ settings: AttributionSettings) {
+        queue.async { [self] in
+            let outcome: Result<Void, JournalFailure>
+            do {
+                _ = try writer.adopt(settings)
+                outcome = .success(())
+            } catch {
+                outcome = .failure(
+                    JournalFailure(message: "\(error)", isCorruption: JournalOpening.corruption(in: error) != nil))
+            }
+            recomputes.withLock { $0.append(outcome) }
+            wakeup.signal()
+        }
+    }
+
+    /// Takes the recompute outcomes posted since the last call (after `takeResults`, which drains the wakeup).
+    func takeRecomputes() -> [Result<Void, JournalFailure>] {
+        recomputes.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
     }
 
     /// Takes the results posted since the last call.

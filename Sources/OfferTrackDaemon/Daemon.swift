@@ -83,6 +83,8 @@ public final class Daemon {
     private var waiting = FairQueue()
     private var queuedBytes = 0
     private var writerBusySince: Int64?
+    /// When the writer began recomputing the derived tables for reloaded windows; nil when it is not.
+    private var recomputeStartedAt: Int64?
     private var pausedForQueue: Set<UInt64> = []
     private let answers = AnswerBudget(limit: Daemon.maxUnsentAnswerBytes)
     private var pausedForAnswers: Set<UInt64> = []
@@ -636,7 +638,9 @@ public final class Daemon {
     }
 
     private func handleCommitResults(now: Int64) {
-        for result in pipeline.takeResults() {
+        let results = pipeline.takeResults()
+        for outcome in pipeline.takeRecomputes() { finishRecompute(outcome, now: now) }
+        for result in results {
             writerBusySince = nil
             inFlight = 0
             switch result.outcomes {
@@ -762,7 +766,7 @@ public final class Daemon {
         for signal in signals.receive() {
             switch signal {
             case .terminate, .interrupt: beginShutdown(now: now)
-            case .hangup: reloadRules()
+            case .hangup: reloadRules(now: now)
             case .other: break
             }
         }
@@ -797,13 +801,13 @@ public final class Daemon {
             }
             for connection in Array(connections.values) { settle(connection, now: now) }
         }
-        let journalIdle = waiting.isEmpty && writerBusySince == nil
+        let journalIdle = waiting.isEmpty && writerBusySince == nil && recomputeStartedAt == nil
         let outputFlushed = connections.values.allSatisfy { $0.pendingOutputBytes == 0 }
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
         return journalIdle && (outputFlushed || now >= drainDeadline + 2000)
     }
 
-    private func reloadRules() {
+    private func reloadRules(now: Int64) {
         ServiceManager.notify("RELOADING=1\nMONOTONIC_USEC=\(Clock.monotonicMicroseconds())")
         let previousSettings = rules.current.rules.settings
         switch rules.reload() {
@@ -811,16 +815,31 @@ public final class Daemon {
             log("rules reloaded: \(summary)")
             let settings = rules.current.rules.settings
             if settings != previousSettings && !configuration.journalOnly {
-                // New windows change attribution itself: recompute the derived tables (the writer is paused).
-                do {
-                    _ = try pipeline.runOnWriter { try $0.adopt(settings) }
-                    log("derived tables recomputed for the new windows")
-                } catch {
-                    log("recomputing derived tables failed (they are rebuilt at the next start): \(error)")
-                }
+                // New windows change attribution itself: the derived tables are recomputed on the writer thread
+                // while this loop keeps serving (and feeding the watchdog); READY=1 follows when it is done.
+                // Records read meanwhile are committed after it, under the new windows.
+                recomputeStartedAt = now
+                log("recomputing the derived tables for the new windows; the daemon keeps serving")
+                pipeline.recomputeDerivedTables(settings)
+                return
             }
         case .failure(let error):
             log("rules reload failed, keeping the previous rules: \(error)")
+        }
+        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+        lastStatus = statusLine()
+    }
+
+    /// The writer finished recomputing the derived tables for a reload: the reload is complete.
+    private func finishRecompute(_ outcome: Result<Void, JournalFailure>, now: Int64) {
+        let took = recomputeStartedAt.map { now - $0 } ?? 0
+        recomputeStartedAt = nil
+        // A batch queued behind the recompute has waited for it, not for a stuck disk.
+        if writerBusySince != nil { writerBusySince = now }
+        switch outcome {
+        case .success: log("derived tables recomputed for the new windows in \(took) ms")
+        case .failure(let failure):
+            log("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")
         }
         ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
         lastStatus = statusLine()
@@ -832,7 +851,8 @@ public final class Daemon {
             if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
         }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
-            let writerStuck = writerBusySince.map { now - $0 > interval / 2 } ?? false
+            // A recompute for new windows keeps the writer busy by design: not a stuck disk.
+            let writerStuck = recomputeStartedAt == nil && (writerBusySince.map { now - $0 > interval / 2 } ?? false)
             if !writerStuck {
                 ServiceManager.notify("WATCHDOG=1")
                 lastWatchdogPing = now
@@ -885,6 +905,7 @@ public final class Daemon {
             line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
         }
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
+        if recomputeStartedAt != nil { line += "; recomputing the derived tables for new windows" }
         return line.replacingNewlines()
     }
 

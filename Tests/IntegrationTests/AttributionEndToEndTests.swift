@@ -70,6 +70,7 @@ import Testing
         let rulesPath = directory.file("rules.json")
         try Self.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
         let seed = UInt64.random(in: 0...UInt64.max)
+        print("reportsAreTheSameWhateverOrderTheRecordsArriveIn: shuffle seed \(seed)")
         var generator = SeededGenerator(seed: seed)
         var reference: String?
         for round in 0..<4 {

@@ -57,6 +57,8 @@ import Testing
             $0.replacingOccurrences(of: "/var/lib/offertrack-exports", with: out)
                 .replacingOccurrences(of: "/etc/offertrack/", with: "\(etc)/")
         }
+        // The day is passed, not left to the script's default: a UTC midnight during the test must not change it.
+        exportCommand += ["--until", yesterday]
         let export = try Shell.run(exportCommand[0], Array(exportCommand.dropFirst()), environment: environment)
         #expect(export.status == 0, "\(export.output)")
 

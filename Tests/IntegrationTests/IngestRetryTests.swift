@@ -37,8 +37,16 @@ import Testing
         var daemon = try DaemonProcess(in: directory, notify: notify)
         guard daemon.waitReady() else { return }
         let ingest = try IngestRun(file: file, socket: daemon.socketPath)
-        usleep(300_000)
+        // Killed mid-ingest, not before it connected nor after it finished: once part of it is journaled.
+        let deadline = Date().addingTimeInterval(30)
+        var journaled: Int64 = 0
+        while journaled < 1000 && Date() < deadline {
+            usleep(2000)
+            journaled = (try? JournalInspector(path: daemon.databasePath).count()) ?? 0
+        }
         daemon.kill()
+        let atKill = try JournalInspector(path: daemon.databasePath).count()
+        #expect(atKill >= 1000 && atKill < Int64(lines.count), "killed with \(atKill) of \(lines.count) journaled")
         usleep(500_000)
         notify.reset()
         daemon = try DaemonProcess(in: directory, notify: notify)

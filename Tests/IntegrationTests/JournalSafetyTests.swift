@@ -1,4 +1,5 @@
 import Foundation
+import OfferTrackDomain
 import Posix
 import SQLite
 import Testing

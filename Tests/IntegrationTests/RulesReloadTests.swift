@@ -58,4 +58,42 @@ import Testing
         let client = try LineClient(path: daemon.socketPath)
         #expect(client.exchange([TestRecords.capabilities(id: "r-1")]).map(\.status) == ["accepted"])
     }
+
+    /// New windows on SIGHUP: the derived tables are recomputed on the writer thread while the event loop
+    /// keeps answering and feeding the watchdog; READY=1 comes when the recompute is done.
+    @Test func newWindowsAreRecomputedWhileTheDaemonKeepsServing() throws {
+        let directory = ScratchDirectory()
+        let rules = directory.file("rules.json")
+        try Self.goodRules.write(toFile: rules, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(
+            in: directory, arguments: ["--rules", rules], environment: ["WATCHDOG_USEC": "100000"])
+        guard daemon.waitReady() else { return }
+        let workload = directory.file("workload.ndjson")
+        let simulate = try Shell.run(Binaries.cli, ["simulate", "--users", "12000", "--seed", "5"])
+        try simulate.output.write(toFile: workload, atomically: true, encoding: .utf8)
+        let ingest = try Shell.run(Binaries.cli, ["ingest", workload, "--socket", daemon.socketPath])
+        #expect(ingest.status == 0, "\(ingest.output)")
+        try #"{"currency":"USD","attributionWindowHours":48,"eligibilityFreshnessHours":12,"rules":[]}"#
+            .write(toFile: rules, atomically: true, encoding: .utf8)
+        let client = try LineClient(path: daemon.socketPath)
+        daemon.notify.reset()
+        daemon.signal(Signals.hangup)
+        _ = try #require(daemon.notify.waitFor(line: "RELOADING=1"))
+        // Answered while the recompute runs (before READY=1), not after it.
+        try client.send("{\n")
+        let answer = client.readAnswer()
+        let answeredAt = Date().timeIntervalSinceReferenceDate
+        #expect(answer?.code == "invalid_json")
+        _ = try #require(daemon.notify.waitFor(line: "READY=1", timeout: 120))
+        let reloading = try #require(daemon.notify.arrivals(of: "RELOADING=1").first)
+        let ready = try #require(daemon.notify.arrivals(of: "READY=1").first)
+        let pings = daemon.notify.arrivals(of: "WATCHDOG=1").filter { $0 > reloading && $0 < ready }
+        print("SIGHUP recompute: \(ready - reloading) s, \(pings.count) WATCHDOG=1 meanwhile")
+        #expect(ready - reloading > 0.2, "the recompute was too quick to show anything: \(ready - reloading) s")
+        #expect(answeredAt < ready, "the line was answered only after the recompute")
+        #expect(pings.count >= 1, "the watchdog was not fed during the recompute")
+        #expect(try Self.derivedWindows(daemon.databasePath) == ["172800000", "43200000"])
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0)
+    }
 }

@@ -132,7 +132,7 @@ import Testing
         let out = directory.file("backups")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         for old in ["offertrack-2026-01-01T004500Z.db", "offertrack-2026-01-02T004500Z.db"] {
-            FileManager.default.createFile(atPath: "\(out)/\(old)", contents: Data("old".utf8))
+            _ = FileManager.default.createFile(atPath: "\(out)/\(old)", contents: Data("old".utf8))
         }
         let outcome = try Shell.run(
             Repository.file("scripts/offertrack-backup-nightly"),

@@ -11,7 +11,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = Array(WorkloadSimulator(users: 300, seed: 21, days: 4).lines)
-        _ = try writer.append(CommissionExportTests.submissions(lines.shuffled()), receivedAt: 0)
+        var generator = SeededGenerator.announced("rollupsEqualARecomputation")
+        _ = try writer.append(CommissionExportTests.submissions(lines.shuffled(using: &generator)), receivedAt: 0)
         let reader = try JournalReader(path: path)
         let start = WorkloadSimulator.defaultStart
         let hour: Int64 = 3_600_000
