@@ -224,10 +224,12 @@ public final class Daemon {
         if let address = configuration.metricsAddress {
             let path = configuration.databasePath
             do {
-                metricsServer = try MetricsServer(address: address) { [metrics, forwarder, consumer] in
+                metricsServer = try MetricsServer(address: address) { [metrics, forwarder, consumer, pipeline] in
                     let bytes = ["", "-wal"].compactMap { ProcessInfo.fileSize(path + $0) }.reduce(0, +)
                     return metrics.render(
-                        journalBytes: Int64(bytes), forwardLag: forwarder?.progress.lagRecords,
+                        journalBytes: Int64(bytes),
+                        checkpointFailures: pipeline.checkpointHealth.withLock { $0.failures },
+                        forwardLag: forwarder?.progress.lagRecords,
                         consumeLag: consumer.map { Int64($0.progress.lagRecords) })
                 }
             } catch {

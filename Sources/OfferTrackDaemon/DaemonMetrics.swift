@@ -41,7 +41,9 @@ final class DaemonMetrics: Sendable {
     }
 
     /// The exposition, with the journal's size on disk read now.
-    func render(journalBytes: Int64, forwardLag: Int64? = nil, consumeLag: Int64? = nil) -> String {
+    func render(
+        journalBytes: Int64, checkpointFailures: Int = 0, forwardLag: Int64? = nil, consumeLag: Int64? = nil
+    ) -> String {
         var out = Exposition()
         out.counter(
             "offertrack_records_total", help: "Answered record lines by status.", label: "status",
@@ -52,6 +54,9 @@ final class DaemonMetrics: Sendable {
         out.counter(
             "offertrack_storage_failures_total", help: "Batches whose commit failed (answered storage_unavailable).",
             [("", storageFailures.current)])
+        out.counter(
+            "offertrack_checkpoint_failures_total", help: "WAL checkpoints that failed (disk full, I/O error).",
+            [("", UInt64(checkpointFailures))])
         out.gauge(
             "offertrack_journal_corrupt", help: "1 when the journal was found damaged: nothing is acknowledged.",
             journalCorrupt.current)

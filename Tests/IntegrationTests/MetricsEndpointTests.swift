@@ -53,6 +53,8 @@ import Testing
         #expect(Self.value(body, "offertrack_last_seq") == "3")
         #expect(Self.value(body, "offertrack_connections").flatMap(Int.init).map { $0 <= 1 } == true)
         #expect(Self.value(body, "offertrack_journal_bytes").flatMap(Int.init).map { $0 > 0 } == true)
+        #expect(Self.value(body, "offertrack_journal_corrupt") == "0")
+        #expect(Self.value(body, "offertrack_checkpoint_failures_total") == "0")
         for name in ["offertrack_queued_records", "offertrack_commit_seconds_count", "offertrack_commit_records_sum"] {
             #expect(Self.value(body, name) != nil, "no \(name)")
         }
