@@ -436,6 +436,22 @@ final class BenchRun {
             try daemon.stop()
         }
         let ready = readies.sorted()[readies.count / 2]
+        // SIGHUP with other windows recomputes every derived table, off the event loop (issue 13).
+        let reloading = try startDaemon(label: "big-reload", databasePath: path, arguments: ["--rules", rulesPath])
+        try QueryCost.writeNarrowedRules(to: rulesPath)
+        let probe = Array(
+            #"{"type":"capabilities","id":"reload-probe","ts":"2026-11-20T00:00:00Z","user":"u-probe","authorization":0}"#
+                .utf8)
+        let reload = try reloading.reload(probe: probe)
+        try reloading.stop()
+        try QueryCost.writeHoldingRules(to: rulesPath)
+        add(
+            ResultRow(
+                section: "4 Footprint",
+                name: "`SIGHUP` with other windows on a \(Format.grouped(Double(count)))-record journal → `READY=1`",
+                value: "\(Format.fixed(reload.readyMilliseconds / 1000, 1)) s",
+                comparison: "a record sent after `RELOADING=1` was answered in "
+                    + "\(Format.fixed(reload.probeMilliseconds, 1)) ms: `\(reload.answer)`"))
         let cli = options.resolvedCLIPath
         let reportRows = try QueryCost.reportRows(cli: cli, path: path, rulesPath: rulesPath, records: count)
         for row in reportRows { add(row) }

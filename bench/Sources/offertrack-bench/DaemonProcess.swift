@@ -86,6 +86,35 @@ final class DaemonProcess {
         notificationsSeen = found.seen
     }
 
+    /// Sends SIGHUP (the caller changed the rules' windows), sends `probe` (one record line) once `RELOADING=1`
+    /// came, and waits for `READY=1`: milliseconds from the signal to READY, and from the probe to its answer.
+    func reload(probe: [UInt8]) throws -> (readyMilliseconds: Double, probeMilliseconds: Double, answer: String) {
+        let start = Stopwatch.now()
+        Signals.send(Signals.hangup, to: pid)
+        guard let reloading = notify.waitFor(timeoutSeconds: 30, skip: notificationsSeen, { $0 == "RELOADING=1" })
+        else { throw BenchFailure("offertrackd did not send RELOADING=1; its stderr:\n\(log)") }
+        notificationsSeen = reloading.seen
+        let sent = Stopwatch.now()
+        let fd = try UnixSocket.connect(path: socketPath)
+        defer { FileDescriptor.close(fd) }
+        UnixSocket.setReceiveTimeout(fd, seconds: 600)
+        try FileDescriptor.writeAll(fd, probe + [UInt8(ascii: "\n")])
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !answer.contains(UInt8(ascii: "\n")) {
+            let result = try buffer.withUnsafeMutableBytes { try FileDescriptor.read(fd, into: $0) }
+            guard case .transferred(let count) = result, count > 0 else { break }
+            answer += buffer[0..<count]
+        }
+        let answered = Stopwatch.now()
+        guard let ready = notify.waitFor(timeoutSeconds: 600, skip: notificationsSeen, { $0 == "READY=1" }) else {
+            throw BenchFailure("offertrackd did not send READY=1 after SIGHUP; its stderr:\n\(log)")
+        }
+        notificationsSeen = ready.seen
+        let text = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return (Double(ready.at - start) / 1e6, Double(answered - sent) / 1e6, text)
+    }
+
     /// Stops the daemon with SIGTERM (a clean drain) and waits for it; fails if it does not exit 0.
     func stop() throws {
         Signals.send(Signals.terminate, to: pid)

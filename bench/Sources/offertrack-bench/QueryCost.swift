@@ -25,6 +25,12 @@ enum QueryCost {
         (try? RulesFile(bytes: Array(holdingRules.utf8)).rules.settings) ?? .defaults
     }
 
+    /// `holdingRules` with a 15-day attribution window: a SIGHUP to them recomputes every derived table.
+    static func writeNarrowedRules(to path: String) throws {
+        try holdingRules.replacingOccurrences(of: "\"holdingPeriodHours\":1080", with: "\"holdingPeriodHours\":1080,\"attributionWindowHours\":360")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     /// Writes `holdingRules` to `path`.
     static func writeHoldingRules(to path: String) throws {
         try holdingRules.write(toFile: path, atomically: true, encoding: .utf8)
