@@ -27,8 +27,10 @@ enum QueryCost {
 
     /// `holdingRules` with a 15-day attribution window: a SIGHUP to them recomputes every derived table.
     static func writeNarrowedRules(to path: String) throws {
-        try holdingRules.replacingOccurrences(of: "\"holdingPeriodHours\":1080", with: "\"holdingPeriodHours\":1080,\"attributionWindowHours\":360")
-            .write(toFile: path, atomically: true, encoding: .utf8)
+        try holdingRules.replacingOccurrences(
+            of: "\"holdingPeriodHours\":1080", with: "\"holdingPeriodHours\":1080,\"attributionWindowHours\":360"
+        )
+        .write(toFile: path, atomically: true, encoding: .utf8)
     }
 
     /// Writes `holdingRules` to `path`.
