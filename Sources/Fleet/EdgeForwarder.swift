@@ -12,7 +12,8 @@ import Synchronization
 /// It runs on a thread of its own and never blocks ingest: records wait in the journal while the stream is
 /// down or slow, at most `maxInFlight` are unacknowledged at once (so memory stays bounded whatever the outage),
 /// and after any failure it publishes again from the watermark, with backoff (duplicates are harmless: the
-/// stream's window and the central journal's unique ids absorb them).
+/// stream's window and the central journal's unique ids absorb them). A publish the stream never answers (it
+/// died holding it) counts as failed once nothing has been acknowledged for `acknowledgementTimeoutMilliseconds`.
 public final class EdgeForwarder: Sendable {
     /// How far forwarding has come.
     public struct Progress: Sendable, Equatable {
@@ -33,11 +34,14 @@ public final class EdgeForwarder: Sendable {
         var stopped = false
         var lagRecords: Int64 = 0
         var acknowledgedThrough: Int64 = 0
+        /// When the stream last answered, or when records went in flight after none were (monotonic ms).
+        var lastAnswerAt: Int64 = 0
     }
 
     private let log: ForwardingLog
     private let partitions: Int
     private let maxInFlight: Int
+    private let acknowledgementTimeout: Int64
     private let state = Mutex(State())
     private let client = Mutex<JetStreamClient?>(nil)
     private let finished = Mutex(false)
@@ -47,11 +51,13 @@ public final class EdgeForwarder: Sendable {
     /// the stored watermark or, with `startingAfter`, from the record after that `seq`.
     public init(
         journalPath: String, servers: [String], stream: StreamConfiguration, partitions: Int,
-        maxInFlight: Int = 4096, name: String = "offertrack-edge", startingAfter: Int64? = nil
+        maxInFlight: Int = 4096, acknowledgementTimeoutMilliseconds: Int64 = 5_000, name: String = "offertrack-edge",
+        startingAfter: Int64? = nil
     ) throws {
         log = try ForwardingLog(path: journalPath)
         self.partitions = partitions
         self.maxInFlight = maxInFlight
+        acknowledgementTimeout = acknowledgementTimeoutMilliseconds
         self.stream = stream
         let watermark = try startingAfter ?? log.watermark()
         state.withLock {
@@ -117,6 +123,7 @@ public final class EdgeForwarder: Sendable {
                     continue
                 }
             }
+            failIfUnanswered(now: now)
             if restartAfterFailure() {
                 backoff = Self.nextBackoff(backoff)
                 continue
@@ -133,7 +140,10 @@ public final class EdgeForwarder: Sendable {
             }
             var published = 0
             for entry in entries {
-                state.withLock { $0.inFlight[entry.id] = entry.seq }
+                state.withLock {
+                    if $0.inFlight.isEmpty { $0.lastAnswerAt = Clock.monotonicMilliseconds() }
+                    $0.inFlight[entry.id] = entry.seq
+                }
                 let subject = Partition.subject(Partition.of(user: entry.user, total: partitions))
                 do {
                     try client.publishAsync(subject: subject, data: entry.line, messageID: entry.id)
@@ -164,6 +174,14 @@ public final class EdgeForwarder: Sendable {
         }
     }
 
+    /// Records in flight with no answer from the stream for the timeout are lost (a server died holding them):
+    /// counted as a failure, so they are published again.
+    private func failIfUnanswered(now: Int64) {
+        state.withLock { state in
+            if !state.inFlight.isEmpty && now - state.lastAnswerAt > acknowledgementTimeout { state.failed = true }
+        }
+    }
+
     /// After a failed publish, publishes again from the watermark; true when it did.
     private func restartAfterFailure() -> Bool {
         state.withLock { state in
@@ -182,6 +200,7 @@ public final class EdgeForwarder: Sendable {
     private func acknowledged(_ ack: PublishAck) {
         state.withLock { state in
             guard let id = ack.messageID, state.inFlight[id] != nil else { return }
+            state.lastAnswerAt = Clock.monotonicMilliseconds()
             if ack.failure == nil {
                 state.inFlight[id] = nil
             } else {

@@ -64,7 +64,10 @@ import Testing
         let contents = try streamContents(server)
         #expect(contents.count == journal.count, "\(contents.count) messages for \(journal.count) records")
         #expect(Set(contents.map(\.id)).count == contents.count)
-        #expect(contents.map(\.line).sorted() == journal.sorted())
+        let missing = Set(journal).subtracting(contents.map(\.line))
+        #expect(missing.isEmpty, "\(missing.count) records never reached the stream")
+        let verbatim = contents.map(\.line).sorted() == journal.sorted()
+        #expect(verbatim, "the stream's lines are not the journal's, once each")
         for message in contents {
             guard case .valid(let record) = RecordValidator.validate(Array(message.line.utf8)) else {
                 Issue.record("not a record: \(message.line)")
@@ -116,6 +119,33 @@ import Testing
         #expect(during.acknowledgedThrough < (try writer.lastSeq()), "\(during)")
         try server.start()
         #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq()), "\(forwarder.progress)")
+        forwarder.stop()
+        try Self.checkExactlyOnce(server, journal: lines)
+    }
+
+    /// A server that dies holding publishes it never answered (stopped, then killed) loses them; nothing else
+    /// tells the forwarder, so only the acknowledgement timeout makes it publish them again.
+    @Test func publishesAServerDiedHoldingAreSentAgain() throws {
+        let directory = ScratchDirectory()
+        let path = directory.file("edge.db")
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
+        let lines = Array(WorkloadSimulator(users: 300, seed: 10).filter { !$0.isDuplicate }.map(\.line))
+        let half = lines.count / 2
+        try Self.append(Array(lines[..<half]), to: writer)
+        let server = try NATSServer(in: directory)
+        let forwarder = try EdgeForwarder(
+            journalPath: path, servers: [server.url], stream: Self.stream(), partitions: Self.partitions,
+            maxInFlight: 128, acknowledgementTimeoutMilliseconds: 1_000)
+        forwarder.start()
+        #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq()), "\(forwarder.progress)")
+        server.pause()
+        try Self.append(Array(lines[half...]), to: writer)
+        Thread.sleep(forTimeInterval: 0.5)
+        server.stop()
+        try server.start()
+        #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq(), seconds: 30), "\(forwarder.progress)")
+        #expect(forwarder.progress.failures >= 1)
         forwarder.stop()
         try Self.checkExactlyOnce(server, journal: lines)
     }

@@ -45,6 +45,12 @@ final class NATSServer {
         throw ToolFailure("nats-server did not listen on \(port)")
     }
 
+    /// Stops the server's process (`SIGSTOP`): connections stay open and nothing is answered.
+    func pause() {
+        guard let process else { return }
+        kill(process.pid, SIGSTOP)
+    }
+
     /// Kills the server (`kill -9`) and waits until it is gone.
     func stop() {
         guard let process else { return }
