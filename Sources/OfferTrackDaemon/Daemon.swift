@@ -85,6 +85,8 @@ public final class Daemon {
     private var writerBusySince: Int64?
     /// When the writer began recomputing the derived tables for reloaded windows; nil when it is not.
     private var recomputeStartedAt: Int64?
+    /// The last recompute asked for; outcomes of earlier ones (superseded by a second reload) are ignored.
+    private var recomputeGeneration = 0
     private var pausedForQueue: Set<UInt64> = []
     private let answers = AnswerBudget(limit: Daemon.maxUnsentAnswerBytes)
     private var pausedForAnswers: Set<UInt64> = []
@@ -786,6 +788,12 @@ public final class Daemon {
             self.listener = nil
         }
         drainDeadline = now + Int64(configuration.drainTimeoutSeconds) * 1000
+        if recomputeStartedAt != nil {
+            // Not worth waiting for: the next start recomputes the derived tables from scratch.
+            pipeline.abandonRecompute()
+            recomputeStartedAt = nil
+            log("abandoning the recompute for new windows; the next start recomputes from scratch")
+        }
         for connection in Array(connections.values) { settle(connection, now: now) }
     }
 
@@ -803,7 +811,7 @@ public final class Daemon {
             }
             for connection in Array(connections.values) { settle(connection, now: now) }
         }
-        let journalIdle = waiting.isEmpty && writerBusySince == nil && recomputeStartedAt == nil
+        let journalIdle = waiting.isEmpty && writerBusySince == nil
         let outputFlushed = connections.values.allSatisfy { $0.pendingOutputBytes == 0 }
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
         return journalIdle && (outputFlushed || now >= drainDeadline + 2000)
@@ -817,28 +825,30 @@ public final class Daemon {
             log("rules reloaded: \(summary)")
             let settings = rules.current.rules.settings
             if settings != previousSettings && !configuration.journalOnly {
-                // New windows change attribution itself: the derived tables are recomputed on the writer thread
-                // while this loop keeps serving (and feeding the watchdog); READY=1 follows when it is done.
-                // Records read meanwhile are committed after it, under the new windows.
+                // New windows change attribution itself: the writer recomputes the derived tables a chunk of
+                // users at a time between batches, so records keep being acknowledged (and the watchdog fed);
+                // readers see the old windows until the last chunk swaps the new tables in. READY=1 follows.
                 recomputeStartedAt = now
                 log("recomputing the derived tables for the new windows; the daemon keeps serving")
-                pipeline.recomputeDerivedTables(settings)
+                recomputeGeneration += 1
+                pipeline.recomputeDerivedTables(settings, generation: recomputeGeneration)
                 return
             }
         case .failure(let error):
             log("rules reload failed, keeping the previous rules: \(error)")
         }
+        // With a recompute for new windows still running, READY=1 comes when it finishes.
+        if recomputeStartedAt != nil { return }
         ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
         lastStatus = statusLine()
     }
 
     /// The writer finished recomputing the derived tables for a reload: the reload is complete.
-    private func finishRecompute(_ outcome: Result<Void, JournalFailure>, now: Int64) {
-        let took = recomputeStartedAt.map { now - $0 } ?? 0
+    private func finishRecompute(_ outcome: RecomputeOutcome, now: Int64) {
+        guard let startedAt = recomputeStartedAt, outcome.generation == recomputeGeneration else { return }
         recomputeStartedAt = nil
-        // A batch queued behind the recompute has waited for it, not for a stuck disk.
-        if writerBusySince != nil { writerBusySince = now }
-        switch outcome {
+        let took = now - startedAt
+        switch outcome.result {
         case .success: log("derived tables recomputed for the new windows in \(took) ms")
         case .failure(let failure):
             log("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")
@@ -853,8 +863,7 @@ public final class Daemon {
             if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
         }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
-            // A recompute for new windows keeps the writer busy by design: not a stuck disk.
-            let writerStuck = recomputeStartedAt == nil && (writerBusySince.map { now - $0 > interval / 2 } ?? false)
+            let writerStuck = writerBusySince.map { now - $0 > interval / 2 } ?? false
             if !writerStuck {
                 ServiceManager.notify("WATCHDOG=1")
                 lastWatchdogPing = now
@@ -907,7 +916,10 @@ public final class Daemon {
             line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
         }
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
-        if recomputeStartedAt != nil { line += "; recomputing the derived tables for new windows" }
+        if recomputeStartedAt != nil {
+            let users = pipeline.recomputedUsers.load(ordering: .relaxed)
+            line += "; recomputing the derived tables for new windows (\(users) users so far)"
+        }
         return line.replacingNewlines()
     }
 
