@@ -30,30 +30,30 @@ enum DerivedTables {
     /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that
     /// changed (and the roll-up groups they count in): usually one new presentation, or nothing.
     ///
-    /// `added` are the user's records this batch journaled, all with a `seq` of at least `journaledBefore`. A
-    /// user with nothing journaled before (most, for in-order traffic) gets all their rows inserted from `added`
-    /// alone; `mayHaveEarlier: false` says the caller already knows that, and skips the index probe.
+    /// `added` are the user's records this batch journaled. A user with nothing journaled before (most, for
+    /// in-order traffic) gets all their rows inserted from `added` alone; `mayHaveEarlier: false` says the caller
+    /// already knows that, and skips reading the journal.
     ///
     /// Otherwise the rows before are attribution over the user's records without `added`: the derived tables
     /// always equal that (they change only in the transaction that journals records), so nothing is read back.
     ///
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
     static func refresh(
-        user: String, added: [Record], journaledBefore firstSeq: Int64, mayHaveEarlier: Bool,
-        settings: AttributionSettings, rollup: inout DayRollup, tables: DerivedTableSet = .live,
-        on connection: Connection
+        user: String, added: [Record], mayHaveEarlier: Bool, settings: AttributionSettings,
+        rollup: inout DayRollup, tables: DerivedTableSet = .live, on connection: Connection
     ) throws {
-        guard try mayHaveEarlier && JournalRows.hasRecords(of: user, before: firstSeq, on: connection) else {
+        // The user's records, this batch's included, read once (no separate probe for earlier ones).
+        let records = mayHaveEarlier ? try JournalRows.records(of: user, on: connection) : added
+        let addedIDs = Set(added.map { ExactString($0.id) })
+        let earlier = records.count > added.count ? records.filter { !addedIDs.contains(ExactString($0.id)) } : []
+        guard !earlier.isEmpty else {
             // Nothing was derived for this user before: every row is new, and attribution needs only `added`.
             let attribution = Attribution.attribute(userRecords: added, settings: settings)
             try insert(user: user, attribution, tables: tables, on: connection)
             count(attribution, sign: 1, into: &rollup)
             return
         }
-        let records = try JournalRows.records(of: user, on: connection)
         let now = Attribution.attribute(userRecords: records, settings: settings)
-        let addedIDs = Set(added.map { ExactString($0.id) })
-        let earlier = records.filter { !addedIDs.contains(ExactString($0.id)) }
         let before = Attribution.attribute(userRecords: earlier, settings: settings)
         // Presentations by exact id, with every stored column as bytes.
         var previous: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]

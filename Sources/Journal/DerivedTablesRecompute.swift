@@ -118,12 +118,12 @@ struct DerivedTablesRecompute: Sendable {
     /// After a batch journaled `added` for `user`: refreshes the user's rows in the copy when it holds them
     /// (in the batch's transaction), adding the roll-up changes to `step`.
     func refreshCopy(
-        user: String, added: [Record], journaledBefore firstSeq: Int64, mayHaveEarlier: Bool, into step: inout Step,
+        user: String, added: [Record], mayHaveEarlier: Bool, into step: inout Step,
         on connection: Connection
     ) throws {
         guard holds(user: user) else { return }
         try DerivedTables.refresh(
-            user: user, added: added, journaledBefore: firstSeq, mayHaveEarlier: mayHaveEarlier, settings: settings,
+            user: user, added: added, mayHaveEarlier: mayHaveEarlier, settings: settings,
             rollup: &step.rollup, tables: .recompute, on: connection)
     }
 

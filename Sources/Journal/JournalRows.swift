@@ -25,15 +25,6 @@ enum JournalRows {
         return records
     }
 
-    /// Whether `user` has a record journaled with a `seq` below `seq` (an index-only probe).
-    static func hasRecords(of user: String, before seq: Int64, on connection: Connection) throws -> Bool {
-        let probe = try connection.prepare(static: "SELECT 1 FROM records WHERE user = ?1 AND seq < ?2 LIMIT 1")
-        try probe.bind(user, at: 1)
-        try probe.bind(seq, at: 2)
-        defer { probe.reset() }
-        return try probe.step()
-    }
-
     /// The highest `seq` journaled (0 when empty).
     static func lastSeq(on connection: Connection) throws -> Int64 {
         let statement = try connection.prepare(static: "SELECT coalesce(max(seq), 0) FROM records")

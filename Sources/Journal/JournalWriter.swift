@@ -106,7 +106,7 @@ public final class JournalWriter {
                 }
                 if let plan, let settings, lastSeq >= firstSeq {
                     try refreshDerivedTables(
-                        plan.wait(), batch: batch, outcomes: outcomes, journaledFrom: firstSeq, settings: settings,
+                        plan.wait(), batch: batch, outcomes: outcomes, settings: settings,
                         copyChanges: &copyChanges, on: connection)
                 }
                 return outcomes
@@ -127,11 +127,11 @@ public final class JournalWriter {
     /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once,
     /// and the roll-ups are written once. A user certainly new to the journal whose records were all accepted
     /// (most, for in-order traffic) takes the plan's attribution as it is; any other is recomputed against the
-    /// journal. `firstSeq` is the batch's first `seq`. During a recompute for new windows, users the copy
-    /// already holds are refreshed in it too, with its roll-up changes in `copyChanges`.
+    /// journal. During a recompute for new windows, users the copy already holds are refreshed in it too, with
+    /// its roll-up changes in `copyChanges`.
     private func refreshDerivedTables(
-        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], journaledFrom firstSeq: Int64,
-        settings: AttributionSettings, copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
+        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], settings: AttributionSettings,
+        copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
     ) throws {
         var rollup = plan.rollup
         func isAccepted(_ index: Int) -> Bool { if case .accepted = outcomes[index] { true } else { false } }
@@ -145,7 +145,7 @@ public final class JournalWriter {
             let isNew = knownUsers.noteAppend(of: group.user)
             if let recompute {
                 try recompute.refreshCopy(
-                    user: group.user, added: accepted.map { batch[$0].record }, journaledBefore: firstSeq,
+                    user: group.user, added: accepted.map { batch[$0].record },
                     mayHaveEarlier: !isNew, into: &copyChanges, on: connection)
             }
             if allAccepted && isNew {
@@ -159,7 +159,7 @@ public final class JournalWriter {
             }
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)
             try DerivedTables.refresh(
-                user: group.user, added: accepted.map { batch[$0].record }, journaledBefore: firstSeq,
+                user: group.user, added: accepted.map { batch[$0].record },
                 mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, on: connection)
         }
         try rollup.write(on: connection)
