@@ -48,7 +48,7 @@ public enum JournalBackup {
             do {
                 try FileSystem.linkWithoutReplacing(partial, as: destination)
             } catch {
-                if error.errno == 17 { throw Failure.destinationExists(destination) }  // EEXIST: created meanwhile
+                if error.isAlreadyExisting { throw Failure.destinationExists(destination) }  // created meanwhile
                 throw Failure.cannotPlace(destination, error)
             }
             removePartial()

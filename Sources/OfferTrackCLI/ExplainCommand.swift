@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import Posix
 
 /// `offertrack explain`: why one user's conversion earned what it did (SPEC section 6).
 struct ExplainCommand {

@@ -21,13 +21,6 @@ struct CommitResult: Sendable {
     let outcomes: Result<[AppendOutcome], JournalFailure>
 }
 
-/// Why a batch did not commit, for logs and status.
-struct JournalFailure: Error, Sendable {
-    let message: String
-    /// SQLite found the journal damaged: retrying cannot help (unlike a full disk or an I/O error).
-    let isCorruption: Bool
-}
-
 /// Failed checkpoints, as the event loop reports them.
 struct CheckpointHealth: Sendable, Equatable {
     /// Checkpoints that failed since the daemon started.
@@ -84,8 +77,7 @@ final class CommitPipeline: @unchecked Sendable {
                 metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
                 metrics.commitRecords.observe(UInt64(jobs.count))
             } catch {
-                outcomes = .failure(
-                    JournalFailure(message: "\(error)", isCorruption: JournalOpening.corruption(in: error) != nil))
+                outcomes = .failure(JournalFailure(error))
             }
             results.withLock { $0.append(CommitResult(jobs: jobs, outcomes: outcomes)) }
             wakeup.signal()
@@ -169,8 +161,7 @@ final class CommitPipeline: @unchecked Sendable {
                 _ = try writer.adopt(settings)
                 outcome = .success(())
             } catch {
-                outcome = .failure(
-                    JournalFailure(message: "\(error)", isCorruption: JournalOpening.corruption(in: error) != nil))
+                outcome = .failure(JournalFailure(error))
             }
             recomputes.withLock { $0.append(outcome) }
             wakeup.signal()

@@ -113,6 +113,7 @@ public final class Daemon {
     private var journalCorruption: String?
     private var stopping = false
     private var drainDeadline: Int64 = 0
+    private let notifier = ServiceNotifier()
     private let watchdogIntervalMilliseconds: Int64?
     private var lastWatchdogPing: Int64 = 0
     private var lastStatus = ""
@@ -130,7 +131,7 @@ public final class Daemon {
         do {
             rules = try RulesHolder(path: configuration.rulesPath)
         } catch {
-            throw StartupError(exitCode: 78, "rules: \(error)")
+            throw StartupError(exitCode: .configuration, "rules: \(error)")
         }
         // Before the journal is touched: a second daemon started by mistake must leave it alone.
         do {
@@ -138,33 +139,37 @@ public final class Daemon {
         } catch {
             if case .held = error {
                 throw StartupError(
-                    exitCode: 69, "another offertrackd is using the journal \(configuration.databasePath): \(error)")
+                    exitCode: .unavailable,
+                    "another offertrackd is using the journal \(configuration.databasePath): \(error)")
             }
-            throw StartupError(exitCode: 73, "cannot lock the journal \(configuration.databasePath): \(error)")
+            throw StartupError(
+                exitCode: .cannotCreate, "cannot lock the journal \(configuration.databasePath): \(error)")
         }
         let activated = ServiceManager.listenDescriptors()
         if activated.count > 1 {
-            throw StartupError(exitCode: 78, "socket activation passed \(activated.count) sockets; expected one")
+            throw StartupError(
+                exitCode: .configuration, "socket activation passed \(activated.count) sockets; expected one")
         }
         if let fd = activated.first {
             guard ServiceManager.isListeningUnixStreamSocket(fd) else {
-                throw StartupError(exitCode: 78, "the activated socket (fd \(fd)) is not a listening AF_UNIX stream")
+                throw StartupError(
+                    exitCode: .configuration, "the activated socket (fd \(fd)) is not a listening AF_UNIX stream")
             }
             guard (try? UnixSocket.isAbstract(fd)) == false else {
                 throw StartupError(
-                    exitCode: 78,
+                    exitCode: .configuration,
                     "the activated socket (fd \(fd)) is an abstract AF_UNIX socket: it has no file mode, so any local "
                         + "process could connect; use a socket path (ListenStream=/run/offertrack/offertrack.sock)")
             }
-            do { try FileDescriptor.setNonBlocking(fd) } catch { throw StartupError(exitCode: 71, "\(error)") }
+            do { try FileDescriptor.setNonBlocking(fd) } catch { throw StartupError(exitCode: .osError, "\(error)") }
             listener = fd
             listenerDescription = "activated socket"
         } else {
             do {
                 listener = try UnixSocket.listen(path: configuration.socketPath, mode: 0o660)
             } catch {
-                if case .inUse = error { throw StartupError(exitCode: 69, "\(error)") }
-                throw StartupError(exitCode: 73, "cannot listen: \(error)")
+                if case .inUse = error { throw StartupError(exitCode: .unavailable, "\(error)") }
+                throw StartupError(exitCode: .cannotCreate, "cannot listen: \(error)")
             }
             listenerDescription = configuration.socketPath
         }
@@ -176,7 +181,7 @@ public final class Daemon {
                     try writer.claim(
                         FleetMembership(partitions: configuration.partitions, total: configuration.partitionsTotal))
                 } catch let mismatch as FleetMembership.Mismatch {
-                    throw StartupError(exitCode: 78, "\(mismatch)")
+                    throw StartupError(exitCode: .configuration, "\(mismatch)")
                 }
             }
             epoll = try Epoll()
@@ -189,7 +194,7 @@ public final class Daemon {
                 UnixSocket.removeSocketFile(configuration.socketPath)
             }
             if let error = error as? StartupError { throw error }
-            throw StartupError(exitCode: 71, "\(error)")
+            throw StartupError(exitCode: .osError, "\(error)")
         }
         let stream = StreamConfiguration(
             name: configuration.streamName, subjects: ["offertrack.records.>"],
@@ -207,7 +212,7 @@ public final class Daemon {
                     recordLag: { [pipeline] lag in _ = try? pipeline.runOnWriter { try $0.record(lag) } },
                     log: { FileDescriptor.printError("offertrackd: \($0)") })
             } catch {
-                throw StartupError(exitCode: 69, "--consume: \(error)")
+                throw StartupError(exitCode: .unavailable, "--consume: \(error)")
             }
         }
         if configuration.forwardServers.isEmpty {
@@ -218,7 +223,7 @@ public final class Daemon {
                     journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
                     partitions: configuration.partitionsTotal)
             } catch {
-                throw StartupError(exitCode: 69, "--forward: \(error)")
+                throw StartupError(exitCode: .unavailable, "--forward: \(error)")
             }
         }
         if let address = configuration.metricsAddress {
@@ -233,7 +238,8 @@ public final class Daemon {
                         consumeLag: consumer.map { Int64($0.progress.lagRecords) })
                 }
             } catch {
-                throw StartupError(exitCode: error.isAddressInUse ? 69 : 71, "--metrics-listen: \(error)")
+                throw StartupError(
+                    exitCode: error.isAddressInUse ? .unavailable : .osError, "--metrics-listen: \(error)")
             }
         } else {
             metricsServer = nil
@@ -254,7 +260,7 @@ public final class Daemon {
             let started = Clock.monotonicMilliseconds()
             if let problems = try JournalOpening.quickCheck(path: path) {
                 throw StartupError(
-                    exitCode: 65, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
+                    exitCode: .dataError, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
             }
             FileDescriptor.printError(
                 "offertrackd: quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
@@ -267,9 +273,9 @@ public final class Daemon {
             throw error
         } catch {
             if let details = JournalOpening.corruption(in: error) {
-                throw StartupError(exitCode: 65, "the journal \(path) is corrupt (\(details)): \(restore)")
+                throw StartupError(exitCode: .dataError, "the journal \(path) is corrupt (\(details)): \(restore)")
             }
-            throw StartupError(exitCode: 73, "cannot open the journal \(path): \(error)")
+            throw StartupError(exitCode: .cannotCreate, "cannot open the journal \(path): \(error)")
         }
     }
 
@@ -285,21 +291,21 @@ public final class Daemon {
     deinit { readBuffer.deallocate() }
 
     /// Runs until SIGTERM/SIGINT and the drain; returns the exit code.
-    public func run() -> Int32 {
+    public func run() -> ExitCode {
         do {
             try epoll.add(signals.fd, events: .readable, token: Token.signals)
             try epoll.add(pipeline.wakeup.fd, events: .readable, token: Token.commits)
             try watchListener(true)
         } catch {
             log("cannot start the event loop: \(error)")
-            ServiceManager.notify("STATUS=failed: cannot start the event loop: \(error)".replacingNewlines())
-            return 71
+            notifier.send("STATUS=failed: cannot start the event loop: \(error)".replacingNewlines())
+            return .osError
         }
         metricsServer?.start()
         forwarder?.start()
         consumer?.start()
         lastTurnAt = Clock.monotonicMilliseconds()
-        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+        notifier.send("READY=1\nSTATUS=\(statusLine())")
         log(
             "listening on \(listenerDescription), journal \(configuration.databasePath) "
                 + "(durability \(configuration.durability.rawValue)), \(rules.summary)")
@@ -309,7 +315,7 @@ public final class Daemon {
                 events = try epoll.wait(timeoutMilliseconds: stopping ? 50 : 250)
             } catch {
                 log("event loop failed: \(error)")
-                return 71
+                return .osError
             }
             let now = Clock.monotonicMilliseconds()
             activeNow += min(max(now - lastTurnAt, 0), Self.maxIdleStepMilliseconds)
@@ -330,7 +336,7 @@ public final class Daemon {
             housekeeping(now: now)
             if let failure = fatalFailure, !stopping {
                 log("\(failure); stopping so that the service manager restarts the daemon")
-                ServiceManager.notify("STATUS=failed: \(failure)".replacingNewlines())
+                notifier.send("STATUS=failed: \(failure)".replacingNewlines())
                 beginShutdown(now: now)
             }
             if stopping && drainFinished(now: now) { break }
@@ -341,7 +347,7 @@ public final class Daemon {
         consumer?.stop()
         pipeline.runOnWriter { $0.close() }
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
-        return fatalFailure == nil ? 0 : 71
+        return fatalFailure == nil ? .ok : .osError
     }
 
     // MARK: Connections
@@ -669,7 +675,7 @@ public final class Daemon {
                 metrics.storageFailures.increment()
                 metrics.reject(.storageUnavailable, count: UInt64(result.jobs.count))
                 for job in result.jobs { refuse(job) }
-                ServiceManager.notify("STATUS=\(statusLine())")
+                notifier.send("STATUS=\(statusLine())")
             case .failure(let failure):
                 if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
                 storageFailure = failure.message
@@ -777,7 +783,7 @@ public final class Daemon {
     private func beginShutdown(now: Int64) {
         guard !stopping else { return }
         stopping = true
-        ServiceManager.notify("STOPPING=1\nSTATUS=stopping: finishing \(waiting.count) queued records")
+        notifier.send("STOPPING=1\nSTATUS=stopping: finishing \(waiting.count) queued records")
         log("stopping: finishing what was read, answering the rest shutting_down")
         if let listener {
             try? watchListener(false)
@@ -810,7 +816,7 @@ public final class Daemon {
     }
 
     private func reloadRules(now: Int64) {
-        ServiceManager.notify("RELOADING=1\nMONOTONIC_USEC=\(Clock.monotonicMicroseconds())")
+        notifier.send("RELOADING=1\nMONOTONIC_USEC=\(Clock.monotonicMicroseconds())")
         let previousSettings = rules.current.rules.settings
         switch rules.reload() {
         case .success(let summary):
@@ -828,7 +834,7 @@ public final class Daemon {
         case .failure(let error):
             log("rules reload failed, keeping the previous rules: \(error)")
         }
-        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+        notifier.send("READY=1\nSTATUS=\(statusLine())")
         lastStatus = statusLine()
     }
 
@@ -843,7 +849,7 @@ public final class Daemon {
         case .failure(let failure):
             log("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")
         }
-        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+        notifier.send("READY=1\nSTATUS=\(statusLine())")
         lastStatus = statusLine()
     }
 
@@ -856,7 +862,7 @@ public final class Daemon {
             // A recompute for new windows keeps the writer busy by design: not a stuck disk.
             let writerStuck = recomputeStartedAt == nil && (writerBusySince.map { now - $0 > interval / 2 } ?? false)
             if !writerStuck {
-                ServiceManager.notify("WATCHDOG=1")
+                notifier.send("WATCHDOG=1")
                 lastWatchdogPing = now
             }
         }
@@ -864,7 +870,7 @@ public final class Daemon {
             lastStatusAt = now
             let status = statusLine()
             if status != lastStatus {
-                ServiceManager.notify("STATUS=\(status)")
+                notifier.send("STATUS=\(status)")
                 lastStatus = status
             }
         }

@@ -11,7 +11,7 @@ public enum ResponseLine: Sendable, Equatable {
         switch self {
         case .accepted(let id, let seq), .duplicate(let id, let seq):
             out.append(contentsOf: #"{"id":"#.utf8)
-            Self.appendQuoted(id, to: &out)
+            JSONStringLiteral.append(id, to: &out)
             out.append(contentsOf: #","status":""#.utf8)
             out.append(contentsOf: (isDuplicate ? "duplicate" : "accepted").utf8)
             out.append(contentsOf: #"","seq":"#.utf8)
@@ -19,14 +19,14 @@ public enum ResponseLine: Sendable, Equatable {
             out.append(contentsOf: "}\n".utf8)
         case .rejected(let id, let error):
             out.append(contentsOf: #"{"id":"#.utf8)
-            if let id { Self.appendQuoted(id, to: &out) } else { out.append(contentsOf: "null".utf8) }
+            if let id { JSONStringLiteral.append(id, to: &out) } else { out.append(contentsOf: "null".utf8) }
             out.append(contentsOf: #","status":"rejected","error":{"code":""#.utf8)
             out.append(contentsOf: error.code.rawValue.utf8)
             out.append(contentsOf: #"","message":"#.utf8)
-            Self.appendQuoted(error.message, to: &out)
+            JSONStringLiteral.append(error.message, to: &out)
             if let field = error.field {
                 out.append(contentsOf: #","field":"#.utf8)
-                Self.appendQuoted(field, to: &out)
+                JSONStringLiteral.append(field, to: &out)
             }
             out.append(contentsOf: "}}\n".utf8)
         }
@@ -36,26 +36,5 @@ public enum ResponseLine: Sendable, Equatable {
     private var isDuplicate: Bool {
         if case .duplicate = self { return true }
         return false
-    }
-
-    /// Appends `text` as a JSON string literal.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20:
-                out.append(contentsOf: #"\u00"#.utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xf)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }

@@ -29,7 +29,7 @@ public struct ReturningUserSimulator: Sequence, Sendable {
     public var lines: [String] { generate().map(\.line) }
 
     private func generate() -> [SimulatedRecord] {
-        let span = Int64(days) * 86_400_000
+        let span = Int64(days) * Timestamp.millisecondsPerDay
         var counter: UInt64 = 0
         var all: [SimulatedRecord] = []
         all.reserveCapacity(users * 6)

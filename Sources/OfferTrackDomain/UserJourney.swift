@@ -113,7 +113,7 @@ struct UserJourney {
     /// playback at a later launch; some decline the offer shown again; paying members keep playback; some leave
     /// long after any holding period.
     private mutating func afterConversion(at conversion: Int64, counter: inout UInt64) {
-        let day: Int64 = 86_400_000
+        let day = Timestamp.millisecondsPerDay
         let unpaid = Capabilities(playback: false, eligible: true, cloud: rng.chance(50))
         let roll = rng.below(100)
         if roll < 25 {
@@ -157,7 +157,7 @@ struct UserJourney {
         for _ in 0..<visits {
             if let start = subscribedAt {
                 // After the trial month the member pays, or playback is gone.
-                let playback = paid || t - start < 30 * 86_400_000
+                let playback = paid || t - start < 30 * Timestamp.millisecondsPerDay
                 let capabilities = Capabilities(playback: playback, eligible: !playback, cloud: rng.chance(50))
                 emitCheck(capabilities, at: t, counter: &counter)
             } else {

@@ -60,7 +60,7 @@ public struct WorkloadSimulator: Sequence, Sendable {
             let heldBack = late
             late = []
             guard nextUser < simulator.users else { return heldBack }
-            let span = Int64(simulator.days) * 86_400_000
+            let span = Int64(simulator.days) * Timestamp.millisecondsPerDay
             let slot = Swift.max(1, span / Int64(simulator.users))
             let t0 = simulator.start + Int64(nextUser) * span / Int64(simulator.users) + rng.int(in: 0...(slot - 1))
             let records = UserJourney.generate(index: nextUser, seed: simulator.seed, t0: t0, counter: &counter)

@@ -9,24 +9,9 @@ public final class DatagramSocket {
     /// Binds a datagram socket at `path`.
     public init(path: String) throws(PosixError) {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw PosixError("socket", errno: errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw PosixError("bind", errno: ENAMETOOLONG)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard rc == 0 else { throw PosixError("bind", errno: errno) }
+        guard var address = UnixSocket.address(path) else { throw PosixError("bind", errno: ENAMETOOLONG) }
+        fd = try UnixSocket.newStreamSocket(type: Int32(SOCK_DGRAM.rawValue))
+        try UnixSocket.bind(fd, to: &address)
     }
 
     deinit { close() }

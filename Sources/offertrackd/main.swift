@@ -10,7 +10,7 @@ switch Result(catching: { () throws(UsageError) in
 }) {
 case .failure(let error):
     FileDescriptor.printError("offertrackd: \(error)\n\(DaemonConfiguration.usage)")
-    ProcessInfo.exit(64)
+    ProcessInfo.exit(ExitCode.usage.rawValue)
 case .success(.help):
     try? FileDescriptor.writeAll(1, Array((DaemonConfiguration.usage + "\n").utf8))
 case .success(.version):
@@ -24,9 +24,9 @@ case .success(.run(var configuration)):
     }
     do {
         let daemon = try Daemon(configuration: configuration)
-        ProcessInfo.exit(daemon.run())
+        ProcessInfo.exit(daemon.run().rawValue)
     } catch {
         FileDescriptor.printError("offertrackd: \(error)")
-        ProcessInfo.exit(error.exitCode)
+        ProcessInfo.exit(error.exitCode.rawValue)
     }
 }
