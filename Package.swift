@@ -65,19 +65,25 @@ let package = Package(
         // The release benchmark (`scripts/bench`): baselines, end-to-end ingest, latency, footprint.
         .executableTarget(
             name: "offertrack-bench",
-            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "Posix"],
+            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "Posix", "TestSupport"],
             path: "bench/Sources/offertrack-bench",
             swiftSettings: strictSettings
         ),
+        // What only the tests and the bench use: scratch directories, a daemon process with a stand-in for systemd's
+        // notification socket, signals, a seeded generator.
+        .target(
+            name: "TestSupport", dependencies: ["Posix", "OfferTrackDomain"], path: "Tests/TestSupport",
+            swiftSettings: strictSettings),
         .testTarget(name: "DomainTests", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
-            dependencies: ["Journal", "SQLite", "OfferTrackDomain"],
+            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "IntegrationTests", dependencies: ["Posix", "SQLite", "OfferTrackDomain", "NATS", "Fleet", "Journal"],
+            name: "IntegrationTests",
+            dependencies: ["Posix", "SQLite", "OfferTrackDomain", "NATS", "Fleet", "Journal", "TestSupport"],
             swiftSettings: strictSettings),
     ]
 )

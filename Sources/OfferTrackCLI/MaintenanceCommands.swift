@@ -28,7 +28,7 @@ struct RebuildCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        guard ProcessInfo.fileSize(options.databasePath) != nil else {
+        guard CurrentProcess.fileSize(options.databasePath) != nil else {
             throw CLIError(.noInput, "no journal at \(options.databasePath)")
         }
         do {

@@ -127,7 +127,7 @@ public final class Daemon {
     public init(configuration: DaemonConfiguration) throws(StartupError) {
         self.configuration = configuration
         policy = PeerPolicy(
-            ownUID: ProcessInfo.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs)
+            ownUID: CurrentProcess.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs)
         do {
             rules = try RulesHolder(path: configuration.rulesPath)
         } catch {
@@ -230,7 +230,7 @@ public final class Daemon {
             let path = configuration.databasePath
             do {
                 metricsServer = try MetricsServer(address: address) { [metrics, forwarder, consumer, pipeline] in
-                    let bytes = ["", "-wal"].compactMap { ProcessInfo.fileSize(path + $0) }.reduce(0, +)
+                    let bytes = ["", "-wal"].compactMap { CurrentProcess.fileSize(path + $0) }.reduce(0, +)
                     return metrics.render(
                         journalBytes: Int64(bytes),
                         checkpointFailures: pipeline.checkpointHealth.withLock { $0.failures },

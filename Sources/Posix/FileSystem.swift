@@ -2,11 +2,6 @@ import Glibc
 
 /// Files, stdout and sleeping, for the CLI.
 public enum FileSystem {
-    /// Writes every file system's dirty pages to disk (`sync(2)`), for measurements that need a quiet disk.
-    public static func syncAll() {
-        sync()
-    }
-
     /// Opens `path` read-only; -1 on failure.
     public static func openForReading(_ path: String) -> Int32 {
         open(path, O_RDONLY | O_CLOEXEC)

@@ -37,7 +37,7 @@ public enum UnixSocket {
         }
         guard var address = address(path) else { throw .pathTooLong(path: path) }
         let fd: Int32
-        do { fd = try newStreamSocket() } catch { throw .system(error, path: path) }
+        do { fd = try newSocket() } catch { throw .system(error, path: path) }
         let previousMask = umask(~mode & 0o777)
         let bound = Result { () throws(PosixError) in try bind(fd, to: &address) }
         umask(previousMask)
@@ -106,7 +106,7 @@ public enum UnixSocket {
     /// Connects a blocking client socket to `path`.
     public static func connect(path: String) throws(PosixError) -> Int32 {
         guard var address = address(path) else { throw PosixError("connect", errno: ENAMETOOLONG) }
-        let fd = try newStreamSocket()
+        let fd = try newSocket()
         do {
             _ = try withUnsafePointer(to: &address) { (pointer) throws(PosixError) in
                 try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw) throws(PosixError) in
@@ -115,6 +115,19 @@ public enum UnixSocket {
                     }
                 }
             }
+        } catch {
+            FileDescriptor.close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// A datagram socket bound at `path` (what a service manager listens on for `sd_notify` messages).
+    public static func bindDatagram(path: String) throws(PosixError) -> Int32 {
+        guard var address = address(path) else { throw PosixError("bind", errno: ENAMETOOLONG) }
+        let fd = try newSocket(type: Int32(SOCK_DGRAM.rawValue))
+        do {
+            try bind(fd, to: &address)
         } catch {
             FileDescriptor.close(fd)
             throw error
@@ -141,12 +154,12 @@ public enum UnixSocket {
     }
 
     /// A close-on-exec `AF_UNIX` socket of `type` (stream unless told otherwise).
-    static func newStreamSocket(type: Int32 = Int32(SOCK_STREAM.rawValue)) throws(PosixError) -> Int32 {
+    private static func newSocket(type: Int32 = Int32(SOCK_STREAM.rawValue)) throws(PosixError) -> Int32 {
         try valueOrErrno("socket") { socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0) }
     }
 
     /// Binds `fd` to `address` (not retried on EINTR).
-    static func bind(_ fd: Int32, to address: inout sockaddr_un) throws(PosixError) {
+    private static func bind(_ fd: Int32, to address: inout sockaddr_un) throws(PosixError) {
         _ = try withUnsafePointer(to: &address) { (pointer) throws(PosixError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw) throws(PosixError) in
                 try valueOrErrno("bind", retryOnInterrupt: false) {
@@ -157,7 +170,7 @@ public enum UnixSocket {
     }
 
     /// The one `sockaddr_un` builder: `path` NUL-terminated in `sun_path`; nil when it is empty or does not fit.
-    static func address(_ path: String) -> sockaddr_un? {
+    private static func address(_ path: String) -> sockaddr_un? {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import TestSupport
 import Testing
 
 /// Attribution through the real daemon and CLI: order independence, rebuild, verify, both report paths.

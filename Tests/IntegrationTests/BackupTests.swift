@@ -3,6 +3,7 @@ import OfferTrackDomain
 import Posix
 import SQLite
 import Synchronization
+import TestSupport
 import Testing
 
 /// `offertrack backup` while the daemon ingests: a consistent snapshot that verifies and reports as the live

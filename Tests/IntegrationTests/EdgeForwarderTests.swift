@@ -4,6 +4,7 @@ import Journal
 import NATS
 import OfferTrackDomain
 import Posix
+import TestSupport
 import Testing
 
 /// An edge's forwarder (SPEC section 10) against a real nats-server: every journaled record reaches the stream

@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import TestSupport
 import Testing
 
 /// The export's files are written safely into `--out` (issue 12): no symlink is followed, no name is guessable.

@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import TestSupport
 import Testing
 
 /// Issue 6's end-to-end run: the daemon through systemd-socket-activate with offertrackd.service's own

@@ -2,6 +2,7 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import TestSupport
 import Testing
 
 /// Edge and central daemons over a real nats-server (SPEC section 10): records acknowledged by an edge end up,

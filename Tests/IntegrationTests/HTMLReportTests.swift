@@ -1,5 +1,6 @@
 import Foundation
 import OfferTrackDomain
+import TestSupport
 import Testing
 
 /// `report --format html` rendered by a real browser: no console errors, no network requests, and the numbers in

@@ -2,6 +2,7 @@ import Foundation
 import NATS
 import OfferTrackDomain
 import Synchronization
+import TestSupport
 import Testing
 
 /// The thin libnats wrapper against a real `nats-server` with JetStream: stream creation, asynchronous publishes

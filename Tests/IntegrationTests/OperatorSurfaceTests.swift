@@ -1,5 +1,6 @@
 import Foundation
 import OfferTrackDomain
+import TestSupport
 import Testing
 
 /// What an operator meets first: the README's two commands and the installer behind them, `--version`,

@@ -2,6 +2,7 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import Synchronization
+import TestSupport
 import Testing
 
 /// Power cuts, not just `kill -9` (which keeps the page cache and so passes even without syncing): the

@@ -2,6 +2,7 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import TestSupport
 import Testing
 
 /// Rule 4.6 through the real daemon and CLI: exports on the qualifying day, late lapses reversed, days that have

@@ -1,5 +1,6 @@
 import Foundation
 import OfferTrackDomain
+import TestSupport
 import Testing
 
 @testable import Journal

@@ -1,4 +1,5 @@
 import Glibc
+import Posix
 
 /// A bound `AF_UNIX` datagram socket: what a service manager listens on for `sd_notify` messages.
 public final class DatagramSocket {
@@ -9,9 +10,7 @@ public final class DatagramSocket {
     /// Binds a datagram socket at `path`.
     public init(path: String) throws(PosixError) {
         self.path = path
-        guard var address = UnixSocket.address(path) else { throw PosixError("bind", errno: ENAMETOOLONG) }
-        fd = try UnixSocket.newStreamSocket(type: Int32(SOCK_DGRAM.rawValue))
-        try UnixSocket.bind(fd, to: &address)
+        fd = try UnixSocket.bindDatagram(path: path)
     }
 
     deinit { close() }
@@ -46,4 +45,11 @@ public enum Signals {
     /// Sends `signal` to `pid`; false when it failed.
     @discardableResult
     public static func send(_ signal: Int32, to pid: Int32) -> Bool { Glibc.kill(pid, signal) == 0 }
+}
+
+extension FileSystem {
+    /// Writes every file system's dirty pages to disk (`sync(2)`), for measurements that need a quiet disk.
+    public static func syncAll() {
+        sync()
+    }
 }

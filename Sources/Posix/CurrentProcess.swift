@@ -1,7 +1,7 @@
 import Glibc
 
 /// Facts about this process and files it needs.
-public enum ProcessInfo {
+public enum CurrentProcess {
     /// This process's real uid.
     public static var uid: UInt32 { getuid() }
     /// This process's id.
