@@ -4,6 +4,7 @@ import NATS
 import OfferTrackDomain
 import Posix
 import Synchronization
+import WireFormat
 
 /// A central daemon's consumer (SPEC section 10): a durable pull consumer per partition, each fetched batch
 /// validated and committed to the journal through `commit` (the daemon's writer, so the join runs as for any

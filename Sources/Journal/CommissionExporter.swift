@@ -1,5 +1,6 @@
 import OfferTrackDomain
 import SQLite
+import WireFormat
 
 /// Publishes export days (SPEC section 7) inside the journal, so that a published day is immutable and later
 /// changes become adjustments in the next day published.

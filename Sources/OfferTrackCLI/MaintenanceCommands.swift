@@ -1,6 +1,8 @@
 import Journal
 import OfferTrackDomain
 import Posix
+import Simulator
+import WireFormat
 
 /// `offertrack rebuild`: recomputes every derived table from the journal.
 struct RebuildCommand {

@@ -39,8 +39,8 @@ final class CommitPipeline: @unchecked Sendable {
     private let results = Mutex<[CommitResult]>([])
     /// Finished recomputations of the derived tables (`recomputeDerivedTables`).
     private let recomputes = Mutex<[Result<Void, JournalFailure>]>([])
-    /// Records read and waiting for the writer, as the event loop last saw them.
-    let backlog = Atomic<Int>(0)
+    /// Records read and waiting for the writer (`CommitQueue` keeps it current).
+    private let backlog: Backlog
     /// Readable when results are waiting.
     let wakeup: EventCounter
     private let clock: @Sendable () -> Int64
@@ -59,9 +59,11 @@ final class CommitPipeline: @unchecked Sendable {
     private let metrics: DaemonMetrics
 
     init(
-        writer: JournalWriter, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds
+        writer: JournalWriter, metrics: DaemonMetrics, backlog: Backlog,
+        clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds
     ) throws(PosixError) {
         self.writer = writer
+        self.backlog = backlog
         self.metrics = metrics
         self.clock = clock
         wakeup = try EventCounter()
@@ -83,7 +85,7 @@ final class CommitPipeline: @unchecked Sendable {
             wakeup.signal()
             // With the answers on their way, keep the WAL short before the next batch: often when nothing
             // waits (latency), rarely while thousands of records queue up (saturated: throughput).
-            checkpoint(frames: backlog.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
+            checkpoint(frames: backlog.value.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
             learnUsersChunk()
         }
     }
@@ -132,7 +134,7 @@ final class CommitPipeline: @unchecked Sendable {
         learningStartedAt = startedAt
         do {
             if try writer.learnJournaledUsers() {
-                if !learningChunkQueued, backlog.load(ordering: .relaxed) == 0 {
+                if !learningChunkQueued, backlog.value.load(ordering: .relaxed) == 0 {
                     learningChunkQueued = true
                     queue.async { [self] in
                         learningChunkQueued = false

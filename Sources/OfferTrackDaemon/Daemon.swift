@@ -6,6 +6,7 @@ import OfferTrackDomain
 import Posix
 import Synchronization
 import Systemd
+import WireFormat
 
 /// The daemon: one event loop thread doing all socket I/O, framing and validation, and one writer thread
 /// committing batches to the journal (see `CommitPipeline`).
@@ -17,15 +18,6 @@ public final class Daemon {
         static let firstConnection: UInt64 = 16
     }
 
-    /// Most records in one transaction…
-    static let maxBatch = 8192
-    /// …and most of one connection's while others wait (`FairQueue`): a well-behaved client's line goes into the
-    /// next batch however many lines other clients have queued, so it waits for the batch committing now and
-    /// its own, not for the whole queue.
-    static let batchQuantum = 1024
-    /// Most records in one transaction while several connections wait: a line waits for about two of these
-    /// (~30 ms each in a release build), and batches this large still spend little on each commit's fsync.
-    static let sharedBatch = 2048
     /// A connection stops being read while this many of its lines are unanswered…
     static let maxUnansweredPerConnection = 4096
     /// …or this many answer bytes wait for it to read them (checked after every line)…
@@ -33,13 +25,9 @@ public final class Daemon {
     /// …or its peer has not read this many bytes already written to it (so answers written to the socket count
     /// too: a peer that never reads costs at most this, in the kernel, before it is held back)…
     static let maxUnreadByPeer = 64 << 10
-    /// …or any of its answers wait while this many answer bytes wait over all connections.
+    /// …or any of its answers wait while this many answer bytes wait over all connections (and, for records
+    /// queued, `CommitQueue.Limits.maxQueuedBytes`).
     static let maxUnsentAnswerBytes = 16 << 20
-    /// Every connection stops being read while this many bytes of records wait for the writer…
-    static let maxQueuedBytes = 48 << 20
-    /// …counting each record's line and what holding it costs besides (the parsed record, the job, the slot),
-    /// measured at about 400 bytes.
-    static func queuedCost(of line: [UInt8]) -> Int { line.count + 400 }
     /// Refused peers kept open at once to read why (more are closed oldest first), and for how long.
     static let maxLingering = 64
     static let lingerMilliseconds: Int64 = 250
@@ -80,12 +68,10 @@ public final class Daemon {
     /// The lingering tokens, oldest first (some may have closed already).
     private var lingerOrder: [UInt64] = []
     private var nextToken = Token.firstConnection
-    private var waiting = FairQueue()
-    private var queuedBytes = 0
-    private var writerBusySince: Int64?
+    /// The records waiting for the writer, the batch it has, and the connections held back for them.
+    private var commits = CommitQueue()
     /// When the writer began recomputing the derived tables for reloaded windows; nil when it is not.
     private var recomputeStartedAt: Int64?
-    private var pausedForQueue: Set<UInt64> = []
     private let answers = AnswerBudget(limit: Daemon.maxUnsentAnswerBytes)
     private var pausedForAnswers: Set<UInt64> = []
     /// Milliseconds the event loop has been running (monotonic time minus the gaps it was stopped): what the
@@ -105,8 +91,6 @@ public final class Daemon {
     private let forwarder: EdgeForwarder?
     /// Central mode: the consumer of this journal's partitions.
     private let consumer: CentralConsumer?
-    /// Records submitted to the writer and not yet answered.
-    private var inFlight = 0
     private var storageFailure: String?
     /// Set when SQLite found the journal damaged: from then on nothing is committed or acknowledged (every record
     /// is answered `storage_unavailable`) until an operator restores a backup and restarts the daemon.
@@ -186,7 +170,7 @@ public final class Daemon {
             }
             epoll = try Epoll()
             signals = try SignalChannel()
-            pipeline = try CommitPipeline(writer: writer, metrics: metrics)
+            pipeline = try CommitPipeline(writer: writer, metrics: metrics, backlog: commits.backlog)
             pipeline.startLearningUsers()
         } catch {
             if activated.isEmpty, let listener {
@@ -330,9 +314,8 @@ public final class Daemon {
             }
             resumeAnswerPausedConnections()
             dispatchBatchIfIdle(now: now)
-            pipeline.backlog.store(waiting.count, ordering: .relaxed)
             metrics.connections.set(Int64(connections.count))
-            metrics.queuedRecords.set(Int64(waiting.count + inFlight))
+            metrics.queuedRecords.set(Int64(commits.queuedRecords))
             housekeeping(now: now)
             if let failure = fatalFailure, !stopping {
                 log("\(failure); stopping so that the service manager restarts the daemon")
@@ -566,13 +549,10 @@ public final class Daemon {
             switch bytes.withUnsafeBytes(RecordValidator.validate) {
             case .valid(let record):
                 let slot = connection.reserveSlot()
-                waiting.append(
+                commits.append(
                     CommitJob(
                         connection: connection.token, slot: slot, submission: Submission(record: record, line: bytes),
                         readAtMicroseconds: Clock.monotonicMicroseconds()))
-                let cost = Self.queuedCost(of: bytes)
-                queuedBytes += cost
-                connection.queuedBytes += cost
             case .rejected(let id, let error):
                 counters.rejected += 1
                 metrics.reject(error.code)
@@ -586,10 +566,7 @@ public final class Daemon {
     /// Whether `connection` must not be read now. Over the global queue or answer budget only the connections
     /// with records queued or answers waiting are held back, so a well-behaved client is still read.
     private func mustPauseReading(_ connection: ClientConnection) -> Bool {
-        if queuedBytes >= Self.maxQueuedBytes && connection.queuedBytes > 0 {
-            pausedForQueue.insert(connection.token)
-            return true
-        }
+        if commits.mustHoldBack(connection.token) { return true }
         if answers.isExceeded && connection.heldAnswerBytes > 0 {
             pausedForAnswers.insert(connection.token)
             return true
@@ -621,7 +598,7 @@ public final class Daemon {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
         epoll.remove(connection.fd)
         FileDescriptor.close(connection.fd)
-        pausedForQueue.remove(connection.token)
+        commits.forget(connection.token)
         pausedForAnswers.remove(connection.token)
         if !stopping && connections.count < configuration.maxConnections {
             acceptPausedUntil = nil
@@ -632,16 +609,13 @@ public final class Daemon {
     // MARK: Journal
 
     private func dispatchBatchIfIdle(now: Int64) {
-        guard writerBusySince == nil, !waiting.isEmpty else { return }
+        guard commits.writerBusySince == nil, !commits.isEmpty else { return }
         if journalCorruption != nil {
             // Not retried as if transient: refused without touching the journal again.
             refuseWaiting(now: now)
             return
         }
-        let limit = waiting.connectionCount > 1 ? Self.sharedBatch : Self.maxBatch
-        let batch = waiting.takeBatch(limit: limit, quantum: Self.batchQuantum)
-        writerBusySince = now
-        inFlight = batch.count
+        guard let batch = commits.takeBatch(now: now) else { return }
         pipeline.submit(batch)
     }
 
@@ -649,8 +623,7 @@ public final class Daemon {
         let results = pipeline.takeResults()
         for outcome in pipeline.takeRecomputes() { finishRecompute(outcome, now: now) }
         for result in results {
-            writerBusySince = nil
-            inFlight = 0
+            commits.batchFinished()
             switch result.outcomes {
             case .success(let outcomes):
                 if let failure = storageFailure {
@@ -704,7 +677,7 @@ public final class Daemon {
 
     /// Refuses every waiting record (the journal is corrupt) and settles their connections.
     private func refuseWaiting(now: Int64) {
-        let refused = waiting.removeAll()
+        let refused = commits.removeAll()
         counters.storageUnavailable += refused.count
         metrics.reject(.storageUnavailable, count: UInt64(refused.count))
         for job in refused {
@@ -744,9 +717,7 @@ public final class Daemon {
 
     /// A job left the queue: its bytes no longer count against the queue budget.
     private func release(_ job: CommitJob) {
-        let cost = Self.queuedCost(of: job.submission.line)
-        queuedBytes -= cost
-        connections[job.connection]?.queuedBytes -= cost
+        commits.release(job)
     }
 
     /// Reads again the connections held back by the answer budget once it is half free.
@@ -760,10 +731,7 @@ public final class Daemon {
     }
 
     private func resumeQueuePausedConnections(now: Int64) {
-        guard queuedBytes < Self.maxQueuedBytes / 2, !pausedForQueue.isEmpty else { return }
-        let tokens = pausedForQueue
-        pausedForQueue.removeAll()
-        for token in tokens {
+        for token in commits.takeResumable() {
             if let connection = connections[token] { updateInterest(connection) }
         }
     }
@@ -783,7 +751,7 @@ public final class Daemon {
     private func beginShutdown(now: Int64) {
         guard !stopping else { return }
         stopping = true
-        notifier.send("STOPPING=1\nSTATUS=stopping: finishing \(waiting.count) queued records")
+        notifier.send("STOPPING=1\nSTATUS=stopping: finishing \(commits.count) queued records")
         log("stopping: finishing what was read, answering the rest shutting_down")
         if let listener {
             try? watchListener(false)
@@ -796,8 +764,8 @@ public final class Daemon {
     }
 
     private func drainFinished(now: Int64) -> Bool {
-        if now >= drainDeadline && !waiting.isEmpty {
-            let abandoned = waiting.removeAll()
+        if now >= drainDeadline && !commits.isEmpty {
+            let abandoned = commits.removeAll()
             metrics.reject(.shuttingDown, count: UInt64(abandoned.count))
             for job in abandoned {
                 release(job)
@@ -809,7 +777,7 @@ public final class Daemon {
             }
             for connection in Array(connections.values) { settle(connection, now: now) }
         }
-        let journalIdle = waiting.isEmpty && writerBusySince == nil && recomputeStartedAt == nil
+        let journalIdle = commits.isEmpty && commits.writerBusySince == nil && recomputeStartedAt == nil
         let outputFlushed = connections.values.allSatisfy { $0.pendingOutputBytes == 0 }
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
         return journalIdle && (outputFlushed || now >= drainDeadline + 2000)
@@ -843,7 +811,7 @@ public final class Daemon {
         let took = recomputeStartedAt.map { now - $0 } ?? 0
         recomputeStartedAt = nil
         // A batch queued behind the recompute has waited for it, not for a stuck disk.
-        if writerBusySince != nil { writerBusySince = now }
+        commits.writerResumed(at: now)
         switch outcome {
         case .success: log("derived tables recomputed for the new windows in \(took) ms")
         case .failure(let failure):
@@ -860,7 +828,8 @@ public final class Daemon {
         }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
             // A recompute for new windows keeps the writer busy by design: not a stuck disk.
-            let writerStuck = recomputeStartedAt == nil && (writerBusySince.map { now - $0 > interval / 2 } ?? false)
+            let writerStuck =
+                recomputeStartedAt == nil && (commits.writerBusySince.map { now - $0 > interval / 2 } ?? false)
             if !writerStuck {
                 notifier.send("WATCHDOG=1")
                 lastWatchdogPing = now

@@ -2,6 +2,7 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import Simulator
 import Synchronization
 import TestSupport
 import Testing

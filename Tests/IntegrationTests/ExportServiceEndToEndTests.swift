@@ -1,8 +1,10 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import Simulator
 import TestSupport
 import Testing
+import WireFormat
 
 /// Issue 6's end-to-end run: the daemon through systemd-socket-activate with offertrackd.service's own
 /// ExecStart flags, a simulated day ingested, offertrack-export.service's own command run, the files checked.

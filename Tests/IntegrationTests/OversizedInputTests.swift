@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import Simulator
 import TestSupport
 import Testing
 

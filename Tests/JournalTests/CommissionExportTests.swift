@@ -1,7 +1,9 @@
 import Foundation
 import Journal
 import OfferTrackDomain
+import Simulator
 import Testing
+import WireFormat
 
 /// The commission export against a real journal: immutability, order, and the conservation law.
 @Suite struct CommissionExportTests {

@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import SQLite
+import Simulator
 import Testing
 
 @testable import Journal

@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import Simulator
 
 /// The tests' seeded generator is the simulator's SplitMix64 (`SimulationRandom`): shuffles are seeded, and the
 /// seed printed, so that a failing order can be replayed.

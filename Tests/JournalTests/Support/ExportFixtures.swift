@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import WireFormat
 
 /// The export tests' fixtures (also used by `FunnelQueryTests`): rules, submissions, lapses, expected totals.
 extension CommissionExportTests {

@@ -1,6 +1,7 @@
 import Journal
 import OfferTrackDomain
 import SQLite
+import WireFormat
 
 /// Record lines and submissions for the writer tests.
 extension JournalWriterTests {

@@ -3,6 +3,7 @@ import OfferTrackDomain
 import Posix
 import SQLite
 import TestSupport
+import WireFormat
 
 /// Section 5: what `offertrack report` and `offertrack export` cost on large journals, timed as whole CLI runs.
 enum QueryCost {

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// A parsed JSON value. Objects keep their members in input order (duplicates are refused by the parser).
 /// Not `indirect`: arrays and objects already store their elements out of line, so scalars need no box.
 public enum JSONValue: Sendable, Equatable {

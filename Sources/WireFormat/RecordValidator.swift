@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// Validates input lines against SPEC sections 2–3, answering the first failing check in the SPEC's order:
 /// JSON, `type` present, `type` known, `id`, `ts`, `user`, `app`, `device`, then the type's own fields in the
 /// order of its table. A member whose value is `null` counts as absent; unknown members are ignored.
@@ -237,7 +239,7 @@ public enum RecordValidator {
 
         var affiliateToken: String?
         if let value = member(offer, "affiliateToken") {
-            guard case .string(let token) = value, isAffiliateToken(token) else {
+            guard case .string(let token) = value, Token.isAffiliateToken(token) else {
                 throw invalid(
                     "offer.affiliateToken",
                     "offer.affiliateToken must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'")
@@ -247,10 +249,15 @@ public enum RecordValidator {
 
         var campaignToken: String?
         if let value = member(offer, "campaignToken") {
-            let token = try text(value, field: "offer.campaignToken", maximumLength: 40)
-            guard !token.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "!") || $0 == 0x26 })
-            else { throw invalid("offer.campaignToken", "offer.campaignToken may not contain ?, ! or &") }
-            campaignToken = token
+            let field = "offer.campaignToken"
+            guard case .string(let token) = value else { throw invalid(field, "\(field) must be a string") }
+            switch Token.campaignTokenProblem(token) {
+            case .length?:
+                throw invalid(field, "\(field) must be 1 to \(Token.maximumCampaignTokenLength) characters long")
+            case .controlCharacter?: throw invalid(field, "\(field) may not contain control characters")
+            case .reservedCharacter?: throw invalid(field, "\(field) may not contain ?, ! or &")
+            case nil: campaignToken = token
+            }
         }
 
         var messageIdentifier: String?
@@ -287,20 +294,6 @@ public enum RecordValidator {
             affiliateToken: affiliateToken, campaignToken: campaignToken, messageIdentifier: messageIdentifier,
             itemID: itemID)
         return .presented(offerBody, loaded: loaded)
-    }
-
-    private static func isAffiliateToken(_ token: String) -> Bool {
-        let count = token.utf8.count
-        guard count >= 1 && count <= 64 else { return false }
-        return token.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                true
-            default:
-                false
-            }
-        }
     }
 
     /// An item id: a JSON string of 1–20 ASCII digits (a JSON number is refused).

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The returning-user workload (`offertrack simulate --returning`): users come back over the simulated days, so
 /// each user's records are spread over the whole run instead of arriving together.
 ///

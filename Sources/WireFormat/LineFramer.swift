@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// Splits a byte stream into lines per SPEC section 2's framing.
 ///
 /// A line is the bytes before `\n`; the limit counts them all, a trailing `\r` included. A line over the limit

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// A strict RFC 8259 JSON parser over UTF-8 bytes, implementing SPEC section 2's `invalid_json` rules.
 ///
 /// It refuses invalid UTF-8 (overlong forms, encoded surrogates, scalars above U+10FFFF), repeated member names

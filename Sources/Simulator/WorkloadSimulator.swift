@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The deterministic NDJSON workload of `offertrack simulate` (SPEC section 6), as a lazy sequence.
 ///
 /// Identical arguments give identical lines on any machine. User number `i` starts its journey at a seeded

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// One line of a simulated workload and the record it stands for.
 public struct SimulatedRecord: Sendable, Equatable {
     /// The NDJSON line, without its terminating `\n`.

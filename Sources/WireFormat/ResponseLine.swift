@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The daemon's answer to one input line (SPEC section 2), encoded as one JSON line.
 public enum ResponseLine: Sendable, Equatable {
     case accepted(id: String, seq: Int64)

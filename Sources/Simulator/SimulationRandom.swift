@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// SplitMix64: a small seeded generator whose output is identical on every machine and Swift version.
 ///
 /// Draws use only this type's own arithmetic (never the standard library's `random(in:)`, whose algorithm may

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// One simulated user's records: capability checks, presentations and outcomes, in time order.
 ///
 /// Used by `WorkloadSimulator`; every line it writes is valid per SPEC section 3.

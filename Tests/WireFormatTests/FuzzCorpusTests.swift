@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Testing
+import WireFormat
 
 /// Replays the fuzzers' checked-in seed corpora (fuzz/corpus/) through their main invariants, so the seeds guard
 /// every `swift test` run. A crasher a fuzzer finds goes into its corpus folder and gets a named test below.

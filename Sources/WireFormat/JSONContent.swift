@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// SPEC section 2's "identical content" relation between two parsed JSON values.
 public enum JSONContent {
     /// Whether `a` and `b` have identical content: objects with the same member names (order ignored) and equal

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The verdict on one input line: a valid record, or the error answered for it (SPEC section 2).
 public enum LineVerdict: Sendable, Equatable {
     /// The line is a record that passed every rule of SPEC sections 2–3.

@@ -1,4 +1,6 @@
+import Simulator
 import Testing
+import WireFormat
 
 @testable import OfferTrackDomain
 
@@ -97,10 +99,10 @@ import Testing
                 #expect(line.contains("\"offer\":{\"action\":\"subscribe\""))
                 #expect(line.contains("\"loaded\":false") == !loaded)
                 if let token = offer.affiliateToken {
-                    #expect(CommissionRules.isAffiliateToken(token))
+                    #expect(Token.isAffiliateToken(token))
                 }
                 if let campaign = offer.campaignToken {
-                    #expect(CommissionRules.isCampaignToken(campaign))
+                    #expect(Token.isCampaignToken(campaign))
                     #expect(line.contains(JSONStringLiteral.quote(campaign)))
                 }
                 #expect(!(line.contains("\"itemID\"") && line.contains("\"iTunesItemIdentifier\"")))
