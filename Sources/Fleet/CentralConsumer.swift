@@ -162,7 +162,7 @@ public final class CentralConsumer: Sendable {
         var invalid = 0
         for message in messages {
             let line = message.data
-            guard case .valid(let record) = line.withUnsafeBytes(RecordValidator.validate) else {
+            guard case .valid(let record) = RecordValidator.validate(line) else {
                 invalid += 1
                 log("stream message \(message.header("Nats-Msg-Id") ?? "?") is not a valid record; dropped")
                 try? message.acknowledge()

@@ -87,11 +87,7 @@ final class ClientConnection {
     /// Writes as much output as the socket takes. Returns false when the peer is gone.
     func flush(now: Int64) -> Bool {
         while outputHead < output.count {
-            let result = output.withUnsafeBytes { raw in
-                Result { () throws(PosixError) in
-                    try FileDescriptor.write(fd, from: UnsafeRawBufferPointer(rebasing: raw[outputHead...]))
-                }
-            }
+            let result = Result { () throws(PosixError) in try FileDescriptor.write(fd, output[outputHead...]) }
             switch result {
             case .success(.transferred(let count)):
                 outputHead += count

@@ -22,8 +22,13 @@ public struct LineFramer: Sendable {
     /// The number of bytes held for an incomplete line.
     public var bufferedByteCount: Int { partial.count }
 
+    /// Feeds `chunk` until `emit` returns false (as the pointer version below); returns how many bytes it took.
+    public mutating func append(_ chunk: ArraySlice<UInt8>, until emit: (Event) -> Bool) -> Int {
+        chunk.withUnsafeBytes { append($0, until: emit) }
+    }
+
     /// Feeds `chunk`, calling `emit` for every complete line or over-long line, in order.
-    public mutating func append(_ chunk: UnsafeRawBufferPointer, emit: (Event) -> Void) {
+    mutating func append(_ chunk: UnsafeRawBufferPointer, emit: (Event) -> Void) {
         _ = append(chunk) { event -> Bool in
             emit(event)
             return true
@@ -33,7 +38,7 @@ public struct LineFramer: Sendable {
     /// Feeds `chunk` until `emit` returns false; returns how many bytes it took: all of them, or those up to and
     /// including the `\n` that ended the line `emit` stopped at. The caller feeds the rest later, so a reader
     /// can stop after any line (its answers are bounded per line, not per chunk).
-    public mutating func append(_ chunk: UnsafeRawBufferPointer, until emit: (Event) -> Bool) -> Int {
+    mutating func append(_ chunk: UnsafeRawBufferPointer, until emit: (Event) -> Bool) -> Int {
         var start = 0
         let count = chunk.count
         while start < count {

@@ -5,7 +5,7 @@ import OfferTrackDomain
 /// order of its table. A member whose value is `null` counts as absent; unknown members are ignored.
 public enum RecordValidator {
     /// Validates one line (without its `\n`).
-    public static func validate(_ bytes: UnsafeRawBufferPointer) -> LineVerdict {
+    static func validate(_ bytes: UnsafeRawBufferPointer) -> LineVerdict {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)

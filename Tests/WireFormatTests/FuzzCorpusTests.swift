@@ -30,11 +30,9 @@ import WireFormat
             var resumed: [LineFramer.Event] = []
             var offset = 0
             while offset < bytes.count {
-                offset += bytes[offset...].withUnsafeBytes { rest in
-                    stopping.append(rest) { event in
-                        resumed.append(event)
-                        return false
-                    }
+                offset += stopping.append(bytes[offset...]) { event in
+                    resumed.append(event)
+                    return false
                 }
             }
             stopping.finish { resumed.append($0) }

@@ -1,7 +1,7 @@
 import Testing
-import WireFormat
 
 @testable import OfferTrackDomain
+@testable import WireFormat
 
 private let id128 = String(repeating: "a", count: 128)
 private let id129 = String(repeating: "a", count: 129)
