@@ -93,6 +93,9 @@ let package = Package(
         .testTarget(
             name: "DaemonTests", dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain"],
             swiftSettings: strictSettings),
+        .testTarget(
+            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "Posix"],
+            swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
