@@ -34,9 +34,20 @@ public enum Token {
 
     /// What is wrong with `text` as a campaign token; nil when it is one.
     public static func campaignTokenProblem(_ text: String) -> CampaignTokenProblem? {
+        let (scalars, hasControl) = measure(text)
+        if scalars < 1 || scalars > maximumCampaignTokenLength { return .length }
+        if hasControl { return .controlCharacter }
+        let reserved = text.utf8.contains {
+            $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "!") || $0 == UInt8(ascii: "&")
+        }
+        return reserved ? .reservedCharacter : nil
+    }
+
+    /// The Unicode scalars in `text`, and whether any is a control character (U+0000–U+001F, U+007F–U+009F):
+    /// what every text field of a record is checked for (SPEC 3.2), tokens included.
+    public static func measure(_ text: String) -> (scalars: Int, hasControl: Bool) {
         var scalars = 0
         var hasControl = false
-        var hasReserved = false
         var previous: UInt8 = 0
         for byte in text.utf8 {
             if byte & 0xC0 != 0x80 { scalars += 1 }
@@ -44,14 +55,8 @@ public enum Token {
             if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F && byte >= 0x80) {
                 hasControl = true
             }
-            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "&") {
-                hasReserved = true
-            }
             previous = byte
         }
-        if scalars < 1 || scalars > maximumCampaignTokenLength { return .length }
-        if hasControl { return .controlCharacter }
-        if hasReserved { return .reservedCharacter }
-        return nil
+        return (scalars, hasControl)
     }
 }

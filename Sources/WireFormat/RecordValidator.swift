@@ -88,17 +88,7 @@ public enum RecordValidator {
     /// A string of 1–`maximumLength` Unicode scalars without control characters (U+0000–U+001F, U+007F–U+009F).
     private static func text(_ value: JSONValue, field: String, maximumLength: Int) throws(RecordError) -> String {
         guard case .string(let string) = value else { throw invalid(field, "\(field) must be a string") }
-        var scalars = 0
-        var hasControl = false
-        var previous: UInt8 = 0
-        for byte in string.utf8 {
-            if byte & 0xC0 != 0x80 { scalars += 1 }
-            // U+0080–U+009F are encoded as C2 80 – C2 9F.
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F && byte >= 0x80) {
-                hasControl = true
-            }
-            previous = byte
-        }
+        let (scalars, hasControl) = Token.measure(string)
         guard scalars >= 1 && scalars <= maximumLength else {
             throw invalid(field, "\(field) must be 1 to \(maximumLength) characters long")
         }
