@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
         // Lock-free counters, gauges and histograms and their Prometheus text exposition.
         .target(name: "Metrics", swiftSettings: strictSettings),
-        // Pure Swift: records, validation, eligibility, attribution, rules, money. No I/O.
+        // Pure Swift: records, tokens, eligibility, attribution, rules, money, reports, exports. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
         // What comes in from outside, in JSON: the line framer, the JSON parser and values, the record validator,
         // the response line (SPEC 2, 3), and the rules file (SPEC 5).
