@@ -83,6 +83,14 @@ struct DayRollup: Sendable {
         conversions[key, default: 0] += sign
     }
 
+    /// Adds another set of pending changes to these.
+    mutating func add(_ other: DayRollup) {
+        for (key, delta) in other.presentations {
+            Self.add(presented: delta.presented, eligible: delta.eligible, to: &presentations[key, default: (0, 0)])
+        }
+        for (key, delta) in other.conversions { conversions[key, default: 0] += delta }
+    }
+
     /// Adds the netted changes to the roll-up tables.
     func write(on connection: Connection) throws {
         if !presentations.isEmpty {

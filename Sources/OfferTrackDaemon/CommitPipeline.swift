@@ -21,6 +21,12 @@ struct CommitResult: Sendable {
     let outcomes: Result<[AppendOutcome], JournalFailure>
 }
 
+/// How a recompute for new windows ended; `generation` tells a superseded one's (a second reload) from the last.
+struct RecomputeOutcome: Sendable {
+    let generation: Int
+    let result: Result<Void, JournalFailure>
+}
+
 /// Failed checkpoints, as the event loop reports them.
 struct CheckpointHealth: Sendable, Equatable {
     /// Checkpoints that failed since the daemon started.
@@ -38,7 +44,7 @@ final class CommitPipeline: @unchecked Sendable {
     private let queue = DispatchQueue(label: "offertrack.journal-writer")
     private let results = Mutex<[CommitResult]>([])
     /// Finished recomputations of the derived tables (`recomputeDerivedTables`).
-    private let recomputes = Mutex<[Result<Void, JournalFailure>]>([])
+    private let recomputes = Mutex<[RecomputeOutcome]>([])
     /// Records read and waiting for the writer (`CommitQueue` keeps it current).
     private let backlog: Backlog
     /// Readable when results are waiting.
@@ -87,6 +93,7 @@ final class CommitPipeline: @unchecked Sendable {
             // waits (latency), rarely while thousands of records queue up (saturated: throughput).
             checkpoint(frames: backlog.value.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
             learnUsersChunk()
+            recomputeChunk()
         }
     }
 
@@ -154,24 +161,68 @@ final class CommitPipeline: @unchecked Sendable {
                 + "filter \(learned.filterBytes / 1024) KiB")
     }
 
-    /// Recomputes the derived tables under `settings` on the writer thread, after the batches already submitted;
-    /// the outcome is posted like a batch's (`takeRecomputes`). Batches submitted meanwhile wait behind it.
-    func recomputeDerivedTables(_ settings: AttributionSettings) {
+    /// Recomputes the derived tables under `settings` on the writer thread, a chunk of users at a time between
+    /// batches (`JournalWriter.beginRecompute`): records keep being journaled and acknowledged meanwhile, each
+    /// batch waiting for at most one chunk. The outcome is posted like a batch's (`takeRecomputes`). A recompute
+    /// already running starts over under `settings`; its outcome carries `generation`.
+    func recomputeDerivedTables(_ settings: AttributionSettings, generation: Int) {
         queue.async { [self] in
-            let outcome: Result<Void, JournalFailure>
+            recomputeGeneration = generation
             do {
-                _ = try writer.adopt(settings)
-                outcome = .success(())
+                guard try writer.beginRecompute(settings) else { return post(.success(())) }
+                recomputedUsers.store(0, ordering: .relaxed)
+                recomputeChunk()
             } catch {
-                outcome = .failure(JournalFailure(error))
+                post(.failure(JournalFailure(error)))
             }
-            recomputes.withLock { $0.append(outcome) }
-            wakeup.signal()
         }
     }
 
+    /// Drops a recompute in progress (the daemon is stopping).
+    func abandonRecompute() {
+        queue.async { [self] in writer.abandonRecompute() }
+    }
+
+    /// Users recomputed so far by the recompute in progress, for `STATUS=`.
+    let recomputedUsers = Atomic<Int>(0)
+
+    /// How long one chunk of a recompute may hold the write lock, in milliseconds.
+    static let recomputeChunkMilliseconds: Int64 = 40
+
+    /// On the writer thread: one chunk of the recompute in progress, if any, and while no records wait one more
+    /// chunk queued (never more than one, however many batches ran meanwhile).
+    private func recomputeChunk() {
+        guard writer.recomputedUsers != nil else { return }
+        let deadline = Clock.monotonicMilliseconds() + Self.recomputeChunkMilliseconds
+        do {
+            let finished = try writer.continueRecompute { Clock.monotonicMilliseconds() >= deadline }
+            recomputedUsers.store(writer.recomputedUsers ?? 0, ordering: .relaxed)
+            if finished { return post(.success(())) }
+        } catch {
+            return post(.failure(JournalFailure(error)))
+        }
+        if !recomputeChunkQueued, backlog.value.load(ordering: .relaxed) == 0 {
+            recomputeChunkQueued = true
+            queue.async { [self] in
+                recomputeChunkQueued = false
+                recomputeChunk()
+            }
+        }
+    }
+
+    /// Whether a chunk of the recompute is queued on the writer thread (writer thread only).
+    private var recomputeChunkQueued = false
+    /// The generation of the recompute in progress (writer thread only).
+    private var recomputeGeneration = 0
+
+    private func post(_ result: Result<Void, JournalFailure>) {
+        let outcome = RecomputeOutcome(generation: recomputeGeneration, result: result)
+        recomputes.withLock { $0.append(outcome) }
+        wakeup.signal()
+    }
+
     /// Takes the recompute outcomes posted since the last call (after `takeResults`, which drains the wakeup).
-    func takeRecomputes() -> [Result<Void, JournalFailure>] {
+    func takeRecomputes() -> [RecomputeOutcome] {
         recomputes.withLock { pending in
             defer { pending.removeAll() }
             return pending

@@ -38,8 +38,7 @@ struct CommitQueue {
     private var queuedBytesByConnection: [UInt64: Int] = [:]
     /// Connections not read because of `queuedBytes`: read again once it is below half the cap.
     private var heldBack: Set<UInt64> = []
-    /// When the batch with the writer was handed over (or the writer resumed after a recompute); nil while the
-    /// writer has no batch.
+    /// When the batch with the writer was handed over; nil while the writer has no batch.
     private(set) var writerBusySince: Int64?
     /// Records in the batch with the writer.
     private(set) var inFlight = 0
@@ -80,12 +79,6 @@ struct CommitQueue {
     mutating func batchFinished() {
         writerBusySince = nil
         inFlight = 0
-    }
-
-    /// The writer finished a recompute the batch waited behind: the batch has waited for that, not for a stuck
-    /// disk, so its time with the writer counts from `now`.
-    mutating func writerResumed(at now: Int64) {
-        if writerBusySince != nil { writerBusySince = now }
     }
 
     /// Takes every waiting record (the journal is corrupt, or the drain deadline passed); `release` each.

@@ -12,9 +12,7 @@ extension Daemon {
             if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
         }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
-            // A recompute for new windows keeps the writer busy by design: not a stuck disk.
-            let writerStuck =
-                recomputeStartedAt == nil && (commits.writerBusySince.map { now - $0 > interval / 2 } ?? false)
+            let writerStuck = commits.writerBusySince.map { now - $0 > interval / 2 } ?? false
             if !writerStuck {
                 notifier.send("WATCHDOG=1")
                 lastWatchdogPing = now
@@ -64,7 +62,10 @@ extension Daemon {
             line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
         }
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
-        if recomputeStartedAt != nil { line += "; recomputing the derived tables for new windows" }
+        if recomputeStartedAt != nil {
+            let users = pipeline.recomputedUsers.load(ordering: .relaxed)
+            line += "; recomputing the derived tables for new windows (\(users) users so far)"
+        }
         return line.replacingNewlines()
     }
 }

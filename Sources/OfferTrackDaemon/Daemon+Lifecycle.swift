@@ -29,6 +29,12 @@ extension Daemon {
             self.listener = nil
         }
         drainDeadline = now + Int64(configuration.drainTimeoutSeconds) * 1000
+        if recomputeStartedAt != nil {
+            // Not worth waiting for: the next start recomputes the derived tables from scratch.
+            pipeline.abandonRecompute()
+            recomputeStartedAt = nil
+            log("abandoning the recompute for new windows; the next start recomputes from scratch")
+        }
         for connection in Array(connections.values) { settle(connection, now: now) }
     }
 
@@ -46,7 +52,7 @@ extension Daemon {
             }
             for connection in Array(connections.values) { settle(connection, now: now) }
         }
-        let journalIdle = commits.isEmpty && commits.writerBusySince == nil && recomputeStartedAt == nil
+        let journalIdle = commits.isEmpty && commits.writerBusySince == nil
         let outputFlushed = connections.values.allSatisfy { $0.pendingOutputBytes == 0 }
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
         return journalIdle && (outputFlushed || now >= drainDeadline + 2000)
@@ -60,28 +66,30 @@ extension Daemon {
             log("rules reloaded: \(summary)")
             let settings = rules.current.rules.settings
             if settings != previousSettings && !configuration.journalOnly {
-                // New windows change attribution itself: the derived tables are recomputed on the writer thread
-                // while this loop keeps serving (and feeding the watchdog); READY=1 follows when it is done.
-                // Records read meanwhile are committed after it, under the new windows.
+                // New windows change attribution itself: the writer recomputes the derived tables a chunk of
+                // users at a time between batches, so records keep being acknowledged (and the watchdog fed);
+                // readers see the old windows until the last chunk swaps the new tables in. READY=1 follows.
                 recomputeStartedAt = now
                 log("recomputing the derived tables for the new windows; the daemon keeps serving")
-                pipeline.recomputeDerivedTables(settings)
+                recomputeGeneration += 1
+                pipeline.recomputeDerivedTables(settings, generation: recomputeGeneration)
                 return
             }
         case .failure(let error):
             log("rules reload failed, keeping the previous rules: \(error)")
         }
+        // With a recompute for new windows still running, READY=1 comes when it finishes.
+        if recomputeStartedAt != nil { return }
         notifier.send("READY=1\nSTATUS=\(statusLine())")
         lastStatus = statusLine()
     }
 
     /// The writer finished recomputing the derived tables for a reload: the reload is complete.
-    func finishRecompute(_ outcome: Result<Void, JournalFailure>, now: Int64) {
-        let took = recomputeStartedAt.map { now - $0 } ?? 0
+    func finishRecompute(_ outcome: RecomputeOutcome, now: Int64) {
+        guard let startedAt = recomputeStartedAt, outcome.generation == recomputeGeneration else { return }
         recomputeStartedAt = nil
-        // A batch queued behind the recompute has waited for it, not for a stuck disk.
-        commits.writerResumed(at: now)
-        switch outcome {
+        let took = now - startedAt
+        switch outcome.result {
         case .success: log("derived tables recomputed for the new windows in \(took) ms")
         case .failure(let failure):
             log("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")

@@ -66,6 +66,8 @@ public final class Daemon {
     var commits = CommitQueue()
     /// When the writer began recomputing the derived tables for reloaded windows; nil when it is not.
     var recomputeStartedAt: Int64?
+    /// The last recompute asked for; outcomes of earlier ones (superseded by a second reload) are ignored.
+    var recomputeGeneration = 0
     let answers = AnswerBudget(limit: Daemon.maxUnsentAnswerBytes)
     var pausedForAnswers: Set<UInt64> = []
     /// Milliseconds the event loop has been running (monotonic time minus the gaps it was stopped): what the

@@ -75,8 +75,6 @@ import WireFormat
         #expect(queue.writerBusySince == 5)
         let second = queue.takeBatch(now: 6)
         #expect(second == nil)
-        queue.writerResumed(at: 9)
-        #expect(queue.writerBusySince == 9)
         queue.batchFinished()
         #expect(queue.writerBusySince == nil && queue.inFlight == 0)
         let next = queue.takeBatch(now: 10)
@@ -84,8 +82,6 @@ import WireFormat
         queue.batchFinished()
         let none = queue.takeBatch(now: 11)
         #expect(none == nil)  // nothing waits
-        queue.writerResumed(at: 12)
-        #expect(queue.writerBusySince == nil)  // no batch: nothing to restart
     }
 
     @Test func costsAreCountedInAndOutPerConnection() throws {

@@ -68,33 +68,48 @@ extension DaemonProcess {
         notificationsSeen = found.seen
     }
 
-    /// Sends SIGHUP (the caller changed the rules' windows), sends `probe` (one record line) once `RELOADING=1`
-    /// came, and waits for `READY=1`: milliseconds from the signal to READY, and from the probe to its answer.
-    func reload(probe: [UInt8]) throws -> (readyMilliseconds: Double, probeMilliseconds: Double, answer: String) {
+    /// What a reload did to ingest: how long until `READY=1`, and the answers to records sent one at a time,
+    /// every `interval`, from `RELOADING=1` until it.
+    struct ReloadCost {
+        var readyMilliseconds: Double
+        /// Each probe's round trip, in milliseconds, in order.
+        var probeMilliseconds: [Double]
+        var answers: [String]
+    }
+
+    /// Sends SIGHUP (the caller changed the rules' windows), then, once `RELOADING=1` came, one record from
+    /// `probe(n)` every `interval` seconds on one connection, each after the last was answered, until `READY=1`.
+    func reload(interval: Double, probe: (Int) -> [UInt8]) throws -> ReloadCost {
         let start = Stopwatch.now()
         Signals.send(Signals.hangup, to: pid)
         guard let reloading = notify.waitFor(timeoutSeconds: 30, skip: notificationsSeen, { $0 == "RELOADING=1" })
         else { throw BenchFailure("offertrackd did not send RELOADING=1; its stderr:\n\(log)") }
         notificationsSeen = reloading.seen
-        let sent = Stopwatch.now()
         let fd = try UnixSocket.connect(path: socketPath)
         defer { FileDescriptor.close(fd) }
         UnixSocket.setReceiveTimeout(fd, seconds: 600)
-        try FileDescriptor.writeAll(fd, probe + [UInt8(ascii: "\n")])
-        var answer: [UInt8] = []
+        var cost = ReloadCost(readyMilliseconds: 0, probeMilliseconds: [], answers: [])
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while !answer.contains(UInt8(ascii: "\n")) {
-            let result = try buffer.withUnsafeMutableBytes { try FileDescriptor.read(fd, into: $0) }
-            guard case .transferred(let count) = result, count > 0 else { break }
-            answer += buffer[0..<count]
+        while true {
+            let sent = Stopwatch.now()
+            try FileDescriptor.writeAll(fd, probe(cost.answers.count) + [UInt8(ascii: "\n")])
+            var answer: [UInt8] = []
+            while !answer.contains(UInt8(ascii: "\n")) {
+                let result = try buffer.withUnsafeMutableBytes { try FileDescriptor.read(fd, into: $0) }
+                guard case .transferred(let count) = result, count > 0 else { break }
+                answer += buffer[0..<count]
+            }
+            cost.probeMilliseconds.append(Double(Stopwatch.now() - sent) / 1e6)
+            cost.answers.append(String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            if let ready = notify.waitFor(timeoutSeconds: interval, skip: notificationsSeen, { $0 == "READY=1" }) {
+                notificationsSeen = ready.seen
+                cost.readyMilliseconds = Double(ready.at - start) / 1e6
+                return cost
+            }
+            guard Double(Stopwatch.now() - start) / 1e9 < 600 else {
+                throw BenchFailure("offertrackd did not send READY=1 within 600 s of SIGHUP; its stderr:\n\(log)")
+            }
         }
-        let answered = Stopwatch.now()
-        guard let ready = notify.waitFor(timeoutSeconds: 600, skip: notificationsSeen, { $0 == "READY=1" }) else {
-            throw BenchFailure("offertrackd did not send READY=1 after SIGHUP; its stderr:\n\(log)")
-        }
-        notificationsSeen = ready.seen
-        let text = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return (Double(ready.at - start) / 1e6, Double(answered - sent) / 1e6, text)
     }
 
     /// Stops the daemon with SIGTERM (a clean drain) and waits for it; fails if it does not exit 0.
