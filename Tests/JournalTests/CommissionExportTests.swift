@@ -40,7 +40,7 @@ import WireFormat
         for index in 0..<days {
             let start = index * chunk
             _ = try writer.append(Self.submissions(workload[start..<min(workload.count, start + chunk)]), receivedAt: 0)
-            let day = Timestamp.formatDay(WorkloadSimulator.defaultStart + Int64(index) * 86_400_000)
+            let day = Timestamp.formatDay(WorkloadSimulator.defaultStart + Int64(index) * Timestamp.millisecondsPerDay)
             let rules = rulesChoices.randomElement(using: &generator) ?? rulesChoices[0]
             let files = try CommissionExporter.export(
                 journalPath: path, day: day, rules: rules, now: Self.later + Int64(index))

@@ -71,8 +71,8 @@ import WireFormat
         let firsts = Dictionary(grouping: simulator.map(\.record), by: \.user).values.compactMap { $0.map(\.ts).min() }
         #expect(firsts.allSatisfy { $0 >= start })
         // A journey starts in its slot; a user without a capability check starts with a presentation just after.
-        #expect(firsts.filter { $0 < start + 3 * 86_400_000 }.count >= 490)
-        #expect(firsts.contains { $0 >= start + 2 * 86_400_000 })
+        #expect(firsts.filter { $0 < start + 3 * Timestamp.millisecondsPerDay }.count >= 490)
+        #expect(firsts.contains { $0 >= start + 2 * Timestamp.millisecondsPerDay })
         #expect(WorkloadSimulator.defaultStart == Timestamp.parse("2026-11-01T00:00:00Z"))
     }
 
@@ -151,7 +151,8 @@ import WireFormat
             else { continue }
             if conversion.lapse != nil { lapsed += 1 } else { held += 1 }
             let longer = AttributionSettings(
-                windowMs: settings.windowMs, freshnessMs: settings.freshnessMs, holdingMs: 200 * 86_400_000)
+                windowMs: settings.windowMs, freshnessMs: settings.freshnessMs,
+                holdingMs: 200 * Timestamp.millisecondsPerDay)
             if conversion.lapse == nil,
                 Attribution.attribute(userRecords: records, settings: longer).conversion?.lapse != nil
             {
