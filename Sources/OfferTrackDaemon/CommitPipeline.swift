@@ -21,18 +21,6 @@ struct CommitResult: Sendable {
     let outcomes: Result<[AppendOutcome], JournalFailure>
 }
 
-/// Why a batch did not commit, for logs and status.
-struct JournalFailure: Error, Sendable {
-    let message: String
-    /// SQLite found the journal damaged: retrying cannot help (unlike a full disk or an I/O error).
-    let isCorruption: Bool
-
-    init(_ error: any Error) {
-        message = "\(error)"
-        isCorruption = JournalOpening.corruption(in: error) != nil
-    }
-}
-
 /// How a recompute for new windows ended; `generation` tells a superseded one's (a second reload) from the last.
 struct RecomputeOutcome: Sendable {
     let generation: Int
@@ -57,8 +45,8 @@ final class CommitPipeline: @unchecked Sendable {
     private let results = Mutex<[CommitResult]>([])
     /// Finished recomputations of the derived tables (`recomputeDerivedTables`).
     private let recomputes = Mutex<[RecomputeOutcome]>([])
-    /// Records read and waiting for the writer, as the event loop last saw them.
-    let backlog = Atomic<Int>(0)
+    /// Records read and waiting for the writer (`CommitQueue` keeps it current).
+    private let backlog: Backlog
     /// Readable when results are waiting.
     let wakeup: EventCounter
     private let clock: @Sendable () -> Int64
@@ -77,9 +65,11 @@ final class CommitPipeline: @unchecked Sendable {
     private let metrics: DaemonMetrics
 
     init(
-        writer: JournalWriter, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds
+        writer: JournalWriter, metrics: DaemonMetrics, backlog: Backlog,
+        clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds
     ) throws(PosixError) {
         self.writer = writer
+        self.backlog = backlog
         self.metrics = metrics
         self.clock = clock
         wakeup = try EventCounter()
@@ -101,7 +91,7 @@ final class CommitPipeline: @unchecked Sendable {
             wakeup.signal()
             // With the answers on their way, keep the WAL short before the next batch: often when nothing
             // waits (latency), rarely while thousands of records queue up (saturated: throughput).
-            checkpoint(frames: backlog.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
+            checkpoint(frames: backlog.value.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
             learnUsersChunk()
             recomputeChunk()
         }
@@ -151,7 +141,7 @@ final class CommitPipeline: @unchecked Sendable {
         learningStartedAt = startedAt
         do {
             if try writer.learnJournaledUsers() {
-                if !learningChunkQueued, backlog.load(ordering: .relaxed) == 0 {
+                if !learningChunkQueued, backlog.value.load(ordering: .relaxed) == 0 {
                     learningChunkQueued = true
                     queue.async { [self] in
                         learningChunkQueued = false
@@ -211,7 +201,7 @@ final class CommitPipeline: @unchecked Sendable {
         } catch {
             return post(.failure(JournalFailure(error)))
         }
-        if !recomputeChunkQueued, backlog.load(ordering: .relaxed) == 0 {
+        if !recomputeChunkQueued, backlog.value.load(ordering: .relaxed) == 0 {
             recomputeChunkQueued = true
             queue.async { [self] in
                 recomputeChunkQueued = false

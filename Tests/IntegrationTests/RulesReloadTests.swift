@@ -1,6 +1,7 @@
 import Foundation
 import Posix
 import SQLite
+import TestSupport
 import Testing
 
 /// The rules file under the daemon: refused at start when malformed, kept on a bad SIGHUP reload.

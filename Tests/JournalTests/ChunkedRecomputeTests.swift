@@ -1,6 +1,8 @@
 import Foundation
 import OfferTrackDomain
 import SQLite
+import Simulator
+import TestSupport
 import Testing
 
 @testable import Journal

@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// Runs one hostile client against a fresh daemon while a `ServiceProbe` is served beside it, then checks what

@@ -2,6 +2,7 @@ import Foundation
 import Journal
 import OfferTrackDomain
 import Posix
+import TestSupport
 
 /// Runs every section in order and collects the report.
 final class BenchRun {
@@ -420,7 +421,7 @@ final class BenchRun {
         let seconds = try BigJournal.build(path: path, count: count) {
             self.progress("  \(Format.grouped(Double($0))) records")
         }
-        let size = Double(Posix.ProcessInfo.fileSize(path) ?? 0) / 1_048_576
+        let size = Double(Posix.CurrentProcess.fileSize(path) ?? 0) / 1_048_576
         // The journal was joined under the holding rules: the daemon gets them too, or it would recompute.
         let rulesPath = scratch.file("holding-rules.json")
         try QueryCost.writeHoldingRules(to: rulesPath)
