@@ -19,6 +19,8 @@ struct FairQueue {
     var isEmpty: Bool { count == 0 }
     /// Connections with jobs waiting.
     var connectionCount: Int { lanes.count }
+    /// Jobs held in memory, taken ones not yet dropped included (at most about twice `count`).
+    var heldJobs: Int { lanes.values.reduce(0) { $0 + $1.jobs.count } }
 
     mutating func append(_ job: CommitJob) {
         if lanes[job.connection] == nil {

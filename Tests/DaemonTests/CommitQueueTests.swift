@@ -144,4 +144,30 @@ import WireFormat
         let resumable = queue.takeResumable()
         #expect(resumable.isEmpty)
     }
+
+    /// Taken jobs hold their records and lines, which no queue limit counts: they must not pile up behind
+    /// connections that keep pipelining (64 such clients once held ~100 MiB of committed records).
+    @Test(arguments: [1, 2, 8, 64])
+    func takenJobsAreDroppedWhileConnectionsKeepPipelining(connections: Int) {
+        var queue = FairQueue()
+        var slot: UInt64 = 0
+        var worst = (taken: 0, waiting: 0)
+        for _ in 0..<200 {
+            // Each connection sends a little more than a batch takes from it.
+            for connection in 1...connections {
+                for _ in 0..<40 {
+                    queue.append(Self.job(UInt64(connection), slot))
+                    slot += 1
+                }
+            }
+            while queue.count > connections * 200 { _ = queue.takeBatch(limit: 2048, quantum: 1024) }
+            let taken = queue.heldJobs - queue.count
+            if taken - max(queue.count, 32 * connections) > worst.taken - max(worst.waiting, 32 * connections) {
+                worst = (taken, queue.count)
+            }
+        }
+        #expect(
+            worst.taken <= max(worst.waiting, 32 * connections),
+            "\(worst.taken) taken jobs held beside \(worst.waiting) waiting")
+    }
 }
