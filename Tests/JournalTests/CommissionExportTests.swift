@@ -16,13 +16,14 @@ import WireFormat
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let days = 6
         var workload = Array(WorkloadSimulator(users: 250, seed: 11, days: days).lines)
-        // Late lapses: a check without playback 1 ms to 50 h after a third of the conversions, so that holding
-        // periods of 12 to 48 h void some and not others.
+        // Late lapses: a check without playback 1 ms to 50 h after every third conversion (so how many does not
+        // depend on the seed), so that holding periods of 12 to 48 h void some and not others.
         var lapses = 0
+        var conversions = 0
         for submission in Self.submissions(workload) {
-            guard case .outcome(subscribed: true, _, _) = submission.record.body, Bool.random(using: &generator),
-                Bool.random(using: &generator)
-            else { continue }
+            guard case .outcome(subscribed: true, _, _) = submission.record.body else { continue }
+            conversions += 1
+            guard conversions % 3 == 0 else { continue }
             let delay = Int64.random(in: 1...(50 * 3_600_000), using: &generator)
             workload.append(
                 Self.lapseLine(user: submission.record.user, ts: submission.record.ts + delay, number: lapses))
