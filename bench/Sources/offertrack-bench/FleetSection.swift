@@ -22,7 +22,7 @@ struct FleetScale {
 
     static let full = FleetScale(
         throughputRecords: 300_000, throughputUsers: 50_000, clients: 8, pairs: 3, lagRate: 10_000, lagSeconds: 60,
-        outageRate: 2_000, preOutageSeconds: 20, outageSeconds: 600, drainBudgetSeconds: 240, rssInterval: 1)
+        outageRate: 2_000, preOutageSeconds: 20, outageSeconds: 600, drainBudgetSeconds: 480, rssInterval: 1)
 
     static let smoke = FleetScale(
         throughputRecords: 1_500, throughputUsers: 300, clients: 4, pairs: 1, lagRate: 1_000, lagSeconds: 1,
@@ -192,9 +192,11 @@ final class FleetSection {
         try load.join()
         let sendSeconds = Stopwatch.seconds(since: load.startedAt)
         metrics.stop()
-        let drained = CentralWatch.waitUntil(watch, holds: warm + Int64(records.count), timeoutSeconds: 600)
+        let edgeMemory = try fleet.edges.map { try $0.memory() }
+        let lastSent = Stopwatch.now()
+        let drained = CentralWatch.waitUntil(watch, holds: warm + Int64(records.count), timeoutSeconds: 900)
         watch.stop()
-        guard drained != nil else {
+        guard let drained else {
             throw BenchFailure("the central journals hold \(watch.held) of \(warm + Int64(records.count)) records")
         }
         try fleet.stop()
@@ -222,7 +224,9 @@ final class FleetSection {
                 value: "\(Distribution.summary(forward, places: 0)) records",
                 comparison: "\(forward.count) samples of the edges' `offertrack_forward_lag_records` every 100 ms over "
                     + "\(Format.fixed(sendSeconds, 1)) s (achieved \(Format.grouped(Double(records.count) / sendSeconds))"
-                    + " records/s)"))
+                    + " records/s); the edges' VmRSS / VmHWM at its end (the stream up): "
+                    + edgeMemory.map { "\(Format.fixed($0.currentMiB, 1)) / \(Format.fixed($0.peakMiB, 1))" }
+                    .joined(separator: ", ") + " MiB"))
         add(
             ResultRow(
                 section: Self.section,
@@ -232,7 +236,10 @@ final class FleetSection {
                     .joined(separator: " / ") + " / \(Format.fixed(delays.max() ?? 0, 1)) ms",
                 comparison: "\(Format.grouped(Double(delays.count))) records, each seen by polling the central "
                     + "journals every 5 ms (\(early) seen before their acknowledgement was read, counted 0); p99 by "
-                    + "10 s of acknowledgements: \(windows.joined(separator: ", ")) ms"))
+                    + "10 s of acknowledgements: \(windows.joined(separator: ", ")) ms; the last record reached the "
+                    + "central journals \(Format.fixed(Double(drained &- lastSent) / 1e9, 1)) s after the load ended "
+                    + "(\(Format.grouped(Double(records.count) / (Double(drained &- load.startedAt) / 1e9))) "
+                    + "records/s end to end)"))
         add(
             ResultRow(
                 section: Self.section,
@@ -339,6 +346,14 @@ final class FleetSection {
             let mean = { (values: [Double]) in values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
             let slope = Distribution.slope(values, over: during.map { $0.seconds / 60 })
             let drain = samples.filter { $0.seconds > backAt }.map { mib($0.kib[edge]) }
+            // The shape over the outage: mean VmRSS of each tenth of it.
+            let tenth = (backAt - downAt) / 10
+            let shape = (0..<10).map { part in
+                mean(
+                    during.filter {
+                        $0.seconds >= downAt + Double(part) * tenth && $0.seconds < downAt + Double(part + 1) * tenth
+                    }.map { mib($0.kib[edge]) })
+            }.map { Format.fixed($0, 0) }.joined(separator: ", ")
             add(
                 ResultRow(
                     section: Self.section,
@@ -349,7 +364,8 @@ final class FleetSection {
                         + "\(Format.fixed(memoryAtBack[edge].currentMiB, 1)) MiB",
                     comparison: "VmRSS every \(Format.fixed(scale.rssInterval, 1)) s (\(values.count) samples); mean "
                         + "of the first \(Format.fixed(minute, 1)) s \(Format.fixed(mean(first), 1)) MiB, of the last "
-                        + "\(Format.fixed(mean(last), 1)) MiB; slope \(Format.fixed(slope, 2)) MiB/min; VmHWM "
+                        + "\(Format.fixed(mean(last), 1)) MiB; by tenths of the outage \(shape) MiB; slope "
+                        + "\(Format.fixed(slope, 2)) MiB/min; VmHWM "
                         + "\(Format.fixed(memoryAtBack[edge].peakMiB, 1)) MiB at the end of the outage, "
                         + "\(Format.fixed(peaks[edge].peakMiB, 1)) MiB after the drain (max VmRSS while draining "
                         + "\(Format.fixed(drain.max() ?? 0, 1)) MiB)"))
