@@ -20,6 +20,8 @@ struct BenchOptions {
     var only: Set<String>?
     /// How long the fleet section's stream outage lasts (seconds); nil: its scale's (600 s, smoke 1.5 s).
     var fleetOutageSeconds: Double?
+    /// The parts of the fleet section to run (`throughput`, `lag`, `outage`); nil: all.
+    var fleetParts: Set<String>?
 
     /// Whether `section` is measured in this run.
     func measures(_ section: String) -> Bool { only?.contains(section) ?? true }
@@ -30,6 +32,7 @@ struct BenchOptions {
           --only LIST      measure only these sections: baseline,ingest,latency,flood,returning,json,big,queries,
                            fleet
           --fleet-outage-seconds N  the fleet section's stream outage (default 600; smoke 1.5)
+          --fleet-parts LIST        only these parts of the fleet section: throughput,lag,outage
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
@@ -52,6 +55,9 @@ struct BenchOptions {
                     throw BenchFailure("--fleet-outage-seconds needs a positive number\n\(usage)")
                 }
                 options.fleetOutageSeconds = seconds
+            case "--fleet-parts":
+                guard let list = remaining.popFirst() else { throw BenchFailure("--fleet-parts needs parts\n\(usage)") }
+                options.fleetParts = Set(list.split(separator: ",").map(String.init))
             case "--big-records":
                 guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
                     throw BenchFailure("--big-records needs a positive integer\n\(usage)")

@@ -398,7 +398,7 @@ final class BenchRun {
         try FleetSection(
             daemonPath: options.resolvedDaemonPath, scratch: scratch, scale: fleetScale,
             newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
-        ).run()
+        ).run(parts: options.fleetParts)
     }
 
     private func measureJSON(_ workload: Workload) throws {

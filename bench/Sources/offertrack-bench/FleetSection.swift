@@ -61,7 +61,8 @@ final class FleetSection {
         self.progress = progress
     }
 
-    func run() throws {
+    /// Runs `parts` (`throughput`, `lag`, `outage`; nil: all three) in that order.
+    func run(parts: Set<String>? = nil) throws {
         guard FleetCluster.isAvailable else {
             add(
                 ResultRow(
@@ -69,11 +70,13 @@ final class FleetSection {
                     value: "not measured", comparison: "no \(FleetCluster.serverPath) (apt-get install nats-server)"))
             return
         }
-        try measureThroughput()
-        FileSystem.syncAll()
-        try measureLag()
-        FileSystem.syncAll()
-        try measureOutage()
+        let all: [(String, () throws -> Void)] = [
+            ("throughput", measureThroughput), ("lag", measureLag), ("outage", measureOutage),
+        ]
+        for (name, measure) in all where parts?.contains(name) ?? true {
+            FileSystem.syncAll()
+            try measure()
+        }
     }
 
     private func newFleet() throws -> (fleet: FleetUnderTest, warm: Int64) {
