@@ -38,24 +38,33 @@ let package = Package(
         .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
         // Lock-free counters, gauges and histograms and their Prometheus text exposition.
         .target(name: "Metrics", swiftSettings: strictSettings),
-        // Pure Swift: records, validation, eligibility, attribution, rules, money. No I/O.
+        // Pure Swift: records, tokens, eligibility, attribution, rules, money, reports, exports. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
+        // What comes in from outside, in JSON: the line framer, the JSON parser and values, the record validator,
+        // the response line (SPEC 2, 3), and the rules file (SPEC 5).
+        .target(name: "WireFormat", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        // Deterministic simulated traffic (`offertrack simulate`, the bench, the tests).
+        .target(name: "Simulator", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         // The SQLite journal: schema, migrations, appends, derived tables, queries.
-        .target(name: "Journal", dependencies: ["SQLite", "Posix", "OfferTrackDomain"], swiftSettings: strictSettings),
+        .target(
+            name: "Journal", dependencies: ["SQLite", "Posix", "OfferTrackDomain", "WireFormat"],
+            swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
             name: "OfferTrackDaemon",
-            dependencies: ["Posix", "Systemd", "Journal", "OfferTrackDomain", "Metrics", "Fleet", "NATS"],
+            dependencies: [
+                "Posix", "Systemd", "Journal", "OfferTrackDomain", "WireFormat", "Metrics", "Fleet", "NATS",
+            ],
             swiftSettings: strictSettings
         ),
         // The fleet (SPEC section 10): an edge's forwarder to NATS JetStream.
         .target(
-            name: "Fleet", dependencies: ["Journal", "NATS", "OfferTrackDomain", "Posix"],
+            name: "Fleet", dependencies: ["Journal", "NATS", "OfferTrackDomain", "WireFormat", "Posix"],
             swiftSettings: strictSettings),
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
-            dependencies: ["Posix", "Journal", "OfferTrackDomain", "Fleet", "NATS"],
+            dependencies: ["Posix", "Journal", "OfferTrackDomain", "WireFormat", "Simulator", "Fleet", "NATS"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -65,19 +74,40 @@ let package = Package(
         // The release benchmark (`scripts/bench`): baselines, end-to-end ingest, latency, footprint.
         .executableTarget(
             name: "offertrack-bench",
-            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "Posix"],
+            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "WireFormat", "Simulator", "Posix", "TestSupport"],
             path: "bench/Sources/offertrack-bench",
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "DomainTests", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        // What only the tests and the bench use: scratch directories, a daemon process with a stand-in for systemd's
+        // notification socket, signals, a seeded generator.
+        .target(
+            name: "TestSupport", dependencies: ["Posix", "Simulator"], path: "Tests/TestSupport",
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "DomainTests", dependencies: ["OfferTrackDomain", "WireFormat"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "WireFormatTests", dependencies: ["WireFormat", "OfferTrackDomain"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "SimulatorTests", dependencies: ["Simulator", "WireFormat", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "DaemonTests", dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "Posix"],
+            swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
-            dependencies: ["Journal", "SQLite", "OfferTrackDomain"],
+            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "WireFormat", "Simulator", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "IntegrationTests", dependencies: ["Posix", "SQLite", "OfferTrackDomain", "NATS", "Fleet", "Journal"],
+            name: "IntegrationTests",
+            dependencies: [
+                "Posix", "SQLite", "OfferTrackDomain", "WireFormat", "Simulator", "NATS", "Fleet", "Journal",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings),
     ]
 )

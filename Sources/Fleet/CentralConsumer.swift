@@ -4,6 +4,7 @@ import NATS
 import OfferTrackDomain
 import Posix
 import Synchronization
+import WireFormat
 
 /// A central daemon's consumer (SPEC section 10): a durable pull consumer per partition, each fetched batch
 /// validated and committed to the journal through `commit` (the daemon's writer, so the join runs as for any
@@ -161,7 +162,7 @@ public final class CentralConsumer: Sendable {
         var invalid = 0
         for message in messages {
             let line = message.data
-            guard case .valid(let record) = line.withUnsafeBytes(RecordValidator.validate) else {
+            guard case .valid(let record) = RecordValidator.validate(line) else {
                 invalid += 1
                 log("stream message \(message.header("Nats-Msg-Id") ?? "?") is not a valid record; dropped")
                 try? message.acknowledge()

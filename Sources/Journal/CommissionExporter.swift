@@ -1,5 +1,6 @@
 import OfferTrackDomain
 import SQLite
+import WireFormat
 
 /// Publishes export days (SPEC section 7) inside the journal, so that a published day is immutable and later
 /// changes become adjustments in the next day published.
@@ -32,8 +33,6 @@ public enum CommissionExporter {
         }
     }
 
-    static let dayMs: Int64 = 86_400_000
-
     /// Exports `day` (`YYYY-MM-DD`): the stored files when it is published, else publishes it now.
     ///
     /// The day's rows and adjustments are computed in a read transaction, so ingest goes on meanwhile; the write
@@ -43,7 +42,7 @@ public enum CommissionExporter {
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000
     ) throws -> Files {
         guard let dayStart = Timestamp.parseDay(day) else { throw Refusal.badDay(day) }
-        guard dayStart + dayMs <= now else { throw Refusal.notEnded(day: day) }
+        guard dayStart + Timestamp.millisecondsPerDay <= now else { throw Refusal.notEnded(day: day) }
         let writer = try JournalWriter(
             path: journalPath, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
             maintainsDerivedTables: false)
@@ -102,15 +101,17 @@ public enum CommissionExporter {
         let publishedDays = try connection.allTexts("SELECT day FROM published_days ORDER BY day")
         if let latest = publishedDays.last, let latestStart = Timestamp.parseDay(latest) {
             if dayStart < latestStart { throw Refusal.earlierThanLatest(day: day, latest: latest) }
-            if dayStart > latestStart + dayMs {
-                throw Refusal.gap(day: day, firstMissing: Timestamp.formatDay(latestStart + dayMs))
+            if dayStart > latestStart + Timestamp.millisecondsPerDay {
+                throw Refusal.gap(
+                    day: day, firstMissing: Timestamp.formatDay(latestStart + Timestamp.millisecondsPerDay))
             }
         }
         let firstStart = publishedDays.first.flatMap(Timestamp.parseDay) ?? dayStart
         // Rows fall on the day their conversion qualifies (rule 4.6: `converted_at + H`).
         let holding = rules.rules.settings.holdingMs
         let range = ReportRange(
-            since: firstStart.subtractingSaturated(holding), until: (dayStart + dayMs).subtractingSaturated(holding))
+            since: firstStart.subtractingSaturated(holding),
+            until: (dayStart + Timestamp.millisecondsPerDay).subtractingSaturated(holding))
         var current: [String: [CommissionRow]] = [:]
         try ConversionSource.forEach(connection, range: range, rules: rules.rules) { evaluated in
             guard let qualifiesAt = evaluated.qualifiesAt,

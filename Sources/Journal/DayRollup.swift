@@ -33,19 +33,18 @@ struct DayRollup: Sendable {
         var message: ExactString
     }
 
-    static let dayMs: Int64 = 86_400_000
-
     /// SQL for the UTC day number of the `ts` column, floored like `day(of:)` (SQLite's `/` truncates).
     static let daySQL = daySQL(of: "ts")
 
     /// SQL for the UTC day number of `column` (a time in epoch milliseconds).
     static func daySQL(of column: String) -> String {
-        "(\(column) - ((\(column) % 86400000) + 86400000) % 86400000) / 86400000"
+        let day = Timestamp.millisecondsPerDay
+        return "(\(column) - ((\(column) % \(day)) + \(day)) % \(day)) / \(day)"
     }
 
     /// The UTC day number of `ts` (floor division, so times before 1970 fall on the right day).
     static func day(of ts: Int64) -> Int64 {
-        ts >= 0 ? ts / dayMs : -((-ts - 1) / dayMs) - 1
+        ts >= 0 ? ts / Timestamp.millisecondsPerDay : -((-ts - 1) / Timestamp.millisecondsPerDay) - 1
     }
 
     private(set) var presentations: [PresentationKey: (presented: Int64, eligible: Int64)] = [:]
@@ -82,6 +81,14 @@ struct DayRollup: Sendable {
             key.message = ExactString(offer.effectiveMessageIdentifier)
         }
         conversions[key, default: 0] += sign
+    }
+
+    /// Adds another set of pending changes to these.
+    mutating func add(_ other: DayRollup) {
+        for (key, delta) in other.presentations {
+            Self.add(presented: delta.presented, eligible: delta.eligible, to: &presentations[key, default: (0, 0)])
+        }
+        for (key, delta) in other.conversions { conversions[key, default: 0] += delta }
     }
 
     /// Adds the netted changes to the roll-up tables.

@@ -30,29 +30,30 @@ enum DerivedTables {
     /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that
     /// changed (and the roll-up groups they count in): usually one new presentation, or nothing.
     ///
-    /// `added` are the user's records this batch journaled, all with a `seq` of at least `journaledBefore`. A
-    /// user with nothing journaled before (most, for in-order traffic) gets all their rows inserted from `added`
-    /// alone; `mayHaveEarlier: false` says the caller already knows that, and skips the index probe.
+    /// `added` are the user's records this batch journaled. A user with nothing journaled before (most, for
+    /// in-order traffic) gets all their rows inserted from `added` alone; `mayHaveEarlier: false` says the caller
+    /// already knows that, and skips reading the journal.
     ///
     /// Otherwise the rows before are attribution over the user's records without `added`: the derived tables
     /// always equal that (they change only in the transaction that journals records), so nothing is read back.
     ///
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
     static func refresh(
-        user: String, added: [Record], journaledBefore firstSeq: Int64, mayHaveEarlier: Bool,
-        settings: AttributionSettings, rollup: inout DayRollup, on connection: Connection
+        user: String, added: [Record], mayHaveEarlier: Bool, settings: AttributionSettings,
+        rollup: inout DayRollup, tables: DerivedTableSet = .live, on connection: Connection
     ) throws {
-        guard try mayHaveEarlier && JournalRows.hasRecords(of: user, before: firstSeq, on: connection) else {
+        // The user's records, this batch's included, read once (no separate probe for earlier ones).
+        let records = mayHaveEarlier ? try JournalRows.records(of: user, on: connection) : added
+        let addedIDs = Set(added.map { ExactString($0.id) })
+        let earlier = records.count > added.count ? records.filter { !addedIDs.contains(ExactString($0.id)) } : []
+        guard !earlier.isEmpty else {
             // Nothing was derived for this user before: every row is new, and attribution needs only `added`.
             let attribution = Attribution.attribute(userRecords: added, settings: settings)
-            try insert(user: user, attribution, on: connection)
+            try insert(user: user, attribution, tables: tables, on: connection)
             count(attribution, sign: 1, into: &rollup)
             return
         }
-        let records = try JournalRows.records(of: user, on: connection)
         let now = Attribution.attribute(userRecords: records, settings: settings)
-        let addedIDs = Set(added.map { ExactString($0.id) })
-        let earlier = records.filter { !addedIDs.contains(ExactString($0.id)) }
         let before = Attribution.attribute(userRecords: earlier, settings: settings)
         // Presentations by exact id, with every stored column as bytes.
         var previous: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]
@@ -60,20 +61,20 @@ enum DerivedTables {
         var next: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]
         for fact in now.presentations { next[ExactString(fact.id)] = (fact, fingerprint(fact)) }
         for (id, old) in previous where next[id]?.print != old.print {
-            try deletePresentation(old.fact, on: connection)
+            try deletePresentation(old.fact, tables: tables, on: connection)
             rollup.count(old.fact, sign: -1)
         }
         for (id, new) in next where previous[id]?.print != new.print {
-            try insertPresentation(new.fact, seq: nil, on: connection)
+            try insertPresentation(new.fact, seq: nil, tables: tables, on: connection)
             rollup.count(new.fact, sign: 1)
         }
         if before.conversion.map(fingerprint) != now.conversion.map(fingerprint) {
             if let old = before.conversion {
-                try delete(conversion: old, on: connection)
+                try delete(conversion: old, tables: tables, on: connection)
                 rollup.count(old, sign: -1)
             }
             if let new = now.conversion {
-                try insertConversion(user: user, new, on: connection)
+                try insertConversion(user: user, new, tables: tables, on: connection)
                 rollup.count(new, sign: 1)
             }
         }
@@ -81,6 +82,7 @@ enum DerivedTables {
 
     /// Replaces everything from scratch (inside the caller's transaction) under `settings`.
     static func rebuild(settings: AttributionSettings, on connection: Connection) throws {
+        try DerivedTableSet.dropRecomputeCopies(on: connection)
         try connection.execute(
             """
             DELETE FROM derived_presentations; DELETE FROM derived_conversions;
@@ -89,10 +91,23 @@ enum DerivedTables {
         var rollup = DayRollup()
         try JournalRows.forEachUser(on: connection) { user, records in
             let attribution = Attribution.attribute(userRecords: records, settings: settings)
-            try insert(user: user, attribution, on: connection)
-            count(attribution, sign: 1, into: &rollup)
+            try insert(user: user, attribution, into: &rollup, on: connection)
         }
         try rollup.write(on: connection)
+        try store(settings, on: connection)
+    }
+
+    /// Inserts a user's rows from `attribution` into `tables` and counts them in `rollup`.
+    static func insert(
+        user: String, _ attribution: UserAttribution, into rollup: inout DayRollup, tables: DerivedTableSet = .live,
+        on connection: Connection
+    ) throws {
+        try insert(user: user, attribution, tables: tables, on: connection)
+        count(attribution, sign: 1, into: &rollup)
+    }
+
+    /// Records in `meta` that the derived tables follow `settings`.
+    static func store(_ settings: AttributionSettings, on connection: Connection) throws {
         let store = try connection.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
         let values = [
             (windowKey, settings.windowMs), (freshnessKey, settings.freshnessMs), (holdingKey, settings.holdingMs),
@@ -144,30 +159,35 @@ enum DerivedTables {
     /// Inserts a user's rows. `presentationSeqs`, when given, holds each presentation's journal `seq` where known
     /// (in the order of `attribution.presentations`); the others are looked up by id.
     static func insert(
-        user: String, _ attribution: UserAttribution, presentationSeqs: [Int64?]? = nil, on connection: Connection
+        user: String, _ attribution: UserAttribution, presentationSeqs: [Int64?]? = nil,
+        tables: DerivedTableSet = .live, on connection: Connection
     ) throws {
         for (index, fact) in attribution.presentations.enumerated() {
-            try insertPresentation(fact, seq: presentationSeqs?[index] ?? nil, on: connection)
+            try insertPresentation(fact, seq: presentationSeqs?[index] ?? nil, tables: tables, on: connection)
         }
-        if let conversion = attribution.conversion { try insertConversion(user: user, conversion, on: connection) }
+        if let conversion = attribution.conversion {
+            try insertConversion(user: user, conversion, tables: tables, on: connection)
+        }
     }
 
     /// A presentation's row: its eligibility, keyed by time and by its record's `seq` (the offer is the
     /// record's own). Without `seq` it is looked up by the presentation's id.
-    private static func insertPresentation(_ fact: PresentationFact, seq: Int64?, on connection: Connection) throws {
+    private static func insertPresentation(
+        _ fact: PresentationFact, seq: Int64?, tables: DerivedTableSet, on connection: Connection
+    ) throws {
         if let seq {
-            let insert = try connection.prepare(
-                static: "INSERT INTO derived_presentations (ts, seq, eligible) VALUES (?1, ?2, ?3)")
+            let insert = try tables.prepare(
+                "INSERT INTO derived_presentations (ts, seq, eligible) VALUES (?1, ?2, ?3)", on: connection)
             try insert.bind(fact.ts, at: 1)
             try insert.bind(seq, at: 2)
             try insert.bind(fact.eligible ? 1 : 0, at: 3)
             try insert.run()
             return
         }
-        let insert = try connection.prepare(
-            static: """
-                INSERT INTO derived_presentations (ts, seq, eligible) SELECT ts, seq, ?2 FROM records WHERE id = ?1
-                """)
+        let insert = try tables.prepare(
+            """
+            INSERT INTO derived_presentations (ts, seq, eligible) SELECT ts, seq, ?2 FROM records WHERE id = ?1
+            """, on: connection)
         try insert.bind(fact.id, at: 1)
         try insert.bind(fact.eligible ? 1 : 0, at: 2)
         try insert.run()
@@ -176,30 +196,34 @@ enum DerivedTables {
         }
     }
 
-    private static func deletePresentation(_ fact: PresentationFact, on connection: Connection) throws {
-        let delete = try connection.prepare(
-            static: """
-                DELETE FROM derived_presentations WHERE ts = ?1 AND seq = (SELECT seq FROM records WHERE id = ?2)
-                """)
+    private static func deletePresentation(
+        _ fact: PresentationFact, tables: DerivedTableSet, on connection: Connection
+    ) throws {
+        let delete = try tables.prepare(
+            """
+            DELETE FROM derived_presentations WHERE ts = ?1 AND seq = (SELECT seq FROM records WHERE id = ?2)
+            """, on: connection)
         try delete.bind(fact.ts, at: 1)
         try delete.bind(fact.id, at: 2)
         try delete.run()
     }
 
-    private static func delete(conversion: Conversion, on connection: Connection) throws {
-        let delete = try connection.prepare(static: "DELETE FROM derived_conversions WHERE ts = ?1 AND id = ?2")
+    private static func delete(conversion: Conversion, tables: DerivedTableSet, on connection: Connection) throws {
+        let delete = try tables.prepare("DELETE FROM derived_conversions WHERE ts = ?1 AND id = ?2", on: connection)
         try delete.bind(conversion.ts, at: 1)
         try delete.bind(conversion.id, at: 2)
         try delete.run()
     }
 
-    private static func insertConversion(user: String, _ conversion: Conversion, on connection: Connection) throws {
-        let insert = try connection.prepare(
-            static: """
-                INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
-                    campaign_token, message_identifier, item_id, lapse_id, lapse_ts)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-                """)
+    private static func insertConversion(
+        user: String, _ conversion: Conversion, tables: DerivedTableSet, on connection: Connection
+    ) throws {
+        let insert = try tables.prepare(
+            """
+            INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
+                campaign_token, message_identifier, item_id, lapse_id, lapse_ts)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            """, on: connection)
         try insert.bind(user, at: 1)
         try insert.bind(conversion.id, at: 2)
         try insert.bind(conversion.ts, at: 3)

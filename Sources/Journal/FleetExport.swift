@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import WireFormat
 
 /// The commission export over a fleet's central journals (SPEC section 10): day D published in each journal for
 /// its own conversions (SPEC section 7), and one file whose rows are the union of theirs in section 7's order,

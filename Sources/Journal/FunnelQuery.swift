@@ -55,7 +55,7 @@ public enum FunnelQuery {
         _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
         into accumulator: inout ReportAccumulator
     ) throws {
-        let dayMs = DayRollup.dayMs
+        let dayMs = Timestamp.millisecondsPerDay
         // Whole days inside the range: [firstDay, endDay).
         let firstDay = range.since.map { DayRollup.day(of: $0 - 1) + 1 } ?? Int64.min / dayMs
         let endDay = range.until.map { DayRollup.day(of: $0) } ?? Int64.max / dayMs
@@ -93,7 +93,7 @@ public enum FunnelQuery {
         case .affiliate: affiliate.flatMap { $0.isEmpty ? nil : $0 }
         case .campaign: campaign.flatMap { $0.isEmpty ? nil : $0 }
         case .message: message.flatMap { $0.isEmpty ? nil : $0 }
-        case .day: Timestamp.formatDay(day * DayRollup.dayMs)
+        case .day: Timestamp.formatDay(day * Timestamp.millisecondsPerDay)
         }
     }
 
@@ -119,7 +119,7 @@ public enum FunnelQuery {
         defer { rows.reset() }
         while try rows.step() {
             let value = rows.text(1).flatMap { $0.isEmpty ? nil : $0 }
-            let key = grouping == .day ? Timestamp.formatDay(rows.int64(0) * DayRollup.dayMs) : value
+            let key = grouping == .day ? Timestamp.formatDay(rows.int64(0) * Timestamp.millisecondsPerDay) : value
             accumulator.merge(ReportRow(key: key, presented: Int(rows.int64(2)), presentedEligible: Int(rows.int64(3))))
         }
     }
@@ -142,8 +142,8 @@ public enum FunnelQuery {
         var changingDays: Set<Int64> = []
         while try rows.step() {
             let day = rows.int64(0)
-            let start = day * DayRollup.dayMs
-            let end = start + DayRollup.dayMs
+            let start = day * Timestamp.millisecondsPerDay
+            let end = start + Timestamp.millisecondsPerDay
             // Every conversion of the day qualifies by `asOf` (the last instant's does), or none does.
             let allQualified = rules.settings.qualifiesAt(conversionAt: end - 1) <= accumulator.asOf
             let noneQualified = rules.settings.qualifiesAt(conversionAt: start) > accumulator.asOf
@@ -190,7 +190,8 @@ public enum FunnelQuery {
         defer { presentations.reset() }
         while try presentations.step() {
             let groupKey: String? =
-                grouping == .day ? Timestamp.formatDay(presentations.int64(0) * DayRollup.dayMs) : presentations.text(0)
+                grouping == .day
+                ? Timestamp.formatDay(presentations.int64(0) * Timestamp.millisecondsPerDay) : presentations.text(0)
             accumulator.merge(
                 ReportRow(
                     key: groupKey, presented: Int(presentations.int64(1)),

@@ -29,7 +29,7 @@ public enum JournalBackup {
         guard !FileSystem.exists(destination) else { throw Failure.destinationExists(destination) }
         let source = try JournalOpening.open(
             path: journal, mode: .readOnly, schema: .anyVersion, busyTimeoutMilliseconds: 5000)
-        let partial = destination + ".partial-\(ProcessInfo.pid)"
+        let partial = destination + ".partial-\(CurrentProcess.pid)"
         let removePartial = { for suffix in ["", "-journal", "-wal", "-shm"] { FileSystem.remove(partial + suffix) } }
         removePartial()
         do {
@@ -48,7 +48,7 @@ public enum JournalBackup {
             do {
                 try FileSystem.linkWithoutReplacing(partial, as: destination)
             } catch {
-                if error.errno == 17 { throw Failure.destinationExists(destination) }  // EEXIST: created meanwhile
+                if error.isAlreadyExisting { throw Failure.destinationExists(destination) }  // created meanwhile
                 throw Failure.cannotPlace(destination, error)
             }
             removePartial()

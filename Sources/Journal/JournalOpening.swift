@@ -70,7 +70,7 @@ public enum JournalOpening {
     /// The open error an SQLite failure means.
     public static func classify(_ error: SQLiteError, path: String) -> JournalOpenError {
         if error.isCorrupt { return .corrupt(path, error.message) }
-        if error.primaryCode == 14 { return .missing(path) }  // SQLITE_CANTOPEN
+        if error.isCannotOpen { return .missing(path) }
         return .unreadable(path, error)
     }
 
@@ -98,11 +98,9 @@ public enum JournalOpening {
             if error.isBusy { return .busy }
             if error.isFull { return .full }
             if error.isIOError { return .ioError }
-            switch error.primaryCode {
-            case 8: return .readOnly  // SQLITE_READONLY
-            case 14: return .missing  // SQLITE_CANTOPEN
-            default: return .other
-            }
+            if error.isReadOnly { return .readOnly }
+            if error.isCannotOpen { return .missing }
+            return .other
         default: return .other
         }
     }
@@ -120,7 +118,7 @@ public enum JournalOpening {
         do {
             connection = try Connection(path: path, mode: .readWrite)
         } catch {
-            if error.primaryCode == 14 { return nil }  // absent: the daemon creates it
+            if error.isCannotOpen { return nil }  // absent: the daemon creates it
             throw classify(error, path: path)
         }
         do {

@@ -25,15 +25,6 @@ enum JournalRows {
         return records
     }
 
-    /// Whether `user` has a record journaled with a `seq` below `seq` (an index-only probe).
-    static func hasRecords(of user: String, before seq: Int64, on connection: Connection) throws -> Bool {
-        let probe = try connection.prepare(static: "SELECT 1 FROM records WHERE user = ?1 AND seq < ?2 LIMIT 1")
-        try probe.bind(user, at: 1)
-        try probe.bind(seq, at: 2)
-        defer { probe.reset() }
-        return try probe.step()
-    }
-
     /// The highest `seq` journaled (0 when empty).
     static func lastSeq(on connection: Connection) throws -> Int64 {
         let statement = try connection.prepare(static: "SELECT coalesce(max(seq), 0) FROM records")
@@ -43,20 +34,38 @@ enum JournalRows {
 
     /// Every user's records, one user at a time, in user order (`body` gets each user and their records).
     static func forEachUser(on connection: Connection, _ body: (String, [Record]) throws -> Void) throws {
-        let statement = try connection.prepare("SELECT user, \(columns) FROM records ORDER BY user")
+        _ = try readUsers(after: nil, on: connection) { user, records in
+            try body(user, records)
+            return true
+        }
+    }
+
+    /// Like `forEachUser`, from the first user after `user` (in the journal's byte order) when given; `body`
+    /// returns false to stop after that user. The result is whether every user was read.
+    static func readUsers(
+        after user: String?, on connection: Connection, _ body: (String, [Record]) throws -> Bool
+    ) throws -> Bool {
+        let statement: Statement
+        if let user {
+            statement = try connection.prepare("SELECT user, \(columns) FROM records WHERE user > ?1 ORDER BY user")
+            try statement.bind(user, at: 1)
+        } else {
+            statement = try connection.prepare("SELECT user, \(columns) FROM records ORDER BY user")
+        }
         defer { statement.reset() }
         var currentUser: String?
         var records: [Record] = []
         while try statement.step() {
             let user = statement.text(0) ?? ""
             if let current = currentUser, !current.utf8.elementsEqual(user.utf8) {
-                try body(current, records)
+                guard try body(current, records) else { return false }
                 records.removeAll(keepingCapacity: true)
             }
             currentUser = user
             if let record = record(from: statement, user: user, offset: 1) { records.append(record) }
         }
-        if let currentUser { try body(currentUser, records) }
+        if let currentUser { _ = try body(currentUser, records) }
+        return true
     }
 
     /// Decodes one row of `columns` starting at column `offset`.

@@ -22,6 +22,8 @@ public final class JournalWriter {
     private let walFrames = WALFrameCount()
     /// Which users have records, so that the join skips probing the journal for users it knows are new.
     private let knownUsers = KnownUsers()
+    /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
+    private var recompute: DerivedTablesRecompute?
 
     /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
     /// refusing one of another schema version), and brings attribution's derived tables up to date under
@@ -49,8 +51,12 @@ public final class JournalWriter {
     @discardableResult
     public func adopt(_ settings: AttributionSettings) throws -> Bool {
         let connection = try currentConnection()
+        recompute = nil
         return try connection.transaction {
-            guard try DerivedTables.settings(on: connection) != settings else { return false }
+            guard try DerivedTables.settings(on: connection) != settings else {
+                try DerivedTableSet.dropRecomputeCopies(on: connection)
+                return false
+            }
             try DerivedTables.rebuild(settings: settings, on: connection)
             return true
         }
@@ -82,6 +88,7 @@ public final class JournalWriter {
         let connection = try currentConnection()
         do {
             var lastSeq: Int64 = 0
+            var copyChanges = DerivedTablesRecompute.Step()
             let outcomes = try connection.transaction {
                 lastSeq = try JournalRows.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
@@ -99,12 +106,13 @@ public final class JournalWriter {
                 }
                 if let plan, let settings, lastSeq >= firstSeq {
                     try refreshDerivedTables(
-                        plan.wait(), batch: batch, outcomes: outcomes, journaledFrom: firstSeq, settings: settings,
-                        on: connection)
+                        plan.wait(), batch: batch, outcomes: outcomes, settings: settings,
+                        copyChanges: &copyChanges, on: connection)
                 }
                 return outcomes
             }
             knownUsers.committed(lastSeq: lastSeq)
+            recompute?.apply(copyChanges)
             return outcomes
         } catch {
             knownUsers.forget()
@@ -119,16 +127,28 @@ public final class JournalWriter {
     /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once,
     /// and the roll-ups are written once. A user certainly new to the journal whose records were all accepted
     /// (most, for in-order traffic) takes the plan's attribution as it is; any other is recomputed against the
-    /// journal. `firstSeq` is the batch's first `seq`.
+    /// journal. During a recompute for new windows, users the copy already holds are refreshed in it too, with
+    /// its roll-up changes in `copyChanges`.
     private func refreshDerivedTables(
-        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], journaledFrom firstSeq: Int64,
-        settings: AttributionSettings, on connection: Connection
+        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], settings: AttributionSettings,
+        copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
     ) throws {
         var rollup = plan.rollup
         func isAccepted(_ index: Int) -> Bool { if case .accepted = outcomes[index] { true } else { false } }
         for group in plan.groups {
             let allAccepted = group.indices.allSatisfy(isAccepted)
-            if allAccepted, knownUsers.noteAppend(of: group.user) {
+            let accepted = allAccepted ? group.indices : group.indices.filter(isAccepted)
+            if accepted.isEmpty {
+                DerivedTables.count(group.attribution, sign: -1, into: &rollup)
+                continue
+            }
+            let isNew = knownUsers.noteAppend(of: group.user)
+            if let recompute {
+                try recompute.refreshCopy(
+                    user: group.user, added: accepted.map { batch[$0].record },
+                    mayHaveEarlier: !isNew, into: &copyChanges, on: connection)
+            }
+            if allAccepted && isNew {
                 let seqs = group.presentationIndices.map { index -> Int64? in
                     guard index >= 0, case .accepted(let seq) = outcomes[index] else { return nil }
                     return seq
@@ -138,12 +158,8 @@ public final class JournalWriter {
                 continue
             }
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)
-            let accepted = allAccepted ? group.indices : group.indices.filter(isAccepted)
-            if accepted.isEmpty { continue }
-            // All accepted means the note above was taken, and said "maybe journaled before".
-            let isNew = allAccepted ? false : knownUsers.noteAppend(of: group.user)
             try DerivedTables.refresh(
-                user: group.user, added: accepted.map { batch[$0].record }, journaledBefore: firstSeq,
+                user: group.user, added: accepted.map { batch[$0].record },
                 mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, on: connection)
         }
         try rollup.write(on: connection)
@@ -256,6 +272,49 @@ extension JournalWriter {
 }
 
 extension JournalWriter {
+    /// Starts recomputing the derived tables under `settings` a chunk at a time (`continueRecompute`), the live
+    /// tables keeping their windows until the last chunk. Returns false, with nothing to do, when the tables
+    /// already follow `settings` (a recompute in progress is then abandoned). Starts over if one is in progress.
+    public func beginRecompute(_ settings: AttributionSettings) throws -> Bool {
+        recompute = nil
+        let connection = try currentConnection()
+        let started = try connection.transaction { () -> DerivedTablesRecompute? in
+            guard try DerivedTables.settings(on: connection) != settings else {
+                try DerivedTableSet.dropRecomputeCopies(on: connection)
+                return nil
+            }
+            return try DerivedTablesRecompute.start(settings: settings, on: connection)
+        }
+        recompute = started
+        return started != nil
+    }
+
+    /// Recomputes the next users, in one transaction, until `shouldStop` (asked after each user) says so; the
+    /// last chunk puts the new tables in place. Returns whether the recompute is over (true with none running).
+    /// After a failure the recompute is abandoned (the next start recomputes from scratch).
+    public func continueRecompute(shouldStop: () -> Bool) throws -> Bool {
+        guard let running = recompute else { return true }
+        do {
+            let connection = try currentConnection()
+            let step = try connection.transaction { try running.chunk(on: connection, shouldStop: shouldStop) }
+            recompute?.apply(step)
+            if step.finished { recompute = nil }
+            return step.finished
+        } catch {
+            recompute = nil
+            if let error = error as? SQLiteError, !error.isBusy && !error.isFull { self.connection = nil }
+            throw error
+        }
+    }
+
+    /// Drops a recompute in progress (a stopping daemon); the next start recomputes from scratch.
+    public func abandonRecompute() {
+        recompute = nil
+    }
+
+    /// Users recomputed so far by the recompute in progress; nil when none runs.
+    public var recomputedUsers: Int? { recompute?.users }
+
     /// Recomputes every derived table from the journal under `settings`, in one transaction.
     public func rebuildDerivedTables(settings: AttributionSettings) throws {
         let connection = try currentConnection()

@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import WireFormat
 
 /// SPEC section 2's "identical content" of two record lines.
 enum LineContent {

@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import Posix
 
 /// `offertrack backup --to PATH`: an online, consistent copy of the journal.
 struct BackupCommand {

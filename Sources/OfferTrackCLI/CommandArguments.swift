@@ -1,3 +1,5 @@
+import Posix
+
 /// A command's arguments: `--name value`, `--name=value`, flags and positionals, checked against what it takes.
 struct CommandArguments {
     private(set) var options: [String: [String]] = [:]

@@ -1,6 +1,7 @@
 import Journal
 import OfferTrackDomain
 import Posix
+import WireFormat
 
 /// What every command takes: the journal and the rules file (SPEC section 6).
 struct CommonOptions {

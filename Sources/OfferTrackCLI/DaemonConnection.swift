@@ -30,7 +30,7 @@ struct DaemonConnection {
     func exchange(_ lines: [[UInt8]], chunkSize: Int = 1024, chunksInFlight: Int = 8) throws(PosixError)
         -> [DaemonResponse]
     {
-        guard let fd, let reader else { throw PosixError("send", errno: 107) }  // ENOTCONN
+        guard let fd, let reader else { throw PosixError.notConnected("send") }
         let chunks = stride(from: 0, to: lines.count, by: chunkSize).map { start in
             var payload: [UInt8] = []
             for line in lines[start..<min(lines.count, start + chunkSize)] {

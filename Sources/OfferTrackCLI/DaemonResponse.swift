@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import WireFormat
 
 /// One response line from the daemon, decoded.
 struct DaemonResponse: Equatable {

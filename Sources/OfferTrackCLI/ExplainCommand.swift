@@ -1,5 +1,7 @@
 import Journal
 import OfferTrackDomain
+import Posix
+import WireFormat
 
 /// `offertrack explain`: why one user's conversion earned what it did (SPEC section 6).
 struct ExplainCommand {

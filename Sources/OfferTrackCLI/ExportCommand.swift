@@ -40,7 +40,7 @@ struct ExportCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        for path in options.databasePaths where ProcessInfo.fileSize(path) == nil {
+        for path in options.databasePaths where CurrentProcess.fileSize(path) == nil {
             throw CLIError(.noInput, "no journal at \(path)")
         }
         let output: OutputDirectory

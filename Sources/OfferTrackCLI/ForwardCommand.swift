@@ -54,7 +54,7 @@ struct ForwardCommand {
     }
 
     func run() throws(CLIError) -> Int32 {
-        guard ProcessInfo.fileSize(databasePath) != nil else {
+        guard CurrentProcess.fileSize(databasePath) != nil else {
             throw CLIError(.noInput, "no journal at \(databasePath)")
         }
         let forwarder: EdgeForwarder

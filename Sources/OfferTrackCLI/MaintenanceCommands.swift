@@ -1,6 +1,8 @@
 import Journal
 import OfferTrackDomain
 import Posix
+import Simulator
+import WireFormat
 
 /// `offertrack rebuild`: recomputes every derived table from the journal.
 struct RebuildCommand {
@@ -28,7 +30,7 @@ struct RebuildCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        guard ProcessInfo.fileSize(options.databasePath) != nil else {
+        guard CurrentProcess.fileSize(options.databasePath) != nil else {
             throw CLIError(.noInput, "no journal at \(options.databasePath)")
         }
         do {

@@ -5,11 +5,11 @@ import Posix
 enum Paths {
     /// SPEC 6: `$STATE_DIRECTORY/offertrack.db` when set, else `./offertrack.db`.
     static func database(_ given: String?) -> String {
-        given ?? JournalLocation.defaultPath(stateDirectory: ProcessInfo.environment("STATE_DIRECTORY"))
+        given ?? JournalLocation.defaultPath(stateDirectory: CurrentProcess.environment("STATE_DIRECTORY"))
     }
 
     /// `--socket`, else `$OFFERTRACK_SOCKET`, else `./offertrack.sock`.
     static func socket(_ given: String?) -> String {
-        given ?? ProcessInfo.environment("OFFERTRACK_SOCKET") ?? "./offertrack.sock"
+        given ?? CurrentProcess.environment("OFFERTRACK_SOCKET") ?? "./offertrack.sock"
     }
 }

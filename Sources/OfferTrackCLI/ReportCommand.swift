@@ -1,6 +1,7 @@
 import Journal
 import OfferTrackDomain
 import Posix
+import WireFormat
 
 /// `offertrack report`: the funnel, grouped, in a table, CSV or JSON (SPEC section 6).
 struct ReportCommand {

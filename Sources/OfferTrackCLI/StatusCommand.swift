@@ -62,7 +62,7 @@ struct StatusCommand {
         do { reader = try JournalReader(path: databasePath, schema: .anyVersion) } catch {
             throw CLIError(journal: error, doing: "opening \(databasePath)")
         }
-        let size = ["", "-wal"].compactMap { ProcessInfo.fileSize(databasePath + $0) }.reduce(0, +)
+        let size = ["", "-wal"].compactMap { CurrentProcess.fileSize(databasePath + $0) }.reduce(0, +)
         let counts: [RecordType: Int64]
         let lastSeq: Int64
         let lastDay: String?

@@ -1,5 +1,6 @@
 import OfferTrackDomain
 import Posix
+import WireFormat
 
 /// One client connection: its framer, its answers in input order, and its unsent output.
 final class ClientConnection {
@@ -24,8 +25,6 @@ final class ClientConnection {
     var registered = false
     /// The peer has not read what was written to it (`Daemon.maxUnreadByPeer`): its answers wait in the socket.
     var peerIsBehind = false
-    /// Bytes of this connection's records waiting for the writer (`Daemon.queuedCost`).
-    var queuedBytes = 0
     /// Answer bytes made and not yet written (in slots or in `output`), also counted in `budget`.
     private(set) var heldAnswerBytes = 0
     private let budget: AnswerBudget
@@ -88,11 +87,7 @@ final class ClientConnection {
     /// Writes as much output as the socket takes. Returns false when the peer is gone.
     func flush(now: Int64) -> Bool {
         while outputHead < output.count {
-            let result = output.withUnsafeBytes { raw in
-                Result { () throws(PosixError) in
-                    try FileDescriptor.write(fd, from: UnsafeRawBufferPointer(rebasing: raw[outputHead...]))
-                }
-            }
+            let result = Result { () throws(PosixError) in try FileDescriptor.write(fd, output[outputHead...]) }
             switch result {
             case .success(.transferred(let count)):
                 outputHead += count

@@ -21,11 +21,10 @@ struct CommitResult: Sendable {
     let outcomes: Result<[AppendOutcome], JournalFailure>
 }
 
-/// Why a batch did not commit, for logs and status.
-struct JournalFailure: Error, Sendable {
-    let message: String
-    /// SQLite found the journal damaged: retrying cannot help (unlike a full disk or an I/O error).
-    let isCorruption: Bool
+/// How a recompute for new windows ended; `generation` tells a superseded one's (a second reload) from the last.
+struct RecomputeOutcome: Sendable {
+    let generation: Int
+    let result: Result<Void, JournalFailure>
 }
 
 /// Failed checkpoints, as the event loop reports them.
@@ -45,9 +44,9 @@ final class CommitPipeline: @unchecked Sendable {
     private let queue = DispatchQueue(label: "offertrack.journal-writer")
     private let results = Mutex<[CommitResult]>([])
     /// Finished recomputations of the derived tables (`recomputeDerivedTables`).
-    private let recomputes = Mutex<[Result<Void, JournalFailure>]>([])
-    /// Records read and waiting for the writer, as the event loop last saw them.
-    let backlog = Atomic<Int>(0)
+    private let recomputes = Mutex<[RecomputeOutcome]>([])
+    /// Records read and waiting for the writer (`CommitQueue` keeps it current).
+    private let backlog: Backlog
     /// Readable when results are waiting.
     let wakeup: EventCounter
     private let clock: @Sendable () -> Int64
@@ -66,9 +65,11 @@ final class CommitPipeline: @unchecked Sendable {
     private let metrics: DaemonMetrics
 
     init(
-        writer: JournalWriter, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds
+        writer: JournalWriter, metrics: DaemonMetrics, backlog: Backlog,
+        clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds
     ) throws(PosixError) {
         self.writer = writer
+        self.backlog = backlog
         self.metrics = metrics
         self.clock = clock
         wakeup = try EventCounter()
@@ -84,15 +85,15 @@ final class CommitPipeline: @unchecked Sendable {
                 metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
                 metrics.commitRecords.observe(UInt64(jobs.count))
             } catch {
-                outcomes = .failure(
-                    JournalFailure(message: "\(error)", isCorruption: JournalOpening.corruption(in: error) != nil))
+                outcomes = .failure(JournalFailure(error))
             }
             results.withLock { $0.append(CommitResult(jobs: jobs, outcomes: outcomes)) }
             wakeup.signal()
             // With the answers on their way, keep the WAL short before the next batch: often when nothing
             // waits (latency), rarely while thousands of records queue up (saturated: throughput).
-            checkpoint(frames: backlog.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
+            checkpoint(frames: backlog.value.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
             learnUsersChunk()
+            recomputeChunk()
         }
     }
 
@@ -140,7 +141,7 @@ final class CommitPipeline: @unchecked Sendable {
         learningStartedAt = startedAt
         do {
             if try writer.learnJournaledUsers() {
-                if !learningChunkQueued, backlog.load(ordering: .relaxed) == 0 {
+                if !learningChunkQueued, backlog.value.load(ordering: .relaxed) == 0 {
                     learningChunkQueued = true
                     queue.async { [self] in
                         learningChunkQueued = false
@@ -160,25 +161,68 @@ final class CommitPipeline: @unchecked Sendable {
                 + "filter \(learned.filterBytes / 1024) KiB")
     }
 
-    /// Recomputes the derived tables under `settings` on the writer thread, after the batches already submitted;
-    /// the outcome is posted like a batch's (`takeRecomputes`). Batches submitted meanwhile wait behind it.
-    func recomputeDerivedTables(_ settings: AttributionSettings) {
+    /// Recomputes the derived tables under `settings` on the writer thread, a chunk of users at a time between
+    /// batches (`JournalWriter.beginRecompute`): records keep being journaled and acknowledged meanwhile, each
+    /// batch waiting for at most one chunk. The outcome is posted like a batch's (`takeRecomputes`). A recompute
+    /// already running starts over under `settings`; its outcome carries `generation`.
+    func recomputeDerivedTables(_ settings: AttributionSettings, generation: Int) {
         queue.async { [self] in
-            let outcome: Result<Void, JournalFailure>
+            recomputeGeneration = generation
             do {
-                _ = try writer.adopt(settings)
-                outcome = .success(())
+                guard try writer.beginRecompute(settings) else { return post(.success(())) }
+                recomputedUsers.store(0, ordering: .relaxed)
+                recomputeChunk()
             } catch {
-                outcome = .failure(
-                    JournalFailure(message: "\(error)", isCorruption: JournalOpening.corruption(in: error) != nil))
+                post(.failure(JournalFailure(error)))
             }
-            recomputes.withLock { $0.append(outcome) }
-            wakeup.signal()
         }
     }
 
+    /// Drops a recompute in progress (the daemon is stopping).
+    func abandonRecompute() {
+        queue.async { [self] in writer.abandonRecompute() }
+    }
+
+    /// Users recomputed so far by the recompute in progress, for `STATUS=`.
+    let recomputedUsers = Atomic<Int>(0)
+
+    /// How long one chunk of a recompute may hold the write lock, in milliseconds.
+    static let recomputeChunkMilliseconds: Int64 = 40
+
+    /// On the writer thread: one chunk of the recompute in progress, if any, and while no records wait one more
+    /// chunk queued (never more than one, however many batches ran meanwhile).
+    private func recomputeChunk() {
+        guard writer.recomputedUsers != nil else { return }
+        let deadline = Clock.monotonicMilliseconds() + Self.recomputeChunkMilliseconds
+        do {
+            let finished = try writer.continueRecompute { Clock.monotonicMilliseconds() >= deadline }
+            recomputedUsers.store(writer.recomputedUsers ?? 0, ordering: .relaxed)
+            if finished { return post(.success(())) }
+        } catch {
+            return post(.failure(JournalFailure(error)))
+        }
+        if !recomputeChunkQueued, backlog.value.load(ordering: .relaxed) == 0 {
+            recomputeChunkQueued = true
+            queue.async { [self] in
+                recomputeChunkQueued = false
+                recomputeChunk()
+            }
+        }
+    }
+
+    /// Whether a chunk of the recompute is queued on the writer thread (writer thread only).
+    private var recomputeChunkQueued = false
+    /// The generation of the recompute in progress (writer thread only).
+    private var recomputeGeneration = 0
+
+    private func post(_ result: Result<Void, JournalFailure>) {
+        let outcome = RecomputeOutcome(generation: recomputeGeneration, result: result)
+        recomputes.withLock { $0.append(outcome) }
+        wakeup.signal()
+    }
+
     /// Takes the recompute outcomes posted since the last call (after `takeResults`, which drains the wakeup).
-    func takeRecomputes() -> [Result<Void, JournalFailure>] {
+    func takeRecomputes() -> [RecomputeOutcome] {
         recomputes.withLock { pending in
             defer { pending.removeAll() }
             return pending

@@ -5,21 +5,36 @@ import Posix
 /// event loop and the event loop never waits on a scrape. Requests are served one at a time with 2 s read and
 /// write timeouts.
 final class MetricsServer: Sendable {
+    /// Why the endpoint could not listen.
+    enum ListenFailure: Error, CustomStringConvertible {
+        case tcp(PosixError)
+        case unix(UnixSocket.BindError)
+
+        /// Another socket holds the TCP address (a Unix path in use is refused as a configuration error).
+        var isAddressInUse: Bool {
+            if case .tcp(let error) = self { return error.isAddressInUse }
+            return false
+        }
+
+        var description: String {
+            switch self {
+            case .tcp(let error): "\(error)"
+            case .unix(let error): "\(error)"
+            }
+        }
+    }
+
     private let listener: Int32
     private let render: @Sendable () -> String
     private let queue = DispatchQueue(label: "offertrack.metrics")
 
     /// Binds `address` now (so a bad address fails the start) and serves once `start()` is called.
-    init(address: MetricsAddress, render: @escaping @Sendable () -> String) throws(PosixError) {
+    init(address: MetricsAddress, render: @escaping @Sendable () -> String) throws(ListenFailure) {
         switch address {
         case .tcp(let host, let port):
-            listener = try TCPSocket.listen(host: host, port: port)
+            do { listener = try TCPSocket.listen(host: host, port: port) } catch { throw .tcp(error) }
         case .unix(let path):
-            do {
-                listener = try UnixSocket.listen(path: path, mode: 0o660)
-            } catch {
-                throw PosixError("listen on \(path): \(error)", errno: 0)
-            }
+            do { listener = try UnixSocket.listen(path: path, mode: 0o660) } catch { throw .unix(error) }
         }
         self.render = render
     }

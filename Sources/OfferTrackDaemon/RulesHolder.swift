@@ -1,5 +1,6 @@
 import OfferTrackDomain
 import Posix
+import WireFormat
 
 /// The commission rules the daemon runs with; replaced only by a rules file that parses.
 final class RulesHolder {

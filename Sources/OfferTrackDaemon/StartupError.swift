@@ -1,9 +1,11 @@
+import Posix
+
 /// Why the daemon could not start, with the sysexits code to exit with.
 public struct StartupError: Error, Sendable, CustomStringConvertible {
-    public let exitCode: Int32
+    public let exitCode: ExitCode
     public let description: String
 
-    public init(exitCode: Int32, _ description: String) {
+    public init(exitCode: ExitCode, _ description: String) {
         self.exitCode = exitCode
         self.description = description
     }

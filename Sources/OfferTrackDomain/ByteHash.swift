@@ -5,7 +5,7 @@ public enum ByteHash {
     public static let seed = UInt64.random(in: .min ... .max)
 
     /// The hash of `bytes`.
-    public static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var state = seed ^ UInt64(bytes.count)
         var offset = 0
         while offset + 8 <= bytes.count {

@@ -1,8 +1,8 @@
 /// Exact string comparison by UTF-8 bytes (that is, by Unicode scalars), never by canonical equivalence as
 /// `String.==` does. SPEC section 3 compares ids, users, tokens and member names this way.
-enum ExactText {
+public enum ExactText {
     /// Whether `a` and `b` have exactly the same scalars.
-    static func equals(_ a: String, _ b: String) -> Bool {
+    public static func equals(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         let fast = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in bytesEqual(x, y) }
@@ -11,7 +11,7 @@ enum ExactText {
     }
 
     /// Whether `string` is exactly the ASCII or UTF-8 text of `literal`.
-    static func equals(_ string: String, _ literal: StaticString) -> Bool {
+    public static func equals(_ string: String, _ literal: StaticString) -> Bool {
         let count = literal.utf8CodeUnitCount
         guard string.utf8.count == count else { return false }
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)

@@ -140,7 +140,9 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             let fraction = String(ms % 1_000)
             return "\(ms / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
         }
-        let units: [(Int64, String)] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1_000, "s")]
+        let units: [(Int64, String)] = [
+            (Timestamp.millisecondsPerDay, "d"), (3_600_000, "h"), (60_000, "min"), (1_000, "s"),
+        ]
         var rest = ms
         var parts: [String] = []
         for (size, unit) in units where rest >= size && parts.count < 2 {

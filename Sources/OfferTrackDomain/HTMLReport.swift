@@ -135,7 +135,7 @@ public struct HTMLReport: Sendable {
         while start <= last {
             let key = Timestamp.formatDay(start)
             filled.append(byDay[key] ?? ReportRow(key: key))
-            start += 86_400_000
+            start += Timestamp.millisecondsPerDay
         }
         return filled
     }

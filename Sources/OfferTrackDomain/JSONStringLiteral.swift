@@ -1,28 +1,36 @@
-/// Writes strings as JSON string literals (RFC 8259).
+/// Writes strings as JSON string literals (RFC 8259): the one escaper, for response lines and JSON output.
 public enum JSONStringLiteral {
     /// `value` quoted and escaped: `"` and `\` backslashed, control characters below U+0020 escaped.
     public static func quote(_ value: String) -> String {
         let needsEscape = value.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
         guard needsEscape else { return "\"" + value + "\"" }
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+        var out: [UInt8] = []
+        out.reserveCapacity(value.utf8.count + 8)
+        append(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `value` quoted and escaped (as `quote` does) as UTF-8 bytes.
+    public static func append(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+            case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
+            case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
+            case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
+            case 0x08: out.append(contentsOf: #"\b"#.utf8)
+            case 0x0C: out.append(contentsOf: #"\f"#.utf8)
+            case 0..<0x20:
+                out.append(contentsOf: #"\u00"#.utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xf)])
+            default: out.append(byte)
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }

@@ -1,6 +1,7 @@
 /// RFC 3339 timestamps as UTC epoch milliseconds (SPEC section 3's `ts` rule), without Foundation.
 public enum Timestamp {
-    private static let millisecondsPerDay: Int64 = 86_400_000
+    /// The length of a UTC day in milliseconds (the one definition; days have no leap seconds here).
+    public static let millisecondsPerDay: Int64 = 86_400_000
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into UTC epoch milliseconds, or nil when invalid.
     ///

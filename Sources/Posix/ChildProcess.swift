@@ -50,7 +50,7 @@ public final class ChildProcess {
     public func wait() -> Int32 {
         if status == nil {
             var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+            _ = try? valueOrErrno("waitpid") { waitpid(pid, &raw, 0) }
             status = raw
         }
         return Self.exitCode(status ?? 0)

@@ -17,7 +17,7 @@ public final class Epoll {
     private var buffer: [epoll_event]
 
     public init(capacity: Int = 256) throws(PosixError) {
-        fd = try retryingOnInterrupt("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        fd = try valueOrErrno("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         buffer = Array(repeating: epoll_event(), count: capacity)
     }
 
@@ -41,12 +41,16 @@ public final class Epoll {
 
     /// Waits up to `timeoutMilliseconds` (-1: forever) and returns the ready (token, events) pairs.
     public func wait(timeoutMilliseconds: Int32) throws(PosixError) -> [(token: UInt64, events: Events)] {
-        let count = buffer.withUnsafeMutableBufferPointer { events in
-            epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds)
-        }
-        if count < 0 {
-            if errno == EINTR { return [] }
-            throw PosixError("epoll_wait", errno: errno)
+        let count: Int32
+        do {
+            // Not retried: an interrupted wait returns no events and the caller's loop decides what comes next.
+            count = try valueOrErrno("epoll_wait", retryOnInterrupt: false) {
+                buffer.withUnsafeMutableBufferPointer { events in
+                    epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds)
+                }
+            }
+        } catch  where error.errno == EINTR {
+            return []
         }
         return (0..<Int(count)).map { (buffer[$0].data.u64, Events(rawValue: buffer[$0].events)) }
     }
@@ -57,6 +61,6 @@ public final class Epoll {
         var event = epoll_event()
         event.events = events.rawValue
         event.data.u64 = token
-        _ = try retryingOnInterrupt("epoll_ctl") { epoll_ctl(fd, operation, descriptor, &event) }
+        _ = try valueOrErrno("epoll_ctl") { epoll_ctl(fd, operation, descriptor, &event) }
     }
 }

@@ -7,7 +7,7 @@ public final class EventCounter: @unchecked Sendable {
     public let fd: Int32
 
     public init() throws(PosixError) {
-        fd = try retryingOnInterrupt("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
+        fd = try valueOrErrno("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
     }
 
     deinit { FileDescriptor.close(fd) }

@@ -5,9 +5,9 @@ public enum FileDescriptor {
     /// Reads up to `buffer.count` bytes.
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(PosixError) -> IOResult {
         do {
-            let n = try retryingOnInterrupt("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+            let n = try valueOrErrno("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
             return .transferred(n)
-        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.isWouldBlock {
             return .wouldBlock
         }
     }
@@ -15,14 +15,14 @@ public enum FileDescriptor {
     /// Writes up to `buffer.count` bytes (never raises SIGPIPE: uses `send` with `MSG_NOSIGNAL` on sockets).
     public static func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer) throws(PosixError) -> IOResult {
         do {
-            let n = try retryingOnInterrupt("send") {
+            let n = try valueOrErrno("send") {
                 Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
             }
             return .transferred(n)
-        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.isWouldBlock {
             return .wouldBlock
         } catch  where error.errno == ENOTSOCK {
-            let n = try retryingOnInterrupt("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+            let n = try valueOrErrno("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }
             return .transferred(n)
         }
     }
@@ -51,8 +51,8 @@ public enum FileDescriptor {
 
     /// Sets `O_NONBLOCK` on `fd`.
     public static func setNonBlocking(_ fd: Int32) throws(PosixError) {
-        let flags = try retryingOnInterrupt("fcntl") { fcntl(fd, F_GETFL) }
-        _ = try retryingOnInterrupt("fcntl") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+        let flags = try valueOrErrno("fcntl") { fcntl(fd, F_GETFL) }
+        _ = try valueOrErrno("fcntl") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
     }
 
     /// Writes a diagnostic line to stderr (C's `stderr` global is not usable from Swift 6).

@@ -21,12 +21,12 @@ public enum FileLock {
     public static func acquireExclusive(path: String) throws(Failure) -> Int32 {
         let fd: Int32
         do {
-            fd = try retryingOnInterrupt("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+            fd = try valueOrErrno("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
         } catch {
             throw .system(error, path: path)
         }
         do {
-            _ = try retryingOnInterrupt("flock") { flock(fd, LOCK_EX | LOCK_NB) }
+            _ = try valueOrErrno("flock") { flock(fd, LOCK_EX | LOCK_NB) }
         } catch {
             FileDescriptor.close(fd)
             if error.errno == EWOULDBLOCK { throw .held(path: path) }

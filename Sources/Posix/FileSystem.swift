@@ -2,11 +2,6 @@ import Glibc
 
 /// Files, stdout and sleeping, for the CLI.
 public enum FileSystem {
-    /// Writes every file system's dirty pages to disk (`sync(2)`), for measurements that need a quiet disk.
-    public static func syncAll() {
-        sync()
-    }
-
     /// Opens `path` read-only; -1 on failure.
     public static func openForReading(_ path: String) -> Int32 {
         open(path, O_RDONLY | O_CLOEXEC)
@@ -20,9 +15,8 @@ public enum FileSystem {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return nil }
+            let read = chunk.withUnsafeMutableBytes { try? FileDescriptor.read(fd, into: $0) }
+            guard case .transferred(let count)? = read else { return nil }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
         }
@@ -76,7 +70,7 @@ public final class OutputDirectory {
     /// Opens `path`, which must be a directory (a symlink to one is followed once, here).
     public init(opening path: String) throws(PosixError) {
         self.path = path
-        fd = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        fd = try valueOrErrno("open(\(path))") { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     }
 
     /// Opens `path` and checks it is a directory owned by this process's user or root.
@@ -84,7 +78,11 @@ public final class OutputDirectory {
         let directory: OutputDirectory
         do { directory = try OutputDirectory(opening: path) } catch { throw .notADirectory(path, error) }
         var info = stat()
-        guard fstat(directory.fd, &info) == 0 else { throw .notADirectory(path, PosixError("fstat", errno: errno)) }
+        do {
+            _ = try valueOrErrno("fstat") { fstat(directory.fd, &info) }
+        } catch {
+            throw .notADirectory(path, error)
+        }
         guard info.st_uid == geteuid() || info.st_uid == 0 else { throw .foreignOwner(path, uid: info.st_uid) }
         return directory
     }
@@ -102,17 +100,17 @@ public final class OutputDirectory {
             file = openat(fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if file >= 0 || (errno != EEXIST && errno != EINTR) { break }
         }
-        guard file >= 0 else { throw PosixError("openat(\(path)/\(temporary))", errno: errno) }
+        guard file >= 0 else { throw PosixError.last("openat(\(path)/\(temporary))") }
         var failure: PosixError?
         do {
             try FileDescriptor.writeAll(file, bytes)
         } catch {
             failure = error
         }
-        if failure == nil && fsync(file) != 0 { failure = PosixError("fsync(\(path)/\(temporary))", errno: errno) }
+        if failure == nil && fsync(file) != 0 { failure = PosixError.last("fsync(\(path)/\(temporary))") }
         FileDescriptor.close(file)
         if failure == nil && renameat(fd, temporary, fd, name) != 0 {
-            failure = PosixError("renameat(\(path)/\(name))", errno: errno)
+            failure = PosixError.last("renameat(\(path)/\(name))")
         }
         if let failure {
             unlinkat(fd, temporary, 0)
@@ -132,7 +130,7 @@ extension FileSystem {
     /// Gives the file at `existing` the name `new` too, failing with `EEXIST` rather than replacing anything
     /// (an atomic "rename without clobbering" together with `remove(existing)`), then syncs the directory.
     public static func linkWithoutReplacing(_ existing: String, as new: String) throws(PosixError) {
-        _ = try retryingOnInterrupt("link(\(new))") { link(existing, new) }
+        _ = try valueOrErrno("link(\(new))") { link(existing, new) }
         syncDirectory(containing: new)
     }
 

@@ -35,7 +35,7 @@ public final class LineReader {
             switch try FileDescriptor.read(fd, into: chunk) {
             case .transferred(0): ended = true
             case .transferred(let count): buffer.append(contentsOf: chunk[0..<count])
-            case .wouldBlock: throw PosixError("read", errno: 11)  // EAGAIN: the receive timeout passed
+            case .wouldBlock: throw PosixError.timedOut("read")  // the receive timeout passed
             }
         }
     }

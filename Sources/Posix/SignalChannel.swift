@@ -21,9 +21,11 @@ public final class SignalChannel {
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGHUP)
-        guard pthread_sigmask(SIG_BLOCK, &set, nil) == 0 else { throw PosixError("pthread_sigmask", errno: errno) }
+        // pthread functions return the error number instead of setting errno.
+        let blocked = pthread_sigmask(SIG_BLOCK, &set, nil)
+        guard blocked == 0 else { throw PosixError("pthread_sigmask", errno: blocked) }
         signal(SIGPIPE, SIG_IGN)
-        fd = try retryingOnInterrupt("signalfd") { signalfd(-1, &set, Int32(SFD_NONBLOCK) | Int32(SFD_CLOEXEC)) }
+        fd = try valueOrErrno("signalfd") { signalfd(-1, &set, Int32(SFD_NONBLOCK) | Int32(SFD_CLOEXEC)) }
     }
 
     deinit { FileDescriptor.close(fd) }

@@ -40,7 +40,7 @@ public enum TCPSocket {
         } else {
             throw PosixError("inet_pton(\(host))", errno: EINVAL)
         }
-        let fd = try retryingOnInterrupt("socket") {
+        let fd = try valueOrErrno("socket") {
             socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         let failed =
@@ -56,9 +56,9 @@ public enum TCPSocket {
                 }
             }
         if let failed {
-            let code = errno
+            let error = PosixError.last(failed)
             FileDescriptor.close(fd)
-            throw PosixError(failed, errno: code)
+            throw error
         }
         return fd
     }
@@ -70,7 +70,7 @@ public enum TCPSocket {
         let rc = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        guard rc == 0 else { throw PosixError("getsockname", errno: errno) }
+        guard rc == 0 else { throw PosixError.last("getsockname") }
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
         }
@@ -80,7 +80,7 @@ public enum TCPSocket {
     /// blocking socket; nil when none came.
     public static func accept(_ listener: Int32, timeoutMilliseconds: Int32) throws(PosixError) -> Int32? {
         var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-        let ready = try retryingOnInterrupt("poll") { poll(&poller, 1, timeoutMilliseconds) }
+        let ready = try valueOrErrno("poll") { poll(&poller, 1, timeoutMilliseconds) }
         guard ready > 0 else { return nil }
         guard let fd = try UnixSocket.accept(listener) else { return nil }
         // Accepted non-blocking; the metrics server reads and writes it with timeouts instead.

@@ -35,26 +35,22 @@ public enum UnixSocket {
             }
             unlink(path)
         }
-        guard var address = makeAddress(path) else { throw .pathTooLong(path: path) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .system(PosixError("socket", errno: errno), path: path) }
+        guard var address = address(path) else { throw .pathTooLong(path: path) }
+        let fd: Int32
+        do { fd = try newSocket() } catch { throw .system(error, path: path) }
         let previousMask = umask(~mode & 0o777)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        let bindErrno = errno
+        let bound = Result { () throws(PosixError) in try bind(fd, to: &address) }
         umask(previousMask)
-        guard bound == 0 else {
+        if case .failure(let error) = bound {
             FileDescriptor.close(fd)
-            throw .system(PosixError("bind", errno: bindErrno), path: path)
+            throw .system(error, path: path)
         }
         chmod(path, mode)
-        guard Glibc.listen(fd, backlog) == 0 else {
-            let code = errno
+        do {
+            _ = try valueOrErrno("listen") { Glibc.listen(fd, backlog) }
+        } catch {
             FileDescriptor.close(fd)
-            throw .system(PosixError("listen", errno: code), path: path)
+            throw .system(error, path: path)
         }
         do { try FileDescriptor.setNonBlocking(fd) } catch { throw .system(error, path: path) }
         return fd
@@ -63,12 +59,12 @@ public enum UnixSocket {
     /// Accepts one connection (non-blocking, close-on-exec), or nil when none is waiting.
     public static func accept(_ listener: Int32) throws(PosixError) -> Int32? {
         while true {
-            let fd = offertrack_accept_nonblocking(listener)
-            if fd >= 0 { return fd }
-            switch errno {
-            case EINTR, ECONNABORTED: continue
-            case EAGAIN, EWOULDBLOCK: return nil
-            default: throw PosixError("accept4", errno: errno)
+            do {
+                return try valueOrErrno("accept4") { offertrack_accept_nonblocking(listener) }
+            } catch  where error.errno == ECONNABORTED {
+                continue
+            } catch  where error.isWouldBlock {
+                return nil
             }
         }
     }
@@ -78,9 +74,7 @@ public enum UnixSocket {
         var pid: pid_t = 0
         var uid: uid_t = 0
         var gid: gid_t = 0
-        guard offertrack_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
-            throw PosixError("getsockopt(SO_PEERCRED)", errno: errno)
-        }
+        _ = try valueOrErrno("getsockopt(SO_PEERCRED)") { offertrack_peer_credentials(fd, &pid, &uid, &gid) }
         // Without SO_PEERGROUPS (kernels before 4.13) only the primary gid counts.
         return PeerCredentials(pid: pid, uid: uid, gid: gid, groups: (try? peerGroups(fd)) ?? [])
     }
@@ -90,8 +84,9 @@ public enum UnixSocket {
         var capacity = 64
         while true {
             var groups = [gid_t](repeating: 0, count: capacity)
-            let count = offertrack_peer_groups(fd, &groups, Int32(capacity))
-            guard count >= 0 else { throw PosixError("getsockopt(SO_PEERGROUPS)", errno: errno) }
+            let count = try valueOrErrno("getsockopt(SO_PEERGROUPS)") {
+                offertrack_peer_groups(fd, &groups, Int32(capacity))
+            }
             if Int(count) <= capacity { return Array(groups.prefix(Int(count))) }
             capacity = Int(count)
         }
@@ -105,25 +100,37 @@ public enum UnixSocket {
 
     /// Whether the bound socket `fd` has an abstract address (no file, so no file mode guards it).
     public static func isAbstract(_ fd: Int32) throws(PosixError) -> Bool {
-        let result = offertrack_socket_is_abstract(fd)
-        guard result >= 0 else { throw PosixError("getsockname", errno: errno) }
-        return result == 1
+        try valueOrErrno("getsockname") { offertrack_socket_is_abstract(fd) } == 1
     }
 
     /// Connects a blocking client socket to `path`.
     public static func connect(path: String) throws(PosixError) -> Int32 {
-        guard var address = makeAddress(path) else { throw PosixError("connect", errno: ENAMETOOLONG) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw PosixError("socket", errno: errno) }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        guard var address = address(path) else { throw PosixError("connect", errno: ENAMETOOLONG) }
+        let fd = try newSocket()
+        do {
+            _ = try withUnsafePointer(to: &address) { (pointer) throws(PosixError) in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw) throws(PosixError) in
+                    try valueOrErrno("connect", retryOnInterrupt: false) {
+                        Glibc.connect(fd, raw, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
+                }
             }
-        }
-        guard rc == 0 else {
-            let code = errno
+        } catch {
             FileDescriptor.close(fd)
-            throw PosixError("connect", errno: code)
+            throw error
+        }
+        return fd
+    }
+
+    /// A datagram socket bound at `path` (what a service manager listens on for `sd_notify` messages).
+    public static func bindDatagram(path: String) throws(PosixError) -> Int32 {
+        guard var address = address(path) else { throw PosixError("bind", errno: ENAMETOOLONG) }
+        let fd = try newSocket(type: Int32(SOCK_DGRAM.rawValue))
+        do {
+            try bind(fd, to: &address)
+        } catch {
+            FileDescriptor.close(fd)
+            throw error
         }
         return fd
     }
@@ -134,9 +141,9 @@ public enum UnixSocket {
     /// Copies up to `buffer.count` waiting bytes without consuming them (`MSG_PEEK`); a later read takes them.
     public static func peek(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(PosixError) -> IOResult {
         do {
-            let n = try retryingOnInterrupt("recv") { recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_PEEK)) }
+            let n = try valueOrErrno("recv") { recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_PEEK)) }
             return .transferred(n)
-        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.isWouldBlock {
             return .wouldBlock
         }
     }
@@ -146,7 +153,24 @@ public enum UnixSocket {
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 
-    private static func makeAddress(_ path: String) -> sockaddr_un? {
+    /// A close-on-exec `AF_UNIX` socket of `type` (stream unless told otherwise).
+    private static func newSocket(type: Int32 = Int32(SOCK_STREAM.rawValue)) throws(PosixError) -> Int32 {
+        try valueOrErrno("socket") { socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    }
+
+    /// Binds `fd` to `address` (not retried on EINTR).
+    private static func bind(_ fd: Int32, to address: inout sockaddr_un) throws(PosixError) {
+        _ = try withUnsafePointer(to: &address) { (pointer) throws(PosixError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw) throws(PosixError) in
+                try valueOrErrno("bind", retryOnInterrupt: false) {
+                    Glibc.bind(fd, raw, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+        }
+    }
+
+    /// The one `sockaddr_un` builder: `path` NUL-terminated in `sun_path`; nil when it is empty or does not fit.
+    private static func address(_ path: String) -> sockaddr_un? {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

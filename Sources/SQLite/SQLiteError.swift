@@ -22,6 +22,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
     /// An I/O error: the file may be in an unknown state; the connection must be reopened.
     public var isIOError: Bool { primaryCode == SQLITE_IOERR }
+    /// The database or its directory is read-only (`SQLITE_READONLY`).
+    public var isReadOnly: Bool { primaryCode == SQLITE_READONLY }
+    /// The file cannot be opened (`SQLITE_CANTOPEN`): typically it or its directory does not exist.
+    public var isCannotOpen: Bool { primaryCode == SQLITE_CANTOPEN }
     /// The file is damaged (`SQLITE_CORRUPT`) or not a database (`SQLITE_NOTADB`): no retry helps.
     public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
 

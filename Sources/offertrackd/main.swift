@@ -6,11 +6,11 @@ import Posix
 /// offertrackd: parse the flags, start, run until SIGTERM; errors map to sysexits codes.
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch Result(catching: { () throws(UsageError) in
-    try DaemonConfiguration.parse(arguments, stateDirectory: ProcessInfo.environment("STATE_DIRECTORY"))
+    try DaemonConfiguration.parse(arguments, stateDirectory: CurrentProcess.environment("STATE_DIRECTORY"))
 }) {
 case .failure(let error):
     FileDescriptor.printError("offertrackd: \(error)\n\(DaemonConfiguration.usage)")
-    ProcessInfo.exit(64)
+    CurrentProcess.exit(ExitCode.usage.rawValue)
 case .success(.help):
     try? FileDescriptor.writeAll(1, Array((DaemonConfiguration.usage + "\n").utf8))
 case .success(.version):
@@ -18,15 +18,15 @@ case .success(.version):
 case .success(.run(var configuration)):
     // FOR TESTS ONLY (the power-loss test's control run): synchronous=OFF, which loses acknowledged records on
     // power loss. Deliberately an environment variable, not a flag, and loudly logged.
-    if ProcessInfo.environment("OFFERTRACKD_TEST_ONLY_SYNCHRONOUS_OFF") == "1" {
+    if CurrentProcess.environment("OFFERTRACKD_TEST_ONLY_SYNCHRONOUS_OFF") == "1" {
         configuration.disableSyncForTestsOnly()
         FileDescriptor.printError("offertrackd: TEST ONLY: synchronous=OFF; acknowledged records can be lost")
     }
     do {
         let daemon = try Daemon(configuration: configuration)
-        ProcessInfo.exit(daemon.run())
+        CurrentProcess.exit(daemon.run().rawValue)
     } catch {
         FileDescriptor.printError("offertrackd: \(error)")
-        ProcessInfo.exit(error.exitCode)
+        CurrentProcess.exit(error.exitCode.rawValue)
     }
 }

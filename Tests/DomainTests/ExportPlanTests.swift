@@ -11,7 +11,7 @@ import Testing
     }
 
     static let day1: Int64 = 1_764_547_200_000  // 2025-12-01T00:00:00Z
-    static let day2 = day1 + 86_400_000
+    static let day2 = day1 + Timestamp.millisecondsPerDay
 
     @Test func firstDayHasOnlyCommissionRowsSortedByTimeThenIdBytes() {
         let plan = ExportPlan(

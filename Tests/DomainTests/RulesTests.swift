@@ -1,5 +1,6 @@
 import OfferTrackDomain
 import Testing
+import WireFormat
 
 /// SPEC section 5: parsing, validation errors and rule matching.
 @Suite struct RulesTests {

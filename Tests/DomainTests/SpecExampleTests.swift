@@ -1,4 +1,5 @@
 import Testing
+import WireFormat
 
 @testable import OfferTrackDomain
 

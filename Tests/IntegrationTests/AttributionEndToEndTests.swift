@@ -1,7 +1,10 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import Simulator
+import TestSupport
 import Testing
+import WireFormat
 
 /// Attribution through the real daemon and CLI: order independence, rebuild, verify, both report paths.
 @Suite struct AttributionEndToEndTests {

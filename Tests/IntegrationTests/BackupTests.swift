@@ -2,7 +2,9 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import Simulator
 import Synchronization
+import TestSupport
 import Testing
 
 /// `offertrack backup` while the daemon ingests: a consistent snapshot that verifies and reports as the live

@@ -1,6 +1,7 @@
 import Foundation
 import Posix
 import Synchronization
+import TestSupport
 import Testing
 
 /// `kill -9` while several clients stream: every acknowledged record survives exactly once.

@@ -1,6 +1,7 @@
 import Foundation
 import Posix
 import SQLite
+import TestSupport
 import Testing
 
 extension UnderAttack {

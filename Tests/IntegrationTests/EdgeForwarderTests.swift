@@ -4,7 +4,10 @@ import Journal
 import NATS
 import OfferTrackDomain
 import Posix
+import Simulator
+import TestSupport
 import Testing
+import WireFormat
 
 /// An edge's forwarder (SPEC section 10) against a real nats-server: every journaled record reaches the stream
 /// once, verbatim, on its user's partition subject, the watermark follows the acknowledgements, and a stream

@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// scripts/offertrack-export-catchup against a stand-in CLI with the `export`/`status` interface it relies

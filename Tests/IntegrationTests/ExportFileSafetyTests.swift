@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import TestSupport
 import Testing
 
 /// The export's files are written safely into `--out` (issue 12): no symlink is followed, no name is guessable.
@@ -15,7 +16,9 @@ import Testing
     }
 
     static var yesterday: String {
-        Timestamp.formatDay(Clock.wallMilliseconds() / 86_400_000 * 86_400_000 - 86_400_000)
+        Timestamp.formatDay(
+            Clock.wallMilliseconds() / Timestamp.millisecondsPerDay * Timestamp.millisecondsPerDay
+                - Timestamp.millisecondsPerDay)
     }
 
     /// Symlinks planted where the old temporary names were (`.NAME.<pid>.tmp` for the next pids) and at the final

@@ -1,7 +1,10 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import Simulator
+import TestSupport
 import Testing
+import WireFormat
 
 /// Issue 6's end-to-end run: the daemon through systemd-socket-activate with offertrackd.service's own
 /// ExecStart flags, a simulated day ingested, offertrack-export.service's own command run, the files checked.
@@ -37,9 +40,9 @@ import Testing
 
         // The example rules hold commissions for 45 days (rule 4.6): the conversions of the day 45 days before
         // yesterday (UTC) qualify yesterday. That day is simulated and ingested through the CLI.
-        let today = Clock.wallMilliseconds() / 86_400_000 * 86_400_000
-        let yesterday = Timestamp.formatDay(today - 86_400_000)
-        let converted = today - 46 * 86_400_000
+        let today = Clock.wallMilliseconds() / Timestamp.millisecondsPerDay * Timestamp.millisecondsPerDay
+        let yesterday = Timestamp.formatDay(today - Timestamp.millisecondsPerDay)
+        let converted = today - 46 * Timestamp.millisecondsPerDay
         let workload = directory.file("day.ndjson")
         let simulated = Array(
             WorkloadSimulator(users: 300, seed: 5, start: converted, days: 1).lines.map { $0 + "\n" }.joined().utf8)
@@ -86,7 +89,7 @@ import Testing
             Binaries.cli,
             [
                 "report", "--by", "day", "--since", Timestamp.formatDay(converted), "--until",
-                Timestamp.formatDay(converted + 86_400_000), "--format", "json", "--rules", rules,
+                Timestamp.formatDay(converted + Timestamp.millisecondsPerDay), "--format", "json", "--rules", rules,
             ],
             environment: environment)
         guard case .array(let rows) = try JSONParser.parse(Array(report.output.utf8)),

@@ -1,13 +1,14 @@
 import Foundation
 import Posix
 import Synchronization
+import TestSupport
 import Testing
 
 extension UnderAttack {
     /// Head-of-line blocking (issue 12): a well-behaved client's line waits for about one commit, not for every
     /// line that pipelining clients queued before it.
     @Suite struct FairBatchTests {
-        /// The daemon's largest batch (`Daemon.maxBatch`).
+        /// The daemon's largest batch (`CommitQueue.Limits.maxBatch`).
         static let maxBatch = 8192
 
         /// A client that pipelines `count` lines from one thread and reads the answers on another, keeping the

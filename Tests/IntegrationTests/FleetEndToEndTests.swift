@@ -2,7 +2,10 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import Simulator
+import TestSupport
 import Testing
+import WireFormat
 
 /// Edge and central daemons over a real nats-server (SPEC section 10): records acknowledged by an edge end up,
 /// once and verbatim, in the central journal of their partition; a central journal keeps its partitions.

@@ -1,6 +1,9 @@
 import Foundation
 import OfferTrackDomain
+import Simulator
+import TestSupport
 import Testing
+import WireFormat
 
 /// `report --format html` rendered by a real browser: no console errors, no network requests, and the numbers in
 /// the page equal `--format json`'s.

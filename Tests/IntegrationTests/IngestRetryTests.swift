@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// `offertrack ingest` delivers everything exactly once in effect across daemon crashes and a full disk.

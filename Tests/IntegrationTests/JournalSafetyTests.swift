@@ -2,6 +2,8 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import Simulator
+import TestSupport
 import Testing
 
 extension UnderAttack {
@@ -55,7 +57,7 @@ extension UnderAttack {
         @Test func aTruncatedJournalIsFoundAtStart() throws {
             let directory = ScratchDirectory()
             let path = try Self.journal(in: directory)
-            let size = try #require(ProcessInfo.fileSize(path))
+            let size = try #require(CurrentProcess.fileSize(path))
             #expect(truncate(path, off_t(size / 2)) == 0)
             try Self.expectCorruptionRefusal(path, in: directory)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// A listener the event loop cannot watch is fatal, not silent.

@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// `offertrackd --metrics-listen` (SPEC section 8) against real tools: `promtool check metrics` parses the

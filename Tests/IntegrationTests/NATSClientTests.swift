@@ -1,8 +1,11 @@
 import Foundation
 import NATS
 import OfferTrackDomain
+import Simulator
 import Synchronization
+import TestSupport
 import Testing
+import WireFormat
 
 /// The thin libnats wrapper against a real `nats-server` with JetStream: stream creation, asynchronous publishes
 /// with message ids (and the stream's deduplication), durable pull consumers, and a full stream refusing.

@@ -1,6 +1,8 @@
 import Foundation
 import OfferTrackDomain
+import TestSupport
 import Testing
+import WireFormat
 
 /// What an operator meets first: the README's two commands and the installer behind them, `--version`,
 /// `--help` with an example on every command, and `status --format json`.

@@ -1,6 +1,8 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import Simulator
+import TestSupport
 import Testing
 
 extension UnderAttack {

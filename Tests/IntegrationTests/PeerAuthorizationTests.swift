@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// SO_PEERCRED authorization (SPEC section 8), with a real client running as another uid via setpriv.

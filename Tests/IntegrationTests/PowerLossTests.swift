@@ -1,7 +1,9 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import Simulator
 import Synchronization
+import TestSupport
 import Testing
 
 /// Power cuts, not just `kill -9` (which keeps the page cache and so passes even without syncing): the

@@ -2,6 +2,7 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import TestSupport
 import Testing
 
 /// Rule 4.6 through the real daemon and CLI: exports on the qualifying day, late lapses reversed, days that have
@@ -81,7 +82,7 @@ import Testing
         let daemon = try DaemonProcess(in: directory)
         guard daemon.waitReady() else { return }
         let now = Clock.wallMilliseconds()
-        for day in [now, now + 86_400_000].map(Timestamp.formatDay) {
+        for day in [now, now + Timestamp.millisecondsPerDay].map(Timestamp.formatDay) {
             let outcome = try Self.run(["export", "--db", daemon.databasePath, "--date", day, "--out", out])
             #expect(outcome.status == 65 && outcome.output.contains("has not ended"), "\(outcome.output)")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Posix
 import SQLite
+import TestSupport
 import Testing
 
 /// sd_notify behaviour (SPEC section 8) against the real binary with a real NOTIFY_SOCKET listener.

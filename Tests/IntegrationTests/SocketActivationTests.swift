@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// Socket activation through `systemd-socket-activate`, which passes LISTEN_FDS/LISTEN_PID like systemd.

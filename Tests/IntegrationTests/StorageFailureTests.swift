@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// A full disk: records are answered storage_unavailable, never acknowledged, and accepted once room is back.

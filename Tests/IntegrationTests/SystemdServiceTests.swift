@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// offertrackd run as offertrackd.socket and offertrackd.service run it, as far as a machine without systemd

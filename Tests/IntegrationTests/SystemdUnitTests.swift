@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// The units in `systemd/`, checked offline with systemd's own tools (systemd is not PID 1 here).

@@ -1,6 +1,7 @@
 import Foundation
 import Posix
 import SQLite
+import TestSupport
 import Testing
 
 /// Framing, ordering and idempotency on the wire (SPEC section 2), against the real daemon.

@@ -1,6 +1,9 @@
 import Foundation
 import OfferTrackDomain
+import Simulator
+import TestSupport
 import Testing
+import WireFormat
 
 @testable import Journal
 

@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import SQLite
+import Simulator
 import Testing
 
 @testable import Journal
@@ -8,17 +9,6 @@ import Testing
 /// The journal writer against a real SQLite file: idempotency, migrations, the join kept current.
 @Suite struct JournalWriterTests {
     let path = "/tmp/journal-test-\(UInt32.random(in: 0...UInt32.max)).db"
-
-    static func submission(_ line: String) throws -> Submission {
-        guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else {
-            throw SQLiteError(code: 0, message: "invalid test line \(line)")
-        }
-        return Submission(record: record, line: Array(line.utf8))
-    }
-
-    static func capabilities(_ id: String, user: String = "u", ts: String = "2026-11-28T10:00:00Z") -> String {
-        #"{"type":"capabilities","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","authorization":3,"capabilities":2}"#
-    }
 
     @Test func duplicatesAndConflictsAreDecidedWithinOneBatchToo() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -109,14 +99,6 @@ extension JournalWriterTests {
 /// The writer's knowledge of which users have records (it lets the join skip the index probe for new users):
 /// wherever it comes from, the derived tables must equal a recomputation.
 extension JournalWriterTests {
-    static func presented(_ id: String, user: String, ts: String) -> String {
-        #"{"type":"offer.presented","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","offer":{"action":"subscribe","affiliateToken":"aff"}}"#
-    }
-
-    static func subscribed(_ id: String, user: String, ts: String) -> String {
-        #"{"type":"subscription.outcome","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","outcome":"subscribed"}"#
-    }
-
     func attributedConversions() throws -> Int64? {
         try Connection(path: path, mode: .readOnly).scalarInt(
             "SELECT count(*) FROM derived_conversions WHERE reason IS NULL")

@@ -1,4 +1,5 @@
-// Compiled together with Sources/OfferTrackDomain into one module by scripts/fuzz (no import needed).
+// Compiled together with Sources/OfferTrackDomain and Sources/WireFormat into one module by scripts/fuzz (no import
+// needed).
 
 /// libFuzzer entry for `LineFramer`: the first byte picks the line limit (1–64, or the real 65,536 from 0xf0 on:
 /// `scripts/fuzz` runs with `-max_len=65600`), the second seeds the chunking of the rest. Feeding random chunks,

@@ -1,4 +1,5 @@
-// Compiled together with Sources/OfferTrackDomain into one module by scripts/fuzz (no import needed).
+// Compiled together with Sources/OfferTrackDomain and Sources/WireFormat into one module by scripts/fuzz (no import
+// needed).
 
 /// libFuzzer entry for `RulesFile(bytes:)`: nothing may crash, parsing is deterministic, and accepted rules keep
 /// the SPEC section 5 invariants (amounts ≥ 0, `from` < `until`, positive windows, a 64-digit hash).

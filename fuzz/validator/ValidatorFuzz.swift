@@ -1,4 +1,5 @@
-// Compiled together with Sources/OfferTrackDomain into one module by scripts/fuzz (no import needed).
+// Compiled together with Sources/OfferTrackDomain and Sources/WireFormat into one module by scripts/fuzz (no import
+// needed).
 
 /// libFuzzer entry for `JSONParser`, `JSONContent` and `RecordValidator`: one input is one line. Nothing may
 /// crash; a parsed value has the same content as itself and as its re-encoding with members reversed and

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Headless Chromium (Debian's `chromium`) rendering a local page, in a network namespace of its own so that
 /// nothing it tries can leave the machine; what the page asked for is read from Chromium's net log.

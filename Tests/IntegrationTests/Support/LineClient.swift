@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import WireFormat
 
 /// A client of the daemon's socket: sends lines, reads answers.
 final class LineClient {

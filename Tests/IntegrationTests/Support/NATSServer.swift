@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 
 /// A real `nats-server` (Debian's 2.9) with JetStream on a loopback port and a scratch store, stopped when
 /// released; `stop()` and `start()` again keep its port and store (a stream outage and its end).

@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 
 /// `Tests/Tools/powercut-fs` mounted on a scratch directory: a FUSE filesystem that keeps what was written
 /// in memory and, on a power cut, keeps only what was synced (`fsync`/`fdatasync`).

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A small tmpfs mounted inside a scratch directory (tests run as root), unmounted when released: a disk that

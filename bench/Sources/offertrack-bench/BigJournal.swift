@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import Simulator
 
 /// Builds a large journal quickly, in process, through `JournalWriter` (durability normal, big batches).
 enum BigJournal {

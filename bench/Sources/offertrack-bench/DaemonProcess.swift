@@ -1,66 +1,48 @@
 import Foundation
 import Posix
+import TestSupport
 
-/// A release `offertrackd` on a scratch socket and journal, with a stand-in for systemd's notification socket
-/// so the time from process start to `READY=1` can be measured.
-final class DaemonProcess {
-    let socketPath: String
-    let databasePath: String
-    /// Milliseconds from just before the process was spawned to the `READY=1` datagram.
-    private(set) var readyMilliseconds: Double = 0
-    private let process = Process()
-    private let notify: NotifyCollector
-    /// Notifications already looked at by `waitForStatus`.
-    private var notificationsSeen = 0
-    private let logPath: String
-    /// When the process was spawned (`Stopwatch.now()`).
-    private var spawnedAt: UInt64 = 0
+extension ScratchDirectory {
+    /// A directory on the real disk (`$TMPDIR`, else `/tmp`; not tmpfs: fsync must cost what it costs) for one run.
+    convenience init() throws(BenchFailure) {
+        self.init("offertrack-bench", base: Foundation.ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp")
+        guard exists else { throw BenchFailure("cannot create the scratch directory \(path)") }
+    }
+}
 
-    /// Starts the daemon (default flags: durability full) and waits for `READY=1`.
-    init(
+/// The benchmark's measurements of a release `offertrackd` (the shared `DaemonProcess`): the time from process
+/// start to `READY=1`, reloads, a clean stop.
+extension DaemonProcess {
+    /// Starts the daemon (default flags: durability full) on `<label>.sock` in `scratch` and waits for `READY=1`.
+    convenience init(
         binary: String, scratch: ScratchDirectory, databasePath: String, label: String, arguments: [String] = []
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw BenchFailure("no offertrackd at \(binary): build it with `swift build -c release` or pass --daemon")
         }
-        socketPath = scratch.file("\(label).sock")
-        self.databasePath = databasePath
-        logPath = scratch.file("\(label).log")
-        notify = try NotifyCollector(path: scratch.file("\(label).notify"))
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--socket", socketPath, "--db", databasePath] + arguments
-        var environment = Foundation.ProcessInfo.processInfo.environment
-        environment["NOTIFY_SOCKET"] = notify.path
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: logPath)
-        spawnedAt = Stopwatch.now()
-        try process.run()
-        try waitReady(start: spawnedAt)
+        try self.init(
+            binary: binary, directory: scratch, socketPath: scratch.file("\(label).sock"), databasePath: databasePath,
+            stderrPath: scratch.file("\(label).log"), arguments: arguments,
+            notify: NotifyListener(path: scratch.file("\(label).notify")))
+        try waitReady()
     }
 
-    deinit {
-        if process.isRunning {
-            Signals.send(Signals.kill, to: pid)
-            process.waitUntilExit()
-        }
-        notify.stop()
+    /// Milliseconds from just before the process was spawned to the `READY=1` datagram.
+    var readyMilliseconds: Double {
+        guard let ready = notify.monotonicArrivals(of: "READY=1").first else { return 0 }
+        return Double(ready - spawnedAt) / 1e6
     }
-
-    var pid: Int32 { process.processIdentifier }
 
     /// What the daemon wrote to stderr (for failure messages).
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    var log: String { stderr }
 
-    private func waitReady(start: UInt64) throws {
+    private func waitReady() throws {
         let process = self.process
         guard
             let ready = notify.waitFor(timeoutSeconds: 120, while: { process.isRunning }, { $0 == "READY=1" })
         else {
             throw BenchFailure("offertrackd did not send READY=1; its stderr:\n\(log)")
         }
-        readyMilliseconds = Double(ready.at - start) / 1e6
         notificationsSeen = ready.seen
     }
 
@@ -86,33 +68,48 @@ final class DaemonProcess {
         notificationsSeen = found.seen
     }
 
-    /// Sends SIGHUP (the caller changed the rules' windows), sends `probe` (one record line) once `RELOADING=1`
-    /// came, and waits for `READY=1`: milliseconds from the signal to READY, and from the probe to its answer.
-    func reload(probe: [UInt8]) throws -> (readyMilliseconds: Double, probeMilliseconds: Double, answer: String) {
+    /// What a reload did to ingest: how long until `READY=1`, and the answers to records sent one at a time,
+    /// every `interval`, from `RELOADING=1` until it.
+    struct ReloadCost {
+        var readyMilliseconds: Double
+        /// Each probe's round trip, in milliseconds, in order.
+        var probeMilliseconds: [Double]
+        var answers: [String]
+    }
+
+    /// Sends SIGHUP (the caller changed the rules' windows), then, once `RELOADING=1` came, one record from
+    /// `probe(n)` every `interval` seconds on one connection, each after the last was answered, until `READY=1`.
+    func reload(interval: Double, probe: (Int) -> [UInt8]) throws -> ReloadCost {
         let start = Stopwatch.now()
         Signals.send(Signals.hangup, to: pid)
         guard let reloading = notify.waitFor(timeoutSeconds: 30, skip: notificationsSeen, { $0 == "RELOADING=1" })
         else { throw BenchFailure("offertrackd did not send RELOADING=1; its stderr:\n\(log)") }
         notificationsSeen = reloading.seen
-        let sent = Stopwatch.now()
         let fd = try UnixSocket.connect(path: socketPath)
         defer { FileDescriptor.close(fd) }
         UnixSocket.setReceiveTimeout(fd, seconds: 600)
-        try FileDescriptor.writeAll(fd, probe + [UInt8(ascii: "\n")])
-        var answer: [UInt8] = []
+        var cost = ReloadCost(readyMilliseconds: 0, probeMilliseconds: [], answers: [])
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while !answer.contains(UInt8(ascii: "\n")) {
-            let result = try buffer.withUnsafeMutableBytes { try FileDescriptor.read(fd, into: $0) }
-            guard case .transferred(let count) = result, count > 0 else { break }
-            answer += buffer[0..<count]
+        while true {
+            let sent = Stopwatch.now()
+            try FileDescriptor.writeAll(fd, probe(cost.answers.count) + [UInt8(ascii: "\n")])
+            var answer: [UInt8] = []
+            while !answer.contains(UInt8(ascii: "\n")) {
+                let result = try buffer.withUnsafeMutableBytes { try FileDescriptor.read(fd, into: $0) }
+                guard case .transferred(let count) = result, count > 0 else { break }
+                answer += buffer[0..<count]
+            }
+            cost.probeMilliseconds.append(Double(Stopwatch.now() - sent) / 1e6)
+            cost.answers.append(String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            if let ready = notify.waitFor(timeoutSeconds: interval, skip: notificationsSeen, { $0 == "READY=1" }) {
+                notificationsSeen = ready.seen
+                cost.readyMilliseconds = Double(ready.at - start) / 1e6
+                return cost
+            }
+            guard Double(Stopwatch.now() - start) / 1e9 < 600 else {
+                throw BenchFailure("offertrackd did not send READY=1 within 600 s of SIGHUP; its stderr:\n\(log)")
+            }
         }
-        let answered = Stopwatch.now()
-        guard let ready = notify.waitFor(timeoutSeconds: 600, skip: notificationsSeen, { $0 == "READY=1" }) else {
-            throw BenchFailure("offertrackd did not send READY=1 after SIGHUP; its stderr:\n\(log)")
-        }
-        notificationsSeen = ready.seen
-        let text = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return (Double(ready.at - start) / 1e6, Double(answered - sent) / 1e6, text)
     }
 
     /// Stops the daemon with SIGTERM (a clean drain) and waits for it; fails if it does not exit 0.

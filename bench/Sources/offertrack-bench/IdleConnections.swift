@@ -1,5 +1,6 @@
 import Glibc
 import Posix
+import TestSupport
 
 /// Section 4: many connected clients that send nothing.
 enum IdleConnections {

@@ -1,6 +1,7 @@
 import Foundation
 import Journal
 import OfferTrackDomain
+import WireFormat
 
 /// Section 3: per-record cost of parsing and validating a line, against Foundation's `JSONDecoder`.
 enum JSONCost {

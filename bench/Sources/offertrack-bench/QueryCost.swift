@@ -2,6 +2,8 @@ import Foundation
 import OfferTrackDomain
 import Posix
 import SQLite
+import TestSupport
+import WireFormat
 
 /// Section 5: what `offertrack report` and `offertrack export` cost on large journals, timed as whole CLI runs.
 enum QueryCost {
@@ -66,7 +68,7 @@ enum QueryCost {
     /// journal at `path` of `records` records, joined under `holdingRules` (written to `rulesPath`).
     static func reportRows(cli: String, path: String, rulesPath: String, records: Int) throws -> [ResultRow] {
         try writeHoldingRules(to: rulesPath)
-        let size = Double(Posix.ProcessInfo.fileSize(path) ?? 0) / 1_048_576
+        let size = Double(Posix.CurrentProcess.fileSize(path) ?? 0) / 1_048_576
         let base = ["report", "--db", path, "--rules", rulesPath]
         let byAffiliate = try milliseconds(cli: cli, base)
         let byDay = try milliseconds(cli: cli, base + ["--by", "day", "--format", "json"])

@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import Simulator
 
 /// The simulated records every measurement uses: `WorkloadSimulator`'s realistic lines, with its deliberate
 /// repeats left out so that every id is unique and every answer must be `accepted`.

@@ -1,0 +1,78 @@
+import Fleet
+import Posix
+import Synchronization
+import Systemd
+
+/// Once a turn: accepting resumed after a pause, the watchdog (not while the writer is stuck), `STATUS=` when it
+/// changed, lingering refused peers and idle connections closed.
+extension Daemon {
+    func housekeeping(now: Int64) {
+        if let until = acceptPausedUntil, now >= until {
+            acceptPausedUntil = nil
+            if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
+        }
+        if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
+            let writerStuck = commits.writerBusySince.map { now - $0 > interval / 2 } ?? false
+            if !writerStuck {
+                notifier.send("WATCHDOG=1")
+                lastWatchdogPing = now
+            }
+        }
+        if now - lastStatusAt >= 1000 {
+            lastStatusAt = now
+            let status = statusLine()
+            if status != lastStatus {
+                notifier.send("STATUS=\(status)")
+                lastStatus = status
+            }
+        }
+        refused.closeExpired(now: now)
+        if now - lastIdleSweep >= 1000 {
+            lastIdleSweep = now
+            let limit = Int64(configuration.idleTimeoutSeconds) * 1000
+            for connection in Array(connections.values) where activeNow - connection.lastProgressMilliseconds > limit {
+                close(connection)
+            }
+        }
+    }
+
+    func statusLine() -> String {
+        var line =
+            "\(stopping ? "stopping" : "serving"): \(connections.count) connections; "
+            + "\(counters.accepted) accepted, \(counters.duplicates) duplicate, \(counters.rejected) rejected "
+            + "since start; last seq \(counters.lastSeq)"
+        if let journalCorruption {
+            line += "; JOURNAL CORRUPT (\(counters.corruptionsDetected) detected; not acknowledging; restore from "
+            line += "backup): \(journalCorruption)"
+        } else if let storageFailure {
+            line += "; JOURNAL FAILING: \(storageFailure)"
+        }
+        let checkpoints = pipeline.checkpointHealth.withLock { $0 }
+        if let failing = checkpoints.failing {
+            line += "; CHECKPOINT FAILING (\(checkpoints.failures) failures since start, backing off): \(failing)"
+        } else if checkpoints.failures > 0 {
+            line += "; \(checkpoints.failures) checkpoint failures since start"
+        }
+        if let progress = consumer?.progress {
+            line +=
+                "; consumed \(progress.accepted) (\(progress.duplicates) duplicate, \(progress.conflicts) conflicting), "
+                + "lag \(progress.lagRecords) records"
+        }
+        if let progress = forwarder?.progress {
+            line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
+        }
+        if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
+        if recomputeStartedAt != nil {
+            let users = pipeline.recomputedUsers.load(ordering: .relaxed)
+            line += "; recomputing the derived tables for new windows (\(users) users so far)"
+        }
+        return line.replacingNewlines()
+    }
+}
+
+extension String {
+    /// The string on one line (newlines would split a `STATUS=` notification).
+    func replacingNewlines() -> String {
+        String(map { $0.isNewline ? " " : $0 })
+    }
+}

@@ -1,0 +1,45 @@
+import Journal
+import OfferTrackDomain
+import Posix
+
+/// Start-up: the journal checked, opened and migrated; the open-file limit raised for `--max-connections`.
+extension Daemon {
+    /// Checks the journal (`PRAGMA quick_check`), then opens and migrates it and brings its derived tables up to
+    /// date. A damaged journal is exit 65, which the unit does not restart: restarting cannot repair it.
+    static func openJournal(_ configuration: DaemonConfiguration, settings: AttributionSettings)
+        throws(StartupError) -> JournalWriter
+    {
+        let path = configuration.databasePath
+        let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
+        do {
+            let started = Clock.monotonicMilliseconds()
+            if let problems = try JournalOpening.quickCheck(path: path) {
+                throw StartupError(
+                    exitCode: .dataError, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
+            }
+            FileDescriptor.printError(
+                "offertrackd: quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
+            let writer = try JournalWriter(
+                path: path, durability: configuration.durability, schema: .migrate, settings: settings,
+                maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false)
+            if configuration.journalOnly { try writer.invalidateDerivedTables() }
+            return writer
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            if let details = JournalOpening.corruption(in: error) {
+                throw StartupError(exitCode: .dataError, "the journal \(path) is corrupt (\(details)): \(restore)")
+            }
+            throw StartupError(exitCode: .cannotCreate, "cannot open the journal \(path): \(error)")
+        }
+    }
+
+    /// Raises the soft open-file limit (1024 under systemd by default) to what `--max-connections` needs.
+    func raiseDescriptorLimit() {
+        let wanted = UInt64(configuration.maxConnections) + Self.spareDescriptors
+        let granted = ResourceLimits.raiseOpenFiles(to: wanted)
+        if granted < wanted {
+            log("the open-file limit is \(granted), below the \(wanted) that --max-connections needs")
+        }
+    }
+}

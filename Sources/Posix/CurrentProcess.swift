@@ -1,0 +1,27 @@
+import Glibc
+
+/// Facts about this process and files it needs.
+public enum CurrentProcess {
+    /// This process's real uid.
+    public static var uid: UInt32 { getuid() }
+    /// This process's id.
+    public static var pid: Int32 { getpid() }
+    /// The value of environment variable `name`.
+    public static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        return String(cString: value)
+    }
+    /// The size in bytes of the file at `path`, or nil when it does not exist.
+    public static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+    /// Whether `path` names an existing directory.
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+    /// Exits the process immediately with `code`.
+    public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+}

@@ -1,0 +1,150 @@
+import OfferTrackDomain
+
+/// Loading the commission rules file (SPEC section 5) from its parsed JSON: every key checked, tokens by the
+/// validator records use (`Token`).
+extension CommissionRules {
+    /// Validates a parsed rules file; the error names the offending key or rule index.
+    ///
+    /// A member whose value is `null` counts as absent, as for records (SPEC 2).
+    public init(json: JSONValue) throws(RulesError) {
+        guard case .object(let object) = json else {
+            throw RulesError(path: nil, "the rules file must be a JSON object")
+        }
+        let known = ["currency", "attributionWindowHours", "eligibilityFreshnessHours", "holdingPeriodHours", "rules"]
+        for member in object.members where !known.contains(member.key) {
+            throw RulesError(path: member.key, "unknown key \(member.key) in the rules file")
+        }
+        guard let currencyValue = Self.present(object["currency"]) else {
+            throw RulesError(path: "currency", "currency is required")
+        }
+        guard case .string(let currency) = currencyValue, Self.isCurrencyCode(currency) else {
+            throw RulesError(path: "currency", "currency must be an ISO 4217 code (three uppercase letters)")
+        }
+        let window = try Self.hours(object, "attributionWindowHours", default: 720)
+        let freshness = try Self.hours(object, "eligibilityFreshnessHours", default: 24)
+        let holding = try Self.hours(object, "holdingPeriodHours", default: 0, allowZero: true)
+        guard let rulesValue = Self.present(object["rules"]) else {
+            throw RulesError(path: "rules", "rules is required")
+        }
+        guard case .array(let items) = rulesValue else {
+            throw RulesError(path: "rules", "rules must be an array")
+        }
+        var rules: [CommissionRule] = []
+        var seen: [RuleIdentity: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let rule = try Self.rule(item, index: index)
+            let identity = RuleIdentity(rule)
+            if let first = seen[identity] {
+                throw RulesError(
+                    path: "rules[\(index)]",
+                    "rules[\(first)] and rules[\(index)] have the same affiliateToken, campaignToken and from"
+                )
+            }
+            seen[identity] = index
+            rules.append(rule)
+        }
+        self.init(
+            currency: currency,
+            settings: AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding),
+            rules: rules
+        )
+    }
+
+    /// What makes two rules duplicates: affiliate token, campaign token and `from`.
+    private struct RuleIdentity: Hashable {
+        var affiliateToken: ExactString
+        var campaignToken: ExactString?
+        var from: Int64?
+
+        init(_ rule: CommissionRule) {
+            affiliateToken = ExactString(rule.affiliateToken)
+            campaignToken = rule.campaignToken.map(ExactString.init)
+            from = rule.from
+        }
+    }
+
+    private static func present(_ value: JSONValue?) -> JSONValue? {
+        if let value, value != .null { return value }
+        return nil
+    }
+
+    private static func isCurrencyCode(_ text: String) -> Bool {
+        text.utf8.count == 3 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) }
+    }
+
+    /// A whole number of hours, in milliseconds: positive, or at least 0 with `allowZero`.
+    private static func hours(
+        _ object: JSONObject, _ key: String, default fallback: Int64, allowZero: Bool = false
+    ) throws(RulesError) -> Int64 {
+        guard let value = present(object[key]) else { return fallback * 3_600_000 }
+        guard case .number(let number) = value, let hours = number.int64Value, hours > 0 || (allowZero && hours == 0)
+        else {
+            throw RulesError(
+                path: key, "\(key) must be " + (allowZero ? "an integer of at least 0" : "a positive integer"))
+        }
+        let (ms, overflow) = hours.multipliedReportingOverflow(by: 3_600_000)
+        guard !overflow else { throw RulesError(path: key, "\(key) is too large") }
+        return ms
+    }
+
+    private static func rule(_ value: JSONValue, index: Int) throws(RulesError) -> CommissionRule {
+        let at = "rules[\(index)]"
+        guard case .object(let object) = value else {
+            throw RulesError(path: at, "\(at) must be an object")
+        }
+        let known = ["affiliateToken", "campaignToken", "amountMinor", "from", "until"]
+        for member in object.members where !known.contains(member.key) {
+            throw RulesError(path: "\(at).\(member.key)", "unknown key \(at).\(member.key)")
+        }
+        guard let tokenValue = present(object["affiliateToken"]) else {
+            throw RulesError(path: "\(at).affiliateToken", "\(at).affiliateToken is required")
+        }
+        guard case .string(let token) = tokenValue,
+            token == CommissionRule.anyAffiliate || Token.isAffiliateToken(token)
+        else {
+            throw RulesError(
+                path: "\(at).affiliateToken",
+                "\(at).affiliateToken must be * or 1–64 characters of A–Z, a–z, 0–9, _ and -"
+            )
+        }
+        var campaign: String?
+        if let campaignValue = present(object["campaignToken"]) {
+            guard case .string(let text) = campaignValue, Token.isCampaignToken(text) else {
+                throw RulesError(
+                    path: "\(at).campaignToken",
+                    "\(at).campaignToken must be 1–40 characters without control characters, ?, ! or &"
+                )
+            }
+            campaign = text
+        }
+        guard let amountValue = present(object["amountMinor"]) else {
+            throw RulesError(path: "\(at).amountMinor", "\(at).amountMinor is required")
+        }
+        guard case .number(let number) = amountValue, let amount = number.int64Value, amount >= 0 else {
+            throw RulesError(
+                path: "\(at).amountMinor",
+                "\(at).amountMinor must be an integer of at least 0 in the currency's minor unit"
+            )
+        }
+        let from = try instant(object, "from", at: at)
+        let until = try instant(object, "until", at: at)
+        if let from, let until, from >= until {
+            throw RulesError(path: "\(at).until", "\(at).until must be later than \(at).from")
+        }
+        return CommissionRule(
+            affiliateToken: token,
+            campaignToken: campaign,
+            amountMinor: amount,
+            from: from,
+            until: until
+        )
+    }
+
+    private static func instant(_ object: JSONObject, _ key: String, at: String) throws(RulesError) -> Int64? {
+        guard let value = present(object[key]) else { return nil }
+        guard case .string(let text) = value, let ms = Timestamp.parse(text) else {
+            throw RulesError(path: "\(at).\(key)", "\(at).\(key) must be an RFC 3339 date-time")
+        }
+        return ms
+    }
+}

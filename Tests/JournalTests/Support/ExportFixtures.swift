@@ -1,0 +1,61 @@
+import Journal
+import OfferTrackDomain
+import WireFormat
+
+/// The export tests' fixtures (also used by `FunnelQueryTests`): rules, submissions, lapses, expected totals.
+extension CommissionExportTests {
+    static func rules(_ star: Int, _ special: Int, windowHours: Int = 720, holdingHours: Int = 0) throws -> RulesFile {
+        let text = """
+            {"currency":"USD","attributionWindowHours":\(windowHours),"holdingPeriodHours":\(holdingHours),
+            "rules":[{"affiliateToken":"*","amountMinor":\(star)},
+            {"affiliateToken":"1010lKxy","amountMinor":\(special)}]}
+            """
+        return try RulesFile(bytes: Array(text.utf8))
+    }
+
+    static func submissions(_ lines: some Sequence<String>) -> [Submission] {
+        lines.compactMap { line in
+            guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else { return nil }
+            return Submission(record: record, line: Array(line.utf8))
+        }
+    }
+
+    /// The signed amounts of a CSV's data rows.
+    static func amounts(_ csv: [UInt8]) -> Int64 {
+        let text = String(decoding: csv, as: UTF8.self)
+        return text.split(separator: "\n").dropFirst().reduce(Int64(0)) { sum, line in
+            // amount_minor is the third field from the end (currency and original_date have no commas).
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            return sum + (Int64(fields[fields.count - 3]) ?? 0)
+        }
+    }
+
+    /// 2027-06-01T00:00:00Z: after every simulated day has ended.
+    static let later: Int64 = 1_811_808_000_000
+
+    /// The total commission of `days` recomputed from `lines` alone (rules 4.1–4.6 in memory): every attributed
+    /// conversion with an affiliate token that did not lapse, on the day it qualifies.
+    static func expectedTotal(of lines: [String], days: Set<String>, rules: CommissionRules) -> Int64 {
+        var byUser: [String: [Record]] = [:]
+        for submission in submissions(lines) { byUser[submission.record.user, default: []].append(submission.record) }
+        var total: Int64 = 0
+        for records in byUser.values {
+            var unique: [String: Record] = [:]
+            for record in records { unique[record.id] = record }
+            let attribution = Attribution.attribute(userRecords: Array(unique.values), settings: rules.settings)
+            guard let conversion = attribution.conversion, conversion.status.isAttributed, conversion.lapse == nil,
+                let offer = conversion.presentation?.offer, let token = offer.affiliateToken
+            else { continue }
+            let day = Timestamp.formatDay(rules.settings.qualifiesAt(conversionAt: conversion.ts))
+            guard days.contains(day) else { continue }
+            total += rules.amount(affiliateToken: token, campaignToken: offer.campaignToken, at: conversion.ts) ?? 0
+        }
+        return total
+    }
+
+    /// A capabilities check without playback for `user` at `ts`: a lapse record (rule 4.6).
+    static func lapseLine(user: String, ts: Int64, number: Int) -> String {
+        "{\"type\":\"capabilities\",\"id\":\"lapse-\(number)\",\"ts\":\"\(Timestamp.format(ts))\","
+            + "\"user\":\(JSONStringLiteral.quote(user)),\"authorization\":\"authorized\",\"capabilities\":2}"
+    }
+}

@@ -1,0 +1,26 @@
+import Journal
+import OfferTrackDomain
+import SQLite
+import WireFormat
+
+/// Record lines and submissions for the writer tests.
+extension JournalWriterTests {
+    static func submission(_ line: String) throws -> Submission {
+        guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else {
+            throw SQLiteError(code: 0, message: "invalid test line \(line)")
+        }
+        return Submission(record: record, line: Array(line.utf8))
+    }
+
+    static func capabilities(_ id: String, user: String = "u", ts: String = "2026-11-28T10:00:00Z") -> String {
+        #"{"type":"capabilities","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","authorization":3,"capabilities":2}"#
+    }
+
+    static func presented(_ id: String, user: String, ts: String) -> String {
+        #"{"type":"offer.presented","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","offer":{"action":"subscribe","affiliateToken":"aff"}}"#
+    }
+
+    static func subscribed(_ id: String, user: String, ts: String) -> String {
+        #"{"type":"subscription.outcome","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","outcome":"subscribed"}"#
+    }
+}
