@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import TestSupport
 
 /// Three `nats-server` nodes (Debian's 2.9, JetStream) clustered on loopback, each on its own client and route
 /// port and store under the bench's scratch directory: the stream of the fleet section. `kill()` and `start()`

@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import Simulator
 import Synchronization
 
 /// Returning-user records (`simulate --returning`) kept compactly for the long fleet runs: every line in one

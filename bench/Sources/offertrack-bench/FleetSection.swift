@@ -1,6 +1,7 @@
 import Foundation
 import Posix
 import Synchronization
+import TestSupport
 
 /// How big the fleet section is: the full run, or `--smoke` (seconds, a short outage).
 struct FleetScale {

@@ -1,6 +1,7 @@
 import Foundation
 import OfferTrackDomain
 import Posix
+import TestSupport
 
 /// A fleet as SPEC section 10 deploys it, on this machine: a three-node JetStream cluster (R3 stream), two edge
 /// daemons (`--forward`) and two central daemons (`--consume`, partitions 0–7 and 8–15 of 16), each daemon
