@@ -16,8 +16,12 @@ struct BenchOptions {
     /// returning-user section measures offertrackd alone.
     var peersPath: String?
     /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `returning`, `json`, `big`,
-    /// `queries`); nil: all.
+    /// `queries`, `fleet`); nil: all.
     var only: Set<String>?
+    /// How long the fleet section's stream outage lasts (seconds); nil: its scale's (600 s, smoke 1.5 s).
+    var fleetOutageSeconds: Double?
+    /// The parts of the fleet section to run (`throughput`, `lag`, `outage`); nil: all.
+    var fleetParts: Set<String>?
 
     /// Whether `section` is measured in this run.
     func measures(_ section: String) -> Bool { only?.contains(section) ?? true }
@@ -25,7 +29,10 @@ struct BenchOptions {
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
-          --only LIST      measure only these sections: baseline,ingest,latency,flood,returning,json,big,queries
+          --only LIST      measure only these sections: baseline,ingest,latency,flood,returning,json,big,queries,
+                           fleet
+          --fleet-outage-seconds N  the fleet section's stream outage (default 600; smoke 1.5)
+          --fleet-parts LIST        only these parts of the fleet section: throughput,lag,outage
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
@@ -43,6 +50,14 @@ struct BenchOptions {
                 guard let list = remaining.popFirst() else { throw BenchFailure("--only needs sections\n\(usage)") }
                 options.only = Set(list.split(separator: ",").map(String.init))
             case "--big": options.big = true
+            case "--fleet-outage-seconds":
+                guard let text = remaining.popFirst(), let seconds = Double(text), seconds > 0 else {
+                    throw BenchFailure("--fleet-outage-seconds needs a positive number\n\(usage)")
+                }
+                options.fleetOutageSeconds = seconds
+            case "--fleet-parts":
+                guard let list = remaining.popFirst() else { throw BenchFailure("--fleet-parts needs parts\n\(usage)") }
+                options.fleetParts = Set(list.split(separator: ",").map(String.init))
             case "--big-records":
                 guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
                     throw BenchFailure("--big-records needs a positive integer\n\(usage)")

@@ -53,6 +53,7 @@ final class BenchRun {
             ("returning", { try self.measureReturning() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
+            ("fleet", { try self.measureFleet() }),
         ]
         for (name, measure) in sections where options.measures(name) {
             // Each section starts on a quiet disk: the previous one's dirty pages written back first, so that
@@ -389,6 +390,16 @@ final class BenchRun {
                 comparison:
                     "\(result.samples) samples; unloaded p50 \(Format.fixed(result.unloadedP50Milliseconds, 2)) ms; "
                     + "the flood ran at \(Format.grouped(result.floodPerSecond)) records/s"))
+    }
+
+    /// Section 7: the fleet over a real three-node JetStream cluster (`FleetSection`).
+    private func measureFleet() throws {
+        var fleetScale = options.smoke ? FleetScale.smoke : FleetScale.full
+        if let seconds = options.fleetOutageSeconds { fleetScale.outageSeconds = seconds }
+        try FleetSection(
+            daemonPath: options.resolvedDaemonPath, scratch: scratch, scale: fleetScale,
+            newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
+        ).run(parts: options.fleetParts)
     }
 
     private func measureJSON(_ workload: Workload) throws {

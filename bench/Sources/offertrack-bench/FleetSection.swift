@@ -1,0 +1,394 @@
+import Foundation
+import Posix
+import Synchronization
+import TestSupport
+
+/// How big the fleet section is: the full run, or `--smoke` (seconds, a short outage).
+struct FleetScale {
+    /// Throughput: `simulate --returning` records and users (section 6's), pipelining clients, alternating pairs.
+    var throughputRecords: Int
+    var throughputUsers: Int
+    var clients: Int
+    var pairs: Int
+    /// Lag: the steady load offered to the edges and for how long.
+    var lagRate: Double
+    var lagSeconds: Double
+    /// Outage: the steady load, how long before the stream goes down, how long it stays down, the records
+    /// budgeted for the drain (the load goes on while the edges catch up), how often the edges' RSS is sampled.
+    var outageRate: Double
+    var preOutageSeconds: Double
+    var outageSeconds: Double
+    var drainBudgetSeconds: Double
+    var rssInterval: Double
+
+    static let full = FleetScale(
+        throughputRecords: 300_000, throughputUsers: 50_000, clients: 8, pairs: 3, lagRate: 10_000, lagSeconds: 60,
+        outageRate: 2_000, preOutageSeconds: 20, outageSeconds: 600, drainBudgetSeconds: 480, rssInterval: 1)
+
+    static let smoke = FleetScale(
+        throughputRecords: 1_500, throughputUsers: 300, clients: 4, pairs: 1, lagRate: 1_000, lagSeconds: 1,
+        outageRate: 500, preOutageSeconds: 0.5, outageSeconds: 1.5, drainBudgetSeconds: 20, rssInterval: 0.1)
+}
+
+/// Section 7: the fleet (SPEC section 10, issue 16). Three measurements, each on a fresh fleet (`FleetUnderTest`):
+///
+/// 1. Throughput end to end: the returning-user records pipelined by the clients into two edges, timed from
+///    the first send until the two central journals hold every record, beside one daemon ingesting the same
+///    records from the same clients (alternating runs).
+/// 2. Lag under a steady load offered to the edges: the edges' forwarding lag (`journal last seq − forwarded
+///    watermark`, from their metrics every 100 ms) and each record's delay from its edge acknowledgement to
+///    its central commit (the central journals polled every 5 ms).
+/// 3. A whole-stream outage under a steady load: the edges' RSS sampled throughout, then the time to drain
+///    once the stream is back.
+final class FleetSection {
+    private let daemonPath: String
+    private let scratch: ScratchDirectory
+    private let scale: FleetScale
+    private let newDatabase: () -> String
+    private let add: (ResultRow) -> Void
+    private let progress: (String) -> Void
+    private var fleetNumber = 0
+    static let section = "7 Fleet"
+
+    init(
+        daemonPath: String, scratch: ScratchDirectory, scale: FleetScale, newDatabase: @escaping () -> String,
+        add: @escaping (ResultRow) -> Void, progress: @escaping (String) -> Void
+    ) {
+        self.daemonPath = daemonPath
+        self.scratch = scratch
+        self.scale = scale
+        self.newDatabase = newDatabase
+        self.add = add
+        self.progress = progress
+    }
+
+    /// Runs `parts` (`throughput`, `lag`, `outage`; nil: all three) in that order.
+    func run(parts: Set<String>? = nil) throws {
+        guard FleetCluster.isAvailable else {
+            add(
+                ResultRow(
+                    section: Self.section, name: "the fleet (2 edges, 2 central daemons, 3 nats-server nodes)",
+                    value: "not measured", comparison: "no \(FleetCluster.serverPath) (apt-get install nats-server)"))
+            return
+        }
+        let all: [(String, () throws -> Void)] = [
+            ("throughput", measureThroughput), ("lag", measureLag), ("outage", measureOutage),
+        ]
+        for (name, measure) in all where parts?.contains(name) ?? true {
+            FileSystem.syncAll()
+            try measure()
+        }
+    }
+
+    private func newFleet() throws -> (fleet: FleetUnderTest, warm: Int64) {
+        fleetNumber += 1
+        let start = Stopwatch.now()
+        let fleet = try FleetUnderTest(
+            daemonPath: daemonPath, scratch: scratch, label: "fleet\(fleetNumber)", newDatabase: newDatabase)
+        let up = Stopwatch.seconds(since: start)
+        let warm = try fleet.warmUp()
+        progress(
+            "fleet \(fleetNumber): 3 nats-server nodes and 4 daemons up in \(Format.fixed(up, 1)) s, the warm-up "
+                + "records in the central journals \(Format.fixed(Stopwatch.seconds(since: start) - up, 1)) s later")
+        return (fleet, warm)
+    }
+
+    private static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    // MARK: 1. Throughput
+
+    private func measureThroughput() throws {
+        let workload = Workload(returningUsers: scale.throughputUsers, records: scale.throughputRecords)
+        let clients = scale.clients
+        var edgeRates: [Double] = []
+        progress(
+            "fleet: \(Format.grouped(Double(workload.count))) returning-user records, \(clients) clients, fleet "
+                + "end to end and one daemon, alternating, \(scale.pairs) pairs")
+        let paired = try PairedRuns.measure(pairs: scale.pairs) {
+            FileSystem.syncAll()
+            let (fleet, warm) = try newFleet()
+            let slices = workload.interleaved(into: clients)
+            let connections = try slices.enumerated().map { index, slice in
+                try PipelinedClient(socketPath: fleet.edgeSockets[index % fleet.edges.count], records: slice)
+            }
+            let watch = CentralWatch(paths: fleet.centralJournals, recordIDs: false)
+            let start = Stopwatch.now()
+            let workers = connections.flatMap { $0.start() }
+            for worker in workers { worker.join() }
+            for connection in connections { try connection.check() }
+            let acknowledged = connections.map(\.finishedAt).max() ?? start
+            watch.start(interval: 0.005)
+            let end = CentralWatch.waitUntil(watch, holds: warm + Int64(workload.count), timeoutSeconds: 900)
+            watch.stop()
+            guard let end else {
+                throw BenchFailure("the central journals hold \(watch.held) of \(warm + Int64(workload.count)) records")
+            }
+            try fleet.stop()
+            edgeRates.append(Double(workload.count) / (Double(acknowledged - start) / 1e9))
+            return Double(workload.count) / (Double(end - start) / 1e9)
+        } without: {
+            FileSystem.syncAll()
+            let daemon = try DaemonProcess(
+                binary: daemonPath, scratch: scratch, databasePath: newDatabase(), label: "fleet-single")
+            defer { try? daemon.stop() }
+            return try IngestThroughput.measure(
+                workload, clients: clients, socketPath: daemon.socketPath, interleaved: true)
+        }
+        let runs = { (values: [Double]) in values.map(Format.grouped).joined(separator: ", ") }
+        add(
+            ResultRow(
+                section: Self.section,
+                name: "**baseline**: one offertrackd (default, the join kept current), the same records and "
+                    + "\(clients) clients",
+                value: "\(Format.grouped(paired.medianWithout)) records/s",
+                comparison: "runs: \(runs(paired.without))"))
+        add(
+            ResultRow(
+                section: Self.section,
+                name: "fleet end to end: 2 edges → JetStream R3 (3 nodes) → 2 central daemons (8 partitions each), "
+                    + "first send until both central journals hold every record",
+                value: "\(Format.grouped(paired.medianWith)) records/s",
+                comparison: "\(Format.ratio(paired.medianRatio)) of one daemon (median of \(paired.ratios.count) "
+                    + "alternating pairs: \(paired.ratiosDescription)); runs: \(runs(paired.with))"))
+        add(
+            ResultRow(
+                section: Self.section,
+                name: "fleet: the edges' acknowledgements alone (`--journal-only`), \(clients / 2) clients each",
+                value: "\(Format.grouped(Self.median(edgeRates))) records/s",
+                comparison: "runs: \(runs(edgeRates)); the central journals finish after the edges have answered"))
+    }
+
+    // MARK: 2. Lag under a steady load
+
+    private func measureLag() throws {
+        let count = Int(scale.lagRate * scale.lagSeconds)
+        progress("fleet lag: generating \(Format.grouped(Double(count))) returning-user records")
+        let records = FleetRecords(count: count, seed: 2)
+        var indexOf: [String: Int] = [:]
+        indexOf.reserveCapacity(records.count)
+        for (index, id) in records.ids.enumerated() { indexOf[id] = index }
+        progress(
+            "fleet lag: \(Format.grouped(scale.lagRate)) records/s offered to 2 edges over \(scale.clients) "
+                + "connections for \(Format.fixed(scale.lagSeconds, 1)) s")
+        let (fleet, warm) = try newFleet()
+        let watch = CentralWatch(paths: fleet.centralJournals, recordIDs: true)
+        watch.start(interval: 0.005)
+        let forwardLags = Mutex<[Double]>([])
+        let consumeLags = Mutex<[Double]>([])
+        let edgePorts = fleet.edgeMetricsPorts
+        let centralPorts = fleet.centralMetricsPorts
+        let metrics = FleetSampler(name: "bench-fleet-metrics", interval: 0.1) {
+            for port in edgePorts {
+                if let lag = MetricsProbe.value("offertrack_forward_lag_records", port: port) {
+                    forwardLags.withLock { $0.append(lag) }
+                }
+            }
+            for port in centralPorts {
+                if let lag = MetricsProbe.value("offertrack_consume_lag_records", port: port) {
+                    consumeLags.withLock { $0.append(lag) }
+                }
+            }
+        }
+        let load = try FleetLoad(
+            records: records, socketPaths: fleet.edgeSockets, connectionsPerSocket: max(1, scale.clients / 2),
+            recordsPerSecond: scale.lagRate)
+        load.start()
+        try load.join()
+        let sendSeconds = Stopwatch.seconds(since: load.startedAt)
+        metrics.stop()
+        let edgeMemory = try fleet.edges.map { try $0.memory() }
+        let lastSent = Stopwatch.now()
+        let drained = CentralWatch.waitUntil(watch, holds: warm + Int64(records.count), timeoutSeconds: 900)
+        watch.stop()
+        guard let drained else {
+            throw BenchFailure("the central journals hold \(watch.held) of \(warm + Int64(records.count)) records")
+        }
+        try fleet.stop()
+        // Each record's delay from its edge acknowledgement to the poll that first saw it centrally.
+        var delays: [Double] = []
+        var byWindow: [Int: [Double]] = [:]
+        var early = 0
+        delays.reserveCapacity(records.count)
+        for (id, seenAt) in watch.seen {
+            guard let index = indexOf[id] else { continue }
+            let acknowledged = load.answered(index)
+            let delay = Double(Int64(bitPattern: seenAt &- acknowledged)) / 1e6
+            if delay < 0 { early += 1 }
+            delays.append(max(0, delay))
+            byWindow[Int(Double(acknowledged &- load.startedAt) / 1e9 / 10), default: []].append(max(0, delay))
+        }
+        let forward = forwardLags.withLock { $0 }
+        let consume = consumeLags.withLock { $0 }
+        let windows = byWindow.keys.sorted().map { Format.fixed(Distribution.percentile(byWindow[$0] ?? [], 0.99), 0) }
+        add(
+            ResultRow(
+                section: Self.section,
+                name: "fleet lag at \(Format.grouped(scale.lagRate)) records/s offered to 2 edges: forwarding lag "
+                    + "(journal last seq − forwarded watermark) p50 / p99 / max",
+                value: "\(Distribution.summary(forward, places: 0)) records",
+                comparison: "\(forward.count) samples of the edges' `offertrack_forward_lag_records` every 100 ms over "
+                    + "\(Format.fixed(sendSeconds, 1)) s (achieved \(Format.grouped(Double(records.count) / sendSeconds))"
+                    + " records/s); the edges' VmRSS / VmHWM at its end (the stream up): "
+                    + edgeMemory.map { "\(Format.fixed($0.currentMiB, 1)) / \(Format.fixed($0.peakMiB, 1))" }
+                    .joined(separator: ", ") + " MiB"))
+        add(
+            ResultRow(
+                section: Self.section,
+                name: "fleet lag at \(Format.grouped(scale.lagRate)) records/s: edge acknowledgement → central commit "
+                    + "p50 / p99 / p999 / max",
+                value: [0.5, 0.99, 0.999].map { Format.fixed(Distribution.percentile(delays, $0), 1) }
+                    .joined(separator: " / ") + " / \(Format.fixed(delays.max() ?? 0, 1)) ms",
+                comparison: "\(Format.grouped(Double(delays.count))) records, each seen by polling the central "
+                    + "journals every 5 ms (\(early) seen before their acknowledgement was read, counted 0); p99 by "
+                    + "10 s of acknowledgements: \(windows.joined(separator: ", ")) ms; the last record reached the "
+                    + "central journals \(Format.fixed(Double(drained &- lastSent) / 1e9, 1)) s after the load ended "
+                    + "(\(Format.grouped(Double(records.count) / (Double(drained &- load.startedAt) / 1e9))) "
+                    + "records/s end to end)"))
+        add(
+            ResultRow(
+                section: Self.section,
+                name: "fleet lag at \(Format.grouped(scale.lagRate)) records/s: the centrals' consuming lag "
+                    + "p50 / p99 / max",
+                value: "\(Distribution.summary(consume, places: 0)) records",
+                comparison: "\(consume.count) samples of `offertrack_consume_lag_records` every 100 ms (messages of "
+                    + "their partitions in the stream not yet consumed, as of each fetch)"))
+    }
+
+    // MARK: 3. A stream outage
+
+    private struct RSSSample {
+        let seconds: Double
+        let kib: [Int]
+    }
+
+    private func measureOutage() throws {
+        let count = Int(scale.outageRate * (scale.preOutageSeconds + scale.outageSeconds + scale.drainBudgetSeconds))
+        progress("fleet outage: generating \(Format.grouped(Double(count))) returning-user records")
+        let records = FleetRecords(count: count, seed: 3)
+        progress(
+            "fleet outage: \(Format.grouped(scale.outageRate)) records/s to 2 edges; the whole stream down for "
+                + "\(Format.fixed(scale.outageSeconds, 1)) s after \(Format.fixed(scale.preOutageSeconds, 1)) s")
+        let (fleet, warm) = try newFleet()
+        let probes = fleet.edges.map { EdgeJournalProbe(path: $0.databasePath) }
+        let pids = fleet.edges.map(\.pid)
+        let origin = Stopwatch.now()
+        let samples = Mutex<[RSSSample]>([])
+        let rss = FleetSampler(name: "bench-fleet-rss", interval: scale.rssInterval) {
+            let kib = pids.map { (try? ProcessMemory.read(pid: $0).currentKiB) ?? 0 }
+            samples.withLock { $0.append(RSSSample(seconds: Stopwatch.seconds(since: origin), kib: kib)) }
+        }
+        let load = try FleetLoad(
+            records: records, socketPaths: fleet.edgeSockets, connectionsPerSocket: max(1, scale.clients / 2),
+            recordsPerSecond: scale.outageRate)
+        load.start()
+        Stopwatch.sleep(seconds: scale.preOutageSeconds)
+        let downAt = Stopwatch.seconds(since: origin)
+        fleet.cluster.kill()
+        progress("fleet outage: the stream is down (all three nodes killed)")
+        Stopwatch.sleep(seconds: scale.outageSeconds)
+        let lastAtBack = try probes.map { try $0.lastSeq() }
+        let backlog = try zip(probes, lastAtBack).map { probe, last in last - (try probe.watermark()) }
+        let memoryAtBack = try pids.map { try ProcessMemory.read(pid: $0) }
+        let backAt = Stopwatch.seconds(since: origin)
+        try fleet.cluster.start()
+        let backlogText = backlog.map { Format.grouped(Double($0)) }.joined(separator: " + ")
+        progress("fleet outage: the stream is back; backlog \(backlogText) records")
+        // Drained: every record journaled while the stream was down is acknowledged by the stream (the edges'
+        // watermarks pass their last seq of then), and the central journals hold as many records as the edges
+        // had then; the load goes on meanwhile.
+        let watch = CentralWatch(paths: fleet.centralJournals, recordIDs: false)
+        let target = lastAtBack.reduce(0, +)
+        var edgeDrained: [Double?] = probes.map { _ in nil }
+        var centralDrained: Double?
+        let drainDeadline = backAt + max(60, scale.drainBudgetSeconds * 3)
+        while edgeDrained.contains(where: { $0 == nil }) || centralDrained == nil {
+            let now = Stopwatch.seconds(since: origin)
+            guard now < drainDeadline else { break }
+            for (index, probe) in probes.enumerated() where edgeDrained[index] == nil {
+                if (try? probe.watermark()) ?? 0 >= lastAtBack[index] { edgeDrained[index] = now - backAt }
+            }
+            if centralDrained == nil && watch.pollNow() >= target { centralDrained = now - backAt }
+            Stopwatch.sleep(seconds: 0.1)
+        }
+        load.stop()
+        try load.join()
+        let sent = warm + Int64(load.sentCount)
+        var converged = false
+        let deadline = Stopwatch.now() + 600_000_000_000
+        while Stopwatch.now() < deadline {
+            if watch.pollNow() >= sent {
+                converged = true
+                break
+            }
+            Stopwatch.sleep(seconds: 0.1)
+        }
+        rss.stop()
+        let peaks = try pids.map { try ProcessMemory.read(pid: $0) }
+        try fleet.stop()
+        let all = samples.withLock { $0 }
+        addOutageRows(
+            all, downAt: downAt, backAt: backAt, memoryAtBack: memoryAtBack, peaks: peaks, backlog: backlog,
+            edgeDrained: edgeDrained, centralDrained: centralDrained, sent: sent, held: watch.held,
+            converged: converged)
+    }
+
+    private func addOutageRows(
+        _ samples: [RSSSample], downAt: Double, backAt: Double, memoryAtBack: [ProcessMemory], peaks: [ProcessMemory],
+        backlog: [Int64], edgeDrained: [Double?], centralDrained: Double?, sent: Int64, held: Int64, converged: Bool
+    ) {
+        let mib = { (kib: Int) in Double(kib) / 1024 }
+        let minute = min(60, scale.outageSeconds / 4)
+        let duration =
+            scale.outageSeconds >= 60
+            ? "\(Format.fixed(scale.outageSeconds / 60, 1))-minute" : "\(Format.fixed(scale.outageSeconds, 1))-second"
+        for edge in memoryAtBack.indices {
+            let before = samples.filter { $0.seconds < downAt }.map { mib($0.kib[edge]) }
+            let during = samples.filter { $0.seconds >= downAt && $0.seconds <= backAt }
+            let values = during.map { mib($0.kib[edge]) }
+            let first = during.filter { $0.seconds < downAt + minute }.map { mib($0.kib[edge]) }
+            let last = during.filter { $0.seconds > backAt - minute }.map { mib($0.kib[edge]) }
+            let mean = { (values: [Double]) in values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+            let slope = Distribution.slope(values, over: during.map { $0.seconds / 60 })
+            let drain = samples.filter { $0.seconds > backAt }.map { mib($0.kib[edge]) }
+            // The shape over the outage: mean VmRSS of each tenth of it.
+            let tenth = (backAt - downAt) / 10
+            let shape = (0..<10).map { part in
+                mean(
+                    during.filter {
+                        $0.seconds >= downAt + Double(part) * tenth && $0.seconds < downAt + Double(part + 1) * tenth
+                    }.map { mib($0.kib[edge]) })
+            }.map { Format.fixed($0, 0) }.joined(separator: ", ")
+            add(
+                ResultRow(
+                    section: Self.section,
+                    name: "edge \(edge + 1) RSS through a \(duration) stream outage at "
+                        + "\(Format.grouped(scale.outageRate / 2)) records/s each: before / max during / "
+                        + "at its end",
+                    value: "\(Format.fixed(before.last ?? 0, 1)) / \(Format.fixed(values.max() ?? 0, 1)) / "
+                        + "\(Format.fixed(memoryAtBack[edge].currentMiB, 1)) MiB",
+                    comparison: "VmRSS every \(Format.fixed(scale.rssInterval, 1)) s (\(values.count) samples); mean "
+                        + "of the first \(Format.fixed(minute, 1)) s \(Format.fixed(mean(first), 1)) MiB, of the last "
+                        + "\(Format.fixed(mean(last), 1)) MiB; by tenths of the outage \(shape) MiB; slope "
+                        + "\(Format.fixed(slope, 2)) MiB/min; VmHWM "
+                        + "\(Format.fixed(memoryAtBack[edge].peakMiB, 1)) MiB at the end of the outage, "
+                        + "\(Format.fixed(peaks[edge].peakMiB, 1)) MiB after the drain (max VmRSS while draining "
+                        + "\(Format.fixed(drain.max() ?? 0, 1)) MiB)"))
+        }
+        let drained = edgeDrained.map { $0.map { "\(Format.fixed($0, 1)) s" } ?? "not drained" }
+        let rate = { (seconds: Double?) in
+            seconds.map { Format.grouped(Double(backlog.reduce(0, +)) / max(0.001, $0)) } ?? "–"
+        }
+        add(
+            ResultRow(
+                section: Self.section,
+                name: "fleet drain after the outage: stream back → the edges' watermarks pass every record journaled "
+                    + "while it was down / the central journals hold as many",
+                value: "\(drained.joined(separator: ", ")) / "
+                    + "\(centralDrained.map { "\(Format.fixed($0, 1)) s" } ?? "not drained")",
+                comparison: "backlog \(backlog.map { Format.grouped(Double($0)) }.joined(separator: " + ")) records "
+                    + "(\(rate(edgeDrained.compactMap { $0 }.max())) records/s forwarded, "
+                    + "\(rate(centralDrained)) records/s consumed, beside the load that went on); in the end the "
+                    + "central journals held \(Format.grouped(Double(held))) of \(Format.grouped(Double(sent))) "
+                    + "records sent\(converged ? "" : " (NOT converged within 600 s)")"))
+    }
+}
