@@ -95,6 +95,7 @@ public final class CentralConsumer: Sendable {
         var backoff = 0
         var pending: [UInt64] = Array(repeating: 0, count: partitions.count)
         var bound: [PullSubscription]?
+        var waitingPartition = 0
         var lastRecorded: (lag: ConsumeLag, at: Int64)?
         while !stopped.withLock({ $0 }) {
             // The lag, into the journal for `offertrack status`: when it changes, at most once a second.
@@ -112,48 +113,55 @@ public final class CentralConsumer: Sendable {
                 continue
             }
             bound = subscriptions
-            var fetchedAny = false
+            // One round: what every partition has (up to `batch` each), committed in one transaction. Only a
+            // round that has found nothing yet waits, on one partition at a time in turn.
+            var gathered: [NATSMessage] = []
+            var newestStoredAt: Int64?
+            var fetchFailed = false
             for (index, subscription) in subscriptions.enumerated() {
                 guard !stopped.withLock({ $0 }) else { break }
+                let wait: Int64 = gathered.isEmpty && index == waitingPartition ? Self.idleWaitMilliseconds : 1
                 let messages: [NATSMessage]
                 do {
-                    messages = try subscription.fetch(batch: batch, timeoutMilliseconds: fetchedAny ? 1 : 100)
+                    messages = try subscription.fetch(batch: batch, timeoutMilliseconds: wait)
                 } catch {
-                    backoff = min(5_000, max(100, backoff * 2))
+                    fetchFailed = true
                     continue
                 }
-                guard !messages.isEmpty else {
-                    pending[index] = 0
-                    continue
-                }
-                fetchedAny = true
-                guard consume(messages) else {
-                    backoff = min(5_000, max(100, backoff * 2))
-                    continue
-                }
-                backoff = 0
                 let newest = messages.last?.metadata
                 pending[index] = newest?.pending ?? 0
-                let total = pending.reduce(0, +)
-                let seconds =
-                    total == 0
-                    ? 0
-                    : newest.map {
-                        Double(max(0, Clock.wallMilliseconds() - $0.storedAtNanoseconds / 1_000_000)) / 1000
-                    } ?? 0
-                state.withLock {
-                    $0.lagRecords = total
-                    $0.lagSeconds = seconds
+                if let storedAt = newest?.storedAtNanoseconds {
+                    newestStoredAt = max(newestStoredAt ?? storedAt, storedAt)
                 }
+                gathered += messages
             }
-            if !fetchedAny {
+            waitingPartition = (waitingPartition + 1) % subscriptions.count
+            if fetchFailed { backoff = min(5_000, max(100, backoff * 2)) }
+            guard !gathered.isEmpty else {
                 state.withLock {
                     $0.lagRecords = 0
                     $0.lagSeconds = 0
                 }
+                continue
+            }
+            guard consume(gathered) else {
+                backoff = min(5_000, max(100, backoff * 2))
+                continue
+            }
+            if !fetchFailed { backoff = 0 }
+            let total = pending.reduce(0, +)
+            let seconds =
+                total == 0
+                ? 0 : newestStoredAt.map { Double(max(0, Clock.wallMilliseconds() - $0 / 1_000_000)) / 1000 } ?? 0
+            state.withLock {
+                $0.lagRecords = total
+                $0.lagSeconds = seconds
             }
         }
     }
+
+    /// How long a round that has found nothing waits on one partition for a message, in milliseconds.
+    static let idleWaitMilliseconds: Int64 = 50
 
     /// Commits one fetched batch and acknowledges it; false when the commit failed (nothing acknowledged).
     private func consume(_ messages: [NATSMessage]) -> Bool {

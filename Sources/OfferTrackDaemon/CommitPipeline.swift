@@ -238,6 +238,20 @@ final class CommitPipeline: @unchecked Sendable {
         }
     }
 
+    /// Commits records consumed from the stream (a central daemon) on the writer thread and waits for the
+    /// outcome; like a batch of the socket's, it keeps the WAL short after the commit and moves a recompute on.
+    func commitFromStream(_ submissions: [Submission]) throws -> [AppendOutcome] {
+        try queue.sync {
+            let started = Clock.monotonicMicroseconds()
+            let outcomes = try writer.append(submissions, receivedAt: clock())
+            metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
+            metrics.commitRecords.observe(UInt64(submissions.count))
+            checkpoint(frames: 600)
+            recomputeChunk()
+            return outcomes
+        }
+    }
+
     /// Runs `body` on the writer thread and waits for it (for rare work such as a rules-driven recompute).
     func runOnWriter<T: Sendable>(_ body: @Sendable (JournalWriter) throws -> T) rethrows -> T {
         try queue.sync { try body(writer) }

@@ -160,9 +160,7 @@ public final class Daemon {
             do {
                 consumer = try CentralConsumer(
                     servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
-                    commit: { [pipeline] submissions in
-                        try pipeline.runOnWriter { try $0.append(submissions, receivedAt: Clock.wallMilliseconds()) }
-                    },
+                    commit: { [pipeline] submissions in try pipeline.commitFromStream(submissions) },
                     recordLag: { [pipeline] lag in _ = try? pipeline.runOnWriter { try $0.record(lag) } },
                     log: { FileDescriptor.printError("offertrackd: \($0)") })
             } catch {
