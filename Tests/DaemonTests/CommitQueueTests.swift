@@ -86,7 +86,7 @@ import WireFormat
 
     @Test func costsAreCountedInAndOutPerConnection() throws {
         let cost = CommitQueue.cost(of: Self.line)
-        #expect(cost == Self.line.count + 400)
+        #expect(cost == Self.line.count + 750)
         var queue = Self.queue([3, 2], limits: Self.small)
         #expect(queue.queuedBytes == 5 * cost)
         #expect(queue.queuedBytes(of: 1) == 3 * cost && queue.queuedBytes(of: 2) == 2 * cost)
