@@ -80,18 +80,7 @@ final class FleetCluster {
 
     /// `GET /healthz` answers `{"status":"ok"}`.
     private static func healthy(monitorPort: UInt16) -> Bool {
-        guard let fd = try? TCPSocket.connect(host: "127.0.0.1", port: monitorPort) else { return false }
-        defer { FileDescriptor.close(fd) }
-        UnixSocket.setReceiveTimeout(fd, seconds: 2)
-        let request = Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
-        guard (try? FileDescriptor.writeAll(fd, request)) != nil else { return false }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let result = buffer.withUnsafeMutableBytes { try? FileDescriptor.read(fd, into: $0) }
-            guard case .transferred(let count)? = result, count > 0 else { break }
-            response += buffer[0..<count]
-        }
+        guard let response = LoopbackHTTP.get("/healthz", port: monitorPort) else { return false }
         return String(decoding: response, as: UTF8.self).contains(#""status":"ok""#)
     }
 

@@ -111,18 +111,7 @@ final class CentralWatch: @unchecked Sendable {
 enum MetricsProbe {
     /// The value of the sample named `name` (no labels), nil when the scrape failed or it is absent.
     static func value(_ name: String, port: UInt16) -> Double? {
-        guard let fd = try? TCPSocket.connect(host: "127.0.0.1", port: port) else { return nil }
-        defer { FileDescriptor.close(fd) }
-        UnixSocket.setReceiveTimeout(fd, seconds: 2)
-        let request = Array("GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
-        guard (try? FileDescriptor.writeAll(fd, request)) != nil else { return nil }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let result = buffer.withUnsafeMutableBytes { try? FileDescriptor.read(fd, into: $0) }
-            guard case .transferred(let count)? = result, count > 0 else { break }
-            response += buffer[0..<count]
-        }
+        guard let response = LoopbackHTTP.get("/metrics", port: port) else { return nil }
         let prefix = name + " "
         for line in String(decoding: response, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
             return Double(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))

@@ -38,18 +38,7 @@ enum ScrapeCost {
 
         /// One `GET /metrics`: true when a 200 with a body came back.
         static func scrape(port: UInt16) -> Bool {
-            guard let fd = try? TCPSocket.connect(host: "127.0.0.1", port: port) else { return false }
-            defer { FileDescriptor.close(fd) }
-            UnixSocket.setReceiveTimeout(fd, seconds: 2)
-            let request = Array("GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
-            guard (try? FileDescriptor.writeAll(fd, request)) != nil else { return false }
-            var response: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 16_384)
-            while true {
-                let result = buffer.withUnsafeMutableBytes { try? FileDescriptor.read(fd, into: $0) }
-                guard case .transferred(let count)? = result, count > 0 else { break }
-                response += buffer[0..<count]
-            }
+            guard let response = LoopbackHTTP.get("/metrics", port: port) else { return false }
             return response.starts(with: Array("HTTP/1.1 200".utf8)) && response.count > 1000
         }
     }
