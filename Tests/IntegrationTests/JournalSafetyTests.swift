@@ -151,12 +151,7 @@ extension UnderAttack {
             let connection = try Connection(path: path, mode: .readWriteCreate)
             try connection.execute(
                 """
-                CREATE TABLE records (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type INTEGER NOT NULL,
-                    ts INTEGER NOT NULL, user TEXT NOT NULL, received_at INTEGER NOT NULL, decision INTEGER,
-                    subscribed INTEGER, loaded INTEGER, offer_id TEXT, affiliate_token TEXT, campaign_token TEXT,
-                    message_identifier TEXT, item_id TEXT, line TEXT NOT NULL);
-                CREATE INDEX records_by_user ON records(user, ts, id);
-                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                \(LegacySchema.version1Tables)
                 PRAGMA user_version = 1;
                 """)
             return path

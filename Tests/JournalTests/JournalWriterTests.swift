@@ -2,6 +2,7 @@ import Foundation
 import OfferTrackDomain
 import SQLite
 import Simulator
+import TestSupport
 import Testing
 
 @testable import Journal
@@ -31,12 +32,7 @@ import Testing
         let old = try Connection(path: path, mode: .readWriteCreate)
         try old.execute(
             """
-            CREATE TABLE records (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type INTEGER NOT NULL,
-                ts INTEGER NOT NULL, user TEXT NOT NULL, received_at INTEGER NOT NULL, decision INTEGER,
-                subscribed INTEGER, loaded INTEGER, offer_id TEXT, affiliate_token TEXT, campaign_token TEXT,
-                message_identifier TEXT, item_id TEXT, line TEXT NOT NULL);
-            CREATE INDEX records_by_user ON records(user, ts, id);
-            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+            \(LegacySchema.version1Tables)
             INSERT INTO records VALUES (1, 'p1', 1, 1000, 'u', 0, NULL, NULL, 1, NULL, 'aff', NULL, NULL, NULL, '{}');
             PRAGMA user_version = 1;
             """)
