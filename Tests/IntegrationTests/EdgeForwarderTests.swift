@@ -100,19 +100,28 @@ import WireFormat
         try Self.checkExactlyOnce(server, journal: lines)
     }
 
-    @Test func aStreamOutageOnlyDelaysForwarding() throws {
-        let directory = ScratchDirectory()
+    /// An edge journal holding the first half of a simulated workload's records, a server, and a forwarder
+    /// started on them (128 in flight at most); the caller journals the second half.
+    static func halfJournaled(
+        in directory: ScratchDirectory, users: Int, seed: UInt64, acknowledgementTimeoutMilliseconds: Int64 = 5_000
+    ) throws -> (writer: JournalWriter, lines: [String], server: NATSServer, forwarder: EdgeForwarder) {
         let path = directory.file("edge.db")
         let writer = try JournalWriter(
             path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
-        let lines = Array(WorkloadSimulator(users: 600, seed: 9).filter { !$0.isDuplicate }.map(\.line))
-        let half = lines.count / 2
-        try Self.append(Array(lines[..<half]), to: writer)
+        let lines = Array(WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate }.map(\.line))
+        try append(Array(lines[..<(lines.count / 2)]), to: writer)
         let server = try NATSServer(in: directory)
         let forwarder = try EdgeForwarder(
-            journalPath: path, servers: [server.url], stream: Self.stream(), partitions: Self.partitions,
-            maxInFlight: 128)
+            journalPath: path, servers: [server.url], stream: stream(), partitions: partitions, maxInFlight: 128,
+            acknowledgementTimeoutMilliseconds: acknowledgementTimeoutMilliseconds)
         forwarder.start()
+        return (writer, lines, server, forwarder)
+    }
+
+    @Test func aStreamOutageOnlyDelaysForwarding() throws {
+        let directory = ScratchDirectory()
+        let (writer, lines, server, forwarder) = try Self.halfJournaled(in: directory, users: 600, seed: 9)
+        let half = lines.count / 2
         // The stream dies while records are being forwarded; the rest are journaled during the outage.
         Thread.sleep(forTimeInterval: 0.05)
         server.stop()
@@ -130,17 +139,9 @@ import WireFormat
     /// tells the forwarder, so only the acknowledgement timeout makes it publish them again.
     @Test func publishesAServerDiedHoldingAreSentAgain() throws {
         let directory = ScratchDirectory()
-        let path = directory.file("edge.db")
-        let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
-        let lines = Array(WorkloadSimulator(users: 300, seed: 10).filter { !$0.isDuplicate }.map(\.line))
+        let (writer, lines, server, forwarder) = try Self.halfJournaled(
+            in: directory, users: 300, seed: 10, acknowledgementTimeoutMilliseconds: 1_000)
         let half = lines.count / 2
-        try Self.append(Array(lines[..<half]), to: writer)
-        let server = try NATSServer(in: directory)
-        let forwarder = try EdgeForwarder(
-            journalPath: path, servers: [server.url], stream: Self.stream(), partitions: Self.partitions,
-            maxInFlight: 128, acknowledgementTimeoutMilliseconds: 1_000)
-        forwarder.start()
         #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq()), "\(forwarder.progress)")
         server.pause()
         try Self.append(Array(lines[half...]), to: writer)
