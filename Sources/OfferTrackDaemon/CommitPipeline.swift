@@ -79,22 +79,33 @@ final class CommitPipeline: @unchecked Sendable {
     func submit(_ jobs: [CommitJob]) {
         queue.async { [self] in
             let outcomes: Result<[AppendOutcome], JournalFailure>
-            let started = Clock.monotonicMicroseconds()
             do {
-                outcomes = .success(try writer.append(jobs.map(\.submission), receivedAt: clock()))
-                metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
-                metrics.commitRecords.observe(UInt64(jobs.count))
+                outcomes = .success(try append(jobs.map(\.submission)))
             } catch {
                 outcomes = .failure(JournalFailure(error))
             }
             results.withLock { $0.append(CommitResult(jobs: jobs, outcomes: outcomes)) }
             wakeup.signal()
-            // With the answers on their way, keep the WAL short before the next batch: often when nothing
-            // waits (latency), rarely while thousands of records queue up (saturated: throughput).
-            checkpoint(frames: backlog.value.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
-            learnUsersChunk()
-            recomputeChunk()
+            afterCommit()
         }
+    }
+
+    /// On the writer thread: appends `submissions` in one transaction, timed for the metrics.
+    private func append(_ submissions: [Submission]) throws -> [AppendOutcome] {
+        let started = Clock.monotonicMicroseconds()
+        let outcomes = try writer.append(submissions, receivedAt: clock())
+        metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
+        metrics.commitRecords.observe(UInt64(submissions.count))
+        return outcomes
+    }
+
+    /// On the writer thread, after a commit's answers are on their way: keeps the WAL short before the next
+    /// batch (often when nothing waits, for latency; rarely while thousands of records queue up, for
+    /// throughput), and moves learning users and a recompute on by one chunk.
+    private func afterCommit() {
+        checkpoint(frames: backlog.value.load(ordering: .relaxed) > 2048 ? 16_000 : 600)
+        learnUsersChunk()
+        recomputeChunk()
     }
 
     /// On the writer thread: checkpoints when the WAL is long enough, unless backing off after a failure. A
@@ -163,7 +174,8 @@ final class CommitPipeline: @unchecked Sendable {
 
     /// Recomputes the derived tables under `settings` on the writer thread, a chunk of users at a time between
     /// batches (`JournalWriter.beginRecompute`): records keep being journaled and acknowledged meanwhile, each
-    /// batch waiting for at most one chunk. The outcome is posted like a batch's (`takeRecomputes`). A recompute
+    /// batch waiting for at most two chunks (the one after the batch before it, and one queued while nothing
+    /// waited). The outcome is posted like a batch's (`takeRecomputes`). A recompute
     /// already running starts over under `settings`; its outcome carries `generation`.
     func recomputeDerivedTables(_ settings: AttributionSettings, generation: Int) {
         queue.async { [self] in
@@ -239,15 +251,11 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     /// Commits records consumed from the stream (a central daemon) on the writer thread and waits for the
-    /// outcome; like a batch of the socket's, it keeps the WAL short after the commit and moves a recompute on.
+    /// outcome; what follows the commit is a socket batch's (`afterCommit`: the WAL kept short among others).
     func commitFromStream(_ submissions: [Submission]) throws -> [AppendOutcome] {
         try queue.sync {
-            let started = Clock.monotonicMicroseconds()
-            let outcomes = try writer.append(submissions, receivedAt: clock())
-            metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
-            metrics.commitRecords.observe(UInt64(submissions.count))
-            checkpoint(frames: 600)
-            recomputeChunk()
+            let outcomes = try append(submissions)
+            afterCommit()
             return outcomes
         }
     }
