@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import OfferTrackPresentation
 import Testing
 
 /// SPEC section 6 `report`: grouping, ordering, range filtering and the three formats.

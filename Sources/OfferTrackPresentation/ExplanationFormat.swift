@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The output formats of `offertrack explain --format` (SPEC section 6).
 public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
     case text

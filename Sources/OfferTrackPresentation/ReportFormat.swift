@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The output formats of `offertrack report --format` (SPEC section 6).
 public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
     case table

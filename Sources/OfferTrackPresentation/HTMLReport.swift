@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// `offertrack report --format html`: one self-contained page (SPEC section 6) with the report's rows as a table,
 /// the funnel per group and the daily series of presentations, conversions and commission, drawn as inline SVG.
 ///
