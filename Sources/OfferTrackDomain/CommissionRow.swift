@@ -28,11 +28,12 @@ public struct CommissionRow: Sendable, Equatable {
         self.currency = currency
     }
 
-    /// The row an attributed conversion with an affiliate token that did not lapse earns (on the day it
-    /// qualifies); nil for any other.
+    /// The row an attributed conversion with an affiliate token that is neither lapsed, voided nor held earns
+    /// (on the day it qualifies); nil for any other.
     public init?(_ evaluated: EvaluatedConversion, currency: String) {
         let conversion = evaluated.conversion
-        guard conversion.status.isAttributed, conversion.lapse == nil, let presentation = conversion.presentation,
+        guard conversion.status.isAttributed, evaluated.withheldState == nil,
+            let presentation = conversion.presentation,
             let token = presentation.offer.affiliateToken
         else { return nil }
         self.init(

@@ -81,4 +81,18 @@ public struct ExportPlan: Sendable {
         // The same conversion corrected for two published days cannot happen (its day is fixed); keep stable.
         return (lhs.originalDate ?? "") < (rhs.originalDate ?? "")
     }
+
+    /// The sums of the signed amounts of the `commission` lines and of the `adjustment` lines, with checked
+    /// arithmetic.
+    public func totals() throws(MoneyOverflow) -> (commissionMinor: Int64, adjustmentMinor: Int64) {
+        var commission: Int64 = 0
+        var adjustment: Int64 = 0
+        for line in lines {
+            switch line.kind {
+            case .commission: commission = try Money.sum(commission, line.signedAmount)
+            case .adjustment: adjustment = try Money.sum(adjustment, line.signedAmount)
+            }
+        }
+        return (commission, adjustment)
+    }
 }

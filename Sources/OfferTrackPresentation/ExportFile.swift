@@ -15,9 +15,11 @@ extension ExportPlan {
     }
 
     /// The manifest's bytes for this plan's `csv`, first published at `generatedAt`.
-    public func manifest(csv: [UInt8], currency: String, rulesSha256: String, generatedAt: Int64) -> [UInt8] {
-        let commission = lines.filter { $0.kind == .commission }.reduce(Int64(0)) { $0 + $1.signedAmount }
-        let adjustment = lines.filter { $0.kind == .adjustment }.reduce(Int64(0)) { $0 + $1.signedAmount }
+    /// `MoneyOverflow` when a sum does not fit.
+    public func manifest(
+        csv: [UInt8], currency: String, rulesSha256: String, generatedAt: Int64
+    ) throws(MoneyOverflow) -> [UInt8] {
+        let (commission, adjustment) = try totals()
         return Self.manifest(
             day: day, rows: lines.count, commissionMinor: commission, adjustmentMinor: adjustment, csv: csv,
             currency: currency, rulesSha256: rulesSha256, generatedAt: Timestamp.format(generatedAt))
