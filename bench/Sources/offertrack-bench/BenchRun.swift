@@ -2,6 +2,7 @@ import Foundation
 import Journal
 import OfferTrackDomain
 import Posix
+import SQLite
 import TestSupport
 
 /// Runs every section in order and collects the report.
@@ -444,6 +445,7 @@ final class BenchRun {
             if attempt == 1 {
                 add(try learnedUsersRow(daemon, records: count))
                 add(quickCheckRow(daemon, records: count))
+                add(try reviewRow(daemon, databasePath: path, records: count))
             }
             try daemon.stop()
         }
@@ -484,6 +486,34 @@ final class BenchRun {
                 comparison: "median of 3 (\(readies.map { Format.fixed($0, 1) }.joined(separator: ", ")) ms); "
                     + "journal \(Format.fixed(size, 0)) MiB, built in \(Format.fixed(seconds, 0)) s, warm page cache"))
         scratch.removeDatabase(path)
+    }
+
+    /// `offertrack review` end to end on a big journal (issue 19: under 50 ms): finding the conversion's user by
+    /// its id, connecting, sending one record and waiting for its durable commit; median of 5, each on another
+    /// conversion.
+    private func reviewRow(_ daemon: DaemonProcess, databasePath: String, records: Int) throws -> ResultRow {
+        let connection = try Connection(path: databasePath, mode: .readOnly)
+        let statement = try connection.prepare(
+            "SELECT id FROM records WHERE type = 2 AND subscribed = 1 AND seq > ?1 LIMIT 1")
+        var times: [Double] = []
+        for run in 0..<5 {
+            try statement.bind(Int64(records / 6 * (run + 1)), at: 1)
+            guard try statement.step(), let conversion = statement.text(0) else { break }
+            statement.reset()
+            let arguments = [
+                "review", "--db", databasePath, "--socket", daemon.socketPath, "--conversion", conversion,
+                "--decision", "hold", "--reason", "test",
+            ]
+            times.append(try QueryCost.milliseconds(cli: options.resolvedCLIPath, arguments, runs: 1).ms)
+        }
+        let sorted = times.sorted()
+        return ResultRow(
+            section: "4 Footprint",
+            name:
+                "`offertrack review` end to end (lookup + send + durable ack), \(Format.grouped(Double(records)))-record journal",
+            value: sorted.isEmpty ? "no conversion found" : "\(Format.fixed(sorted[sorted.count / 2], 1)) ms",
+            comparison: "median of \(sorted.count) (\(sorted.map { Format.fixed($0, 1) }.joined(separator: ", ")) ms); "
+                + "target ≤ 50 ms; includes starting the CLI process")
     }
 
     /// How long the start's `PRAGMA quick_check` took, from the daemon's own log line (it runs before `READY=1`).
