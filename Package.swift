@@ -84,7 +84,8 @@ let package = Package(
             name: "TestSupport", dependencies: ["Posix", "Simulator"], path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(
-            name: "DomainTests", dependencies: ["OfferTrackDomain", "WireFormat"], swiftSettings: strictSettings),
+            name: "DomainTests", dependencies: ["OfferTrackDomain", "WireFormat", "Simulator"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "WireFormatTests", dependencies: ["WireFormat", "OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(

@@ -9,7 +9,9 @@ extension UnderAttack {
     @Suite struct PipelinedFloodTests {
         /// The probe's latency is judged against this run, not a fixed 2 s: its worst exchange while the flood
         /// pipelines may take its unloaded latency plus three batches at the flood's own pace (the batch committing
-        /// when its line arrives and its own, with one to spare). `FairBatchTests` counts the commits exactly.
+        /// when its line arrives and its own, with one to spare). While the probe waits beside the flood a batch is
+        /// at most `FairBatchTests.sharedBatch` records (2,048), so that is the batch the pace is measured in.
+        /// `FairBatchTests` counts the commits exactly.
         @Test func clientThatNeverReadsIsPushedBackAndEveryLineIsAnsweredOnceItReads() throws {
             try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
                 let probeClient = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
@@ -62,7 +64,7 @@ extension UnderAttack {
                 probeThread.start()
                 let answers = client.readAnswers(lines.count)
                 probing.store(false, ordering: .sequentiallyConsistent)
-                let batchDuringFlood = (clock.now - readStarted) / max(1, lines.count / 8192)
+                let batchDuringFlood = (clock.now - readStarted) / max(1, lines.count / FairBatchTests.sharedBatch)
                 let probeWorst = worst.withLock { $0 }
                 print(
                     "pipelined flood: probe worst \(probeWorst), unloaded \(probeUnloaded), batch \(batchDuringFlood)")
