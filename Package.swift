@@ -92,7 +92,8 @@ let package = Package(
             name: "SimulatorTests", dependencies: ["Simulator", "WireFormat", "OfferTrackDomain"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "DaemonTests", dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain"],
+            name: "DaemonTests",
+            dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "Posix"],

@@ -40,12 +40,30 @@ final class MetricsServer: Sendable {
     }
 
     func start() {
-        queue.async { [self] in
-            while true {
-                guard let client = try? TCPSocket.accept(listener, timeoutMilliseconds: 1_000) else { continue }
-                serve(client)
-                FileDescriptor.close(client)
+        queue.async { [self] in accept(AcceptPause()) }
+    }
+
+    /// Accepts and serves scrapes until `accept` fails (out of descriptors: the listener stays readable), then
+    /// comes back after `AcceptPause.milliseconds` instead of retrying at once, like the event loop's listener.
+    private func accept(_ pause: AcceptPause) {
+        var pause = pause
+        while true {
+            let client: Int32?
+            do {
+                client = try TCPSocket.accept(listener, timeoutMilliseconds: 1_000)
+            } catch {
+                let now = Clock.monotonicMilliseconds()
+                let resume = pause.failed(now: now) {
+                    FileDescriptor.printError(
+                        "offertrackd: metrics endpoint: accept failed: \(error); accepting paused")
+                }
+                let paused = pause
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int(resume - now))) { [self] in accept(paused) }
+                return
             }
+            guard let client else { continue }
+            serve(client)
+            FileDescriptor.close(client)
         }
     }
 

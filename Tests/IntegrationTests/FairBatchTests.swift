@@ -48,8 +48,9 @@ extension UnderAttack {
         /// batches) while a ninth sends one record at a time. Measured: how many records commit between the
         /// probe's send and its own commit (`seq` distance; at most the batch committing when it arrived and its
         /// own batch, so ≤ 2 × 2,048; with 8,192-record batches up to 16,384; first come, first served it was the
-        /// whole queue, ~40,000), and its worst latency under the flood against its unloaded latency plus three
-        /// shared batches at the flood's own pace, both in this run.
+        /// whole queue, ~40,000), and its worst latency under the flood against its unloaded latency plus four
+        /// shared batches at the flood's own pace (the one committing, its own, two to spare for a busy machine;
+        /// 8,192-record batches make it up to eight), both in this run.
         @Test func aSingleLineWaitsForAboutOneCommitBehindEightPipeliningClients() throws {
             try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
                 let probe = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
@@ -101,14 +102,15 @@ extension UnderAttack {
                 let batchDuringFlood = (clock.now - floodStarted) / (8 * 16000 / Self.sharedBatch)
                 let mostAhead = ahead.max() ?? 0
                 let worst = latencies.max() ?? .zero
-                let bound = probeUnloaded + batchDuringFlood * 3
+                let bound = probeUnloaded + batchDuringFlood * 4
                 print(
                     "fair batches: \(latencies.count) probes; at most \(mostAhead) records committed ahead of one; "
                         + "worst \(worst) under the flood, \(probeUnloaded) unloaded "
                         + "(\(worst / probeUnloaded)×); a shared batch took \(fullBatch) unloaded, "
                         + "\(batchDuringFlood) during the flood")
                 #expect(latencies.count >= 3, "the flood ended before the probe could measure it")
-                #expect(mostAhead <= Int64(2 * Self.sharedBatch), "\(mostAhead) records were committed ahead of the probe")
+                #expect(
+                    mostAhead <= Int64(2 * Self.sharedBatch), "\(mostAhead) records were committed ahead of the probe")
                 #expect(
                     worst <= bound, "the probe waited \(worst) (unloaded \(probeUnloaded), a batch \(batchDuringFlood))"
                 )

@@ -8,10 +8,11 @@ extension UnderAttack {
     /// A client that pipelines 100,000 lines and reads nothing is pushed back, not buffered without bound.
     @Suite struct PipelinedFloodTests {
         /// The probe's latency is judged against this run, not a fixed 2 s: its worst exchange while the flood
-        /// pipelines may take its unloaded latency plus three batches at the flood's own pace (the batch committing
-        /// when its line arrives and its own, with one to spare). While the probe waits beside the flood a batch is
-        /// at most `FairBatchTests.sharedBatch` records (2,048), so that is the batch the pace is measured in.
-        /// `FairBatchTests` counts the commits exactly.
+        /// pipelines may take its unloaded latency plus what commits at the flood's own pace meanwhile: the batch
+        /// committing when its line arrives (taken while the flood was alone: up to `maxBatch`, 8,192 records) and
+        /// its own (a shared one, at most `FairBatchTests.sharedBatch`, 2,048), with one shared batch to spare:
+        /// six shared batches. Batches of 8,192 while the probe waits make it up to eight. `FairBatchTests` counts
+        /// the commits exactly.
         @Test func clientThatNeverReadsIsPushedBackAndEveryLineIsAnsweredOnceItReads() throws {
             try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
                 let probeClient = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
@@ -69,7 +70,7 @@ extension UnderAttack {
                 print(
                     "pipelined flood: probe worst \(probeWorst), unloaded \(probeUnloaded), batch \(batchDuringFlood)")
                 #expect(
-                    probeWorst <= probeUnloaded + batchDuringFlood * 3,
+                    probeWorst <= probeUnloaded + batchDuringFlood * 6,
                     "the probe waited \(probeWorst) (unloaded \(probeUnloaded), a batch \(batchDuringFlood))")
                 #expect(answers.count == lines.count)
                 #expect(
