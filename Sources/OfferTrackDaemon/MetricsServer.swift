@@ -40,30 +40,27 @@ final class MetricsServer: Sendable {
     }
 
     func start() {
-        queue.async { [self] in accept(AcceptPause()) }
-    }
-
-    /// Accepts and serves scrapes until `accept` fails (out of descriptors: the listener stays readable), then
-    /// comes back after `AcceptPause.milliseconds` instead of retrying at once, like the event loop's listener.
-    private func accept(_ pause: AcceptPause) {
-        var pause = pause
-        while true {
-            let client: Int32?
-            do {
-                client = try TCPSocket.accept(listener, timeoutMilliseconds: 1_000)
-            } catch {
-                let now = Clock.monotonicMilliseconds()
-                let resume = pause.failed(now: now) {
-                    FileDescriptor.printError(
-                        "offertrackd: metrics endpoint: accept failed: \(error); accepting paused")
+        queue.async { [self] in
+            var pause = AcceptPause()
+            while true {
+                let client: Int32?
+                do {
+                    client = try TCPSocket.accept(listener, timeoutMilliseconds: 1_000)
+                } catch {
+                    // Out of descriptors (EMFILE) the listener stays readable: pause instead of retrying at once,
+                    // like the event loop's listener. (A plain sleep: Dispatch's timers need descriptors too.)
+                    let now = Clock.monotonicMilliseconds()
+                    let resume = pause.failed(now: now) {
+                        FileDescriptor.printError(
+                            "offertrackd: metrics endpoint: accept failed: \(error); accepting paused")
+                    }
+                    Sleep.milliseconds(Int(resume - now))
+                    continue
                 }
-                let paused = pause
-                queue.asyncAfter(deadline: .now() + .milliseconds(Int(resume - now))) { [self] in accept(paused) }
-                return
+                guard let client else { continue }
+                serve(client)
+                FileDescriptor.close(client)
             }
-            guard let client else { continue }
-            serve(client)
-            FileDescriptor.close(client)
         }
     }
 

@@ -128,15 +128,17 @@ import Testing
         let port = try Self.freePort()
         let daemon = try DaemonProcess(in: directory, arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
         guard daemon.waitReady() else { return }
-        let limit = try Shell.run(
+        // The soft limit only: without CAP_SYS_RESOURCE a hard limit lowered cannot be raised again.
+        let limits = try Shell.run(
             "/usr/bin/prlimit",
             ["--pid", "\(daemon.pid)", "--nofile", "--noheadings", "--raw", "--output", "SOFT,HARD"]
-        ).output.split(whereSeparator: \.isWhitespace).joined(separator: ":")
+        ).output.split(whereSeparator: \.isWhitespace)
+        try #require(limits.count == 2, "prlimit: \(limits)")
         let open = Set(
             try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").compactMap { Int($0) })
         let lowestFree = (0...).first { !open.contains($0) } ?? 0
         let lowered = try Shell.run(
-            "/usr/bin/prlimit", ["--pid", "\(daemon.pid)", "--nofile=\(lowestFree):\(lowestFree)"])
+            "/usr/bin/prlimit", ["--pid", "\(daemon.pid)", "--nofile=\(lowestFree):\(limits[1])"])
         try #require(lowered.status == 0, "prlimit failed: \(lowered.output)")
         let scrape = try TCPSocket.connect(host: "127.0.0.1", port: port)
         defer { FileDescriptor.close(scrape) }
@@ -149,7 +151,8 @@ import Testing
         #expect(
             cpu.used < cpu.spinner / 4,
             "the daemon used \(cpu.used) s of CPU in 1 s while out of descriptors (a spinner \(cpu.spinner) s)")
-        let restored = try Shell.run("/usr/bin/prlimit", ["--pid", "\(daemon.pid)", "--nofile=\(limit)"])
+        let restored = try Shell.run(
+            "/usr/bin/prlimit", ["--pid", "\(daemon.pid)", "--nofile=\(limits[0]):\(limits[1])"])
         try #require(restored.status == 0, "prlimit failed: \(restored.output)")
         UnixSocket.setReceiveTimeout(scrape, seconds: 5)
         var response: [UInt8] = []

@@ -72,10 +72,12 @@ extension UnderAttack {
             }
             var most = 0
             var run: (fd: Substring, reads: Int)?
+            var looping = false  // the loader's reads come before the first epoll_wait
             for line in lines where line.count == 3 && line[0] == loop {
                 if line[2].hasPrefix("epoll_wait(") || line[2].hasPrefix("<... epoll_wait") {
                     run = nil
-                } else if line[2].hasPrefix("read(") {
+                    looping = true
+                } else if looping && line[2].hasPrefix("read(") {
                     let fd = line[2].dropFirst("read(".count).prefix { $0.isNumber }
                     run = (fd, run?.fd == fd ? (run?.reads ?? 0) + 1 : 1)
                     most = max(most, run?.reads ?? 0)
