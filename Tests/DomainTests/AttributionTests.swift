@@ -353,7 +353,7 @@ import Testing
     static let holding = 1080 * hour
 
     /// An attributed conversion at `t = 100 h` (check at 0, presentation at 1 ms), then `later`: attributed from
-    /// the records as listed, and from four seeded shuffles of them that must give the same result (the seed is in
+    /// the records as listed, and from eight seeded shuffles of them that must give the same result (the seed is in
     /// the failure, to replay the order).
     static func held(
         _ later: [Record], holding: Int64 = holding, sourceLocation: SourceLocation = #_sourceLocation
@@ -363,7 +363,7 @@ import Testing
         let listed = Attribution.attribute(userRecords: records, settings: settings)
         let seed = UInt64.random(in: 0...UInt64.max)
         var generator = SimulationRandom(seed: seed)
-        for _ in 0..<4 {
+        for _ in 0..<8 {
             let order = records.shuffled(using: &generator)
             #expect(
                 Attribution.attribute(userRecords: order, settings: settings) == listed,
