@@ -52,7 +52,7 @@ extension UnderAttack {
         /// shared batches at the flood's own pace (the one committing, its own, two to spare for a busy machine;
         /// 8,192-record batches make it up to eight), both in this run.
         @Test func aSingleLineWaitsForAboutOneCommitBehindEightPipeliningClients() throws {
-            try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
+            try AttackHarness.run(extraLatency: .seconds(3600)) { daemon in
                 let probe = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
                 let clock = ContinuousClock()
                 // Unloaded, in this run: the probe's own latency, and one shared batch pipelined over 8 clients.

@@ -15,7 +15,7 @@ extension UnderAttack {
         /// quantum does.) Batches first come, first served make it up to 16,384. `FairBatchTests` counts the
         /// commits exactly.
         @Test func clientThatNeverReadsIsPushedBackAndEveryLineIsAnsweredOnceItReads() throws {
-            try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
+            try AttackHarness.run(extraLatency: .seconds(3600)) { daemon in
                 let probeClient = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
                 let clock = ContinuousClock()
                 var unloaded: [Duration] = []

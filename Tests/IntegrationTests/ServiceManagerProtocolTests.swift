@@ -36,13 +36,12 @@ import Testing
         let directory = ScratchDirectory()
         let daemon = try DaemonProcess(in: directory, environment: ["WATCHDOG_USEC": "1000000"])
         guard daemon.waitReady() else { return }
-        var lateness = 0.0
+        let measuring = WakeupLateness()
         let start = Date()
         while daemon.notify.arrivals(of: "WATCHDOG=1").count < 7, Date().timeIntervalSince(start) < 10 {
-            let before = Date()
-            Thread.sleep(forTimeInterval: 0.25)
-            lateness = max(lateness, Date().timeIntervalSince(before) - 0.25)
+            Thread.sleep(forTimeInterval: 0.05)
         }
+        let lateness = measuring.stop()
         let pings = daemon.notify.arrivals(of: "WATCHDOG=1")
         let gaps = zip(pings.dropFirst(), pings).map { $0 - $1 }
         try #require(gaps.count >= 6, "\(pings.count) WATCHDOG=1 in 10 s")
