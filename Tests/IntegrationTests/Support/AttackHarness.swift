@@ -36,7 +36,10 @@ enum AttackHarness {
         let round = clock.now - started
         #expect(rejected.count == roundLines, sourceLocation: sourceLocation)
         let latencyBound = round * 4 + extraLatency
-        let probe = try ServiceProbe(socketPath: daemon.socketPath)
+        // The probe waits for an answer as long as the bound allows (judged below), up to 10 minutes against a hang.
+        let probe = try ServiceProbe(
+            socketPath: daemon.socketPath,
+            receiveTimeoutSeconds: Int(min(latencyBound, .seconds(600)).components.seconds) + 1)
         let acknowledged = try attack(daemon)
         probe.waitForExchanges(3, timeout: 5)
         let report = probe.stop()
