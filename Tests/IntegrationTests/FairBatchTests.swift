@@ -48,9 +48,9 @@ extension UnderAttack {
         /// batches) while a ninth sends one record at a time. Measured: how many records commit between the
         /// probe's send and its own commit (`seq` distance; at most the batch committing when it arrived and its
         /// own batch, so ≤ 2 × 2,048; with 8,192-record batches up to 16,384; first come, first served it was the
-        /// whole queue, ~40,000), and its worst latency under the flood against its unloaded latency plus four
-        /// shared batches at the flood's own pace (the one committing, its own, two to spare for a busy machine;
-        /// 8,192-record batches make it up to eight), both in this run.
+        /// whole queue, ~40,000), and its worst latency under the flood against its unloaded latency plus five
+        /// shared batches at the flood's own pace (the one committing, its own, three to spare for a busy machine:
+        /// measured 3.3–3.8 on 2 loaded cores; 8,192-record batches made it 9), both in this run.
         @Test func aSingleLineWaitsForAboutOneCommitBehindEightPipeliningClients() throws {
             try AttackHarness.run(extraLatency: .seconds(3600)) { daemon in
                 let probe = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
@@ -102,7 +102,7 @@ extension UnderAttack {
                 let batchDuringFlood = (clock.now - floodStarted) / (8 * 16000 / Self.sharedBatch)
                 let mostAhead = ahead.max() ?? 0
                 let worst = latencies.max() ?? .zero
-                let bound = probeUnloaded + batchDuringFlood * 4
+                let bound = probeUnloaded + batchDuringFlood * 5
                 print(
                     "fair batches: \(latencies.count) probes; at most \(mostAhead) records committed ahead of one; "
                         + "worst \(worst) under the flood, \(probeUnloaded) unloaded "
