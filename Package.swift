@@ -91,7 +91,8 @@ let package = Package(
             name: "TestSupport", dependencies: ["Posix", "Simulator"], path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(
-            name: "DomainTests", dependencies: ["OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
+            name: "DomainTests",
+            dependencies: ["OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "WireFormatTests", dependencies: ["WireFormat", "OfferTrackDomain"], swiftSettings: strictSettings),
@@ -99,7 +100,8 @@ let package = Package(
             name: "SimulatorTests", dependencies: ["Simulator", "WireFormat", "OfferTrackDomain"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "DaemonTests", dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain"],
+            name: "DaemonTests",
+            dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "OfferTrackPresentation", "Posix"],

@@ -33,14 +33,13 @@ extension Daemon {
     }
 
     /// After a failed `accept` (typically `EMFILE`: out of descriptors) the listener stays readable, so retrying
-    /// at once would spin: stop watching it until a connection closes or the pause ends, and log rarely.
+    /// at once would spin: stop watching it until a connection closes or the pause ends, and log rarely
+    /// (`AcceptPause`).
     func pauseAccepting(after error: PosixError, now: Int64) {
         // Refused peers only linger to read why: their descriptors are the first to give back.
         refused.closeAll()
         try? watchListener(false)
-        acceptPausedUntil = now + Self.acceptPauseMilliseconds
-        if lastAcceptFailureLog.map({ now - $0 >= Self.acceptLogIntervalMilliseconds }) ?? true {
-            lastAcceptFailureLog = now
+        acceptPausedUntil = acceptPause.failed(now: now) {
             log("accept failed: \(error); accepting paused while \(connections.count) connections are open")
         }
     }

@@ -40,10 +40,6 @@ public final class Daemon {
     static let linesPerWakeup = 64
     /// Descriptors the daemon needs besides its connections (journal, epoll, signals, listener, stdio).
     static let spareDescriptors: UInt64 = 64
-    /// After `accept` fails (out of descriptors), accepting pauses this long unless a connection closes first.
-    static let acceptPauseMilliseconds: Int64 = 100
-    /// At most one accept-failure log line this often.
-    static let acceptLogIntervalMilliseconds: Int64 = 10_000
 
     let configuration: DaemonConfiguration
     let epoll: Epoll
@@ -102,7 +98,7 @@ public final class Daemon {
     var lastIdleSweep: Int64 = 0
     /// When accepting resumes after an accept failure; nil while not paused.
     var acceptPausedUntil: Int64?
-    var lastAcceptFailureLog: Int64?
+    var acceptPause = AcceptPause()
 
     /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run.
     public init(configuration: DaemonConfiguration) throws(StartupError) {

@@ -41,8 +41,23 @@ final class MetricsServer: Sendable {
 
     func start() {
         queue.async { [self] in
+            var pause = AcceptPause()
             while true {
-                guard let client = try? TCPSocket.accept(listener, timeoutMilliseconds: 1_000) else { continue }
+                let client: Int32?
+                do {
+                    client = try TCPSocket.accept(listener, timeoutMilliseconds: 1_000)
+                } catch {
+                    // Out of descriptors (EMFILE) the listener stays readable: pause instead of retrying at once,
+                    // like the event loop's listener. (A plain sleep: Dispatch's timers need descriptors too.)
+                    let now = Clock.monotonicMilliseconds()
+                    let resume = pause.failed(now: now) {
+                        FileDescriptor.printError(
+                            "offertrackd: metrics endpoint: accept failed: \(error); accepting paused")
+                    }
+                    Sleep.milliseconds(Int(resume - now))
+                    continue
+                }
+                guard let client else { continue }
                 serve(client)
                 FileDescriptor.close(client)
             }

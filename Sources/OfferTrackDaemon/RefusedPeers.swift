@@ -47,10 +47,12 @@ final class RefusedPeers {
         }
     }
 
-    /// Discards a refused peer's input; closes once it has closed too.
+    /// Discards a refused peer's input, at most `Daemon.readsPerWakeup` reads a wakeup like a connection's (what
+    /// is left keeps it readable for the next turn), so a refused peer streaming without pause cannot hold the
+    /// event loop; closes once the peer has closed too.
     func drain(_ token: UInt64) {
         guard let entry = lingering[token] else { return }
-        while true {
+        for _ in 0..<Daemon.readsPerWakeup {
             switch try? buffer.read(entry.fd) {
             case .transferred(let count) where count > 0: continue
             case .wouldBlock: return

@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDaemon
+import TestSupport
 import Testing
 
 /// `offertrackd`'s command line, by tables of cases: what each flag sets, and what is refused (exit 64).
@@ -98,12 +99,20 @@ import Testing
         (["--stream-replicas", "6"], "from 1 to 5"),
     ]
 
+    /// Refused by the parser with `message`, and by the real `offertrackd` with exit 64 (`EX_USAGE`) and the
+    /// message. (Its journal and socket would be in a directory that does not exist, so a command line wrongly
+    /// taken cannot start a daemon.)
     @Test(arguments: refused)
-    func badArgumentsAreUsageErrors(arguments: [String], message: String) {
+    func badArgumentsAreUsageErrors(arguments: [String], message: String) throws {
         #expect {
             _ = try DaemonConfiguration.parse(arguments, stateDirectory: nil)
         } throws: { error in
             "\(error)".contains(message)
         }
+        let nowhere = ["--db", "/nonexistent/offertrack.db", "--socket", "/nonexistent/offertrack.sock"]
+        let outcome = try Shell.run(Binaries.daemon, nowhere + arguments)
+        #expect(
+            outcome.status == 64 && outcome.output.contains(message),
+            "offertrackd \(arguments.joined(separator: " ")): exit \(outcome.status), \(outcome.output)")
     }
 }

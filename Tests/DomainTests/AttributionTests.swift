@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import Simulator
 import Testing
 
 /// SPEC section 4, cases computed by hand. Times are offsets from `t0` (2026-11-01T00:00:00Z).
@@ -351,13 +352,24 @@ import Testing
 
     static let holding = 1080 * hour
 
-    /// An attributed conversion at `t = 100 h` (check at 0, presentation at 1 ms), then `later`.
-    static func held(_ later: [Record], holding: Int64 = holding) -> Conversion? {
+    /// An attributed conversion at `t = 100 h` (check at 0, presentation at 1 ms), then `later`: attributed from
+    /// the records as listed, and from eight seeded shuffles of them that must give the same result (the seed is in
+    /// the failure, to replay the order).
+    static func held(
+        _ later: [Record], holding: Int64 = holding, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Conversion? {
         let records = [check("c0", 0), presented("p", 1), outcome("o", 100 * hour)] + later
-        return Attribution.attribute(
-            userRecords: records.shuffled(),
-            settings: AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding)
-        ).conversion
+        let settings = AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding)
+        let listed = Attribution.attribute(userRecords: records, settings: settings)
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var generator = SimulationRandom(seed: seed)
+        for _ in 0..<8 {
+            let order = records.shuffled(using: &generator)
+            #expect(
+                Attribution.attribute(userRecords: order, settings: settings) == listed,
+                "the order \(order.map(\.id)) changed the attribution (seed \(seed))", sourceLocation: sourceLocation)
+        }
+        return listed.conversion
     }
 
     static let t = 100 * hour

@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import Simulator
 import Synchronization
 import TestSupport
 import Testing
@@ -31,6 +32,9 @@ import Testing
         let clients = 4
         let cycles = 20
         var nextIndex = Array(repeating: 0, count: clients)
+        // When each kill comes: seeded, and the seed in every failure, so that a failing run can be replayed.
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SeededGenerator(seed: seed)
         for cycle in 0..<cycles {
             notify.reset()
             let daemon = try DaemonProcess(in: directory, notify: notify)
@@ -57,7 +61,7 @@ import Testing
                 }.start()
                 nextIndex[client] = start + 0
             }
-            usleep(UInt32.random(in: 150_000...400_000))
+            usleep(UInt32.random(in: 150_000...400_000, using: &random))
             daemon.kill()
             while done.load(ordering: .sequentiallyConsistent) < clients { usleep(5000) }
             // The next cycle resumes after the highest acknowledged index of each client.
@@ -79,12 +83,12 @@ import Testing
         #expect(try inspector.integrityCheck() == "ok")
         let journal = try inspector.seqByID()
         let acknowledged = acknowledgements.seqByID.withLock { $0 }
-        #expect(acknowledged.count > 1000, "too little traffic to prove anything: \(acknowledged.count)")
+        #expect(acknowledged.count > 1000, "too little traffic to prove anything: \(acknowledged.count) (seed \(seed))")
         var lost: [String] = []
         for (id, seq) in acknowledged where journal[id] != seq { lost.append(id) }
-        #expect(lost.isEmpty, "acknowledged but not journaled with that seq: \(lost.prefix(10))")
-        #expect(acknowledgements.mismatches.withLock { $0 }.isEmpty)
+        #expect(lost.isEmpty, "acknowledged but not journaled with that seq: \(lost.prefix(10)) (seed \(seed))")
+        #expect(acknowledgements.mismatches.withLock { $0 }.isEmpty, "one id, two seqs (seed \(seed))")
         // Exactly once: ids are unique in the journal and the row count equals the distinct ids.
-        #expect(try inspector.count() == Int64(journal.count))
+        #expect(try inspector.count() == Int64(journal.count), "seed \(seed)")
     }
 }

@@ -122,15 +122,21 @@ import WireFormat
         let directory = ScratchDirectory()
         let (writer, lines, server, forwarder) = try Self.halfJournaled(in: directory, users: 600, seed: 9)
         let half = lines.count / 2
-        // The stream dies while records are being forwarded; the rest are journaled during the outage.
-        Thread.sleep(forTimeInterval: 0.05)
+        // The stream dies while records are being forwarded: once the first are acknowledged and before the
+        // first half all are, so publishes are in flight (up to 128); the rest are journaled during the outage.
+        let firstHalf = try writer.lastSeq()
+        let deadline = Date().addingTimeInterval(30)
+        while forwarder.progress.acknowledgedThrough == 0 && Date() < deadline { usleep(500) }
         server.stop()
+        let cut = forwarder.progress
+        #expect(cut.acknowledgedThrough > 0 && cut.acknowledgedThrough < firstHalf, "\(cut) of \(firstHalf)")
         try Self.append(Array(lines[half...]), to: writer)
         Thread.sleep(forTimeInterval: 1)
-        let during = forwarder.progress
-        #expect(during.acknowledgedThrough < (try writer.lastSeq()), "\(during)")
+        // What was in flight was cut: none of it acknowledged during the outage, and it counts as failed.
+        #expect(forwarder.progress.acknowledgedThrough < firstHalf, "\(forwarder.progress) of \(firstHalf)")
         try server.start()
         #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq()), "\(forwarder.progress)")
+        #expect(forwarder.progress.failures >= 1, "no publish failed: none was cut in flight")
         forwarder.stop()
         try Self.checkExactlyOnce(server, journal: lines)
     }

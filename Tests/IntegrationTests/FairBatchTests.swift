@@ -8,8 +8,9 @@ extension UnderAttack {
     /// Head-of-line blocking (issue 12): a well-behaved client's line waits for about one commit, not for every
     /// line that pipelining clients queued before it.
     @Suite struct FairBatchTests {
-        /// The daemon's largest batch (`CommitQueue.Limits.maxBatch`).
-        static let maxBatch = 8192
+        /// The daemon's largest batch while several connections wait (`CommitQueue.Limits.sharedBatch`): a
+        /// daemon batching up to `maxBatch` (8,192) under the flood fails the bounds below.
+        static let sharedBatch = 2048
 
         /// A client that pipelines `count` lines from one thread and reads the answers on another, keeping the
         /// highest `seq` it has seen.
@@ -43,16 +44,18 @@ extension UnderAttack {
             }
         }
 
-        /// Eight clients pipeline 16,000 lines each (up to 4,096 of each queued: 32,768 records, four full batches)
-        /// while a ninth sends one record at a time. Measured: how many records commit between the probe's send
-        /// and its own commit (`seq` distance; at most the batch committing when it arrived and its own batch, so
-        /// ≤ 2 × 8,192; first come, first served it was the whole queue, ~40,000), and its worst latency under the
-        /// flood against its unloaded latency plus three full batches at the flood's own pace, both in this run.
+        /// Eight clients pipeline 16,000 lines each (up to 4,096 of each queued: 32,768 records, sixteen shared
+        /// batches) while a ninth sends one record at a time. Measured: how many records commit between the
+        /// probe's send and its own commit (`seq` distance; at most the batch committing when it arrived and its
+        /// own batch, so ≤ 2 × 2,048; with 8,192-record batches up to 16,384; first come, first served it was the
+        /// whole queue, ~40,000), and its worst latency under the flood against its unloaded latency plus five
+        /// shared batches at the flood's own pace (the one committing, its own, three to spare for a busy machine:
+        /// measured 3.3–3.8 on 2 loaded cores; 8,192-record batches made it 9), both in this run.
         @Test func aSingleLineWaitsForAboutOneCommitBehindEightPipeliningClients() throws {
-            try AttackHarness.run(latencyBound: .seconds(3600)) { daemon in
+            try AttackHarness.run(extraLatency: .seconds(3600)) { daemon in
                 let probe = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
                 let clock = ContinuousClock()
-                // Unloaded, in this run: the probe's own latency, and one full batch pipelined over 8 clients.
+                // Unloaded, in this run: the probe's own latency, and one shared batch pipelined over 8 clients.
                 var unloaded: [Duration] = []
                 for index in 0..<10 {
                     let started = clock.now
@@ -62,7 +65,7 @@ extension UnderAttack {
                 let probeUnloaded = unloaded.sorted()[unloaded.count / 2]
                 let started = clock.now
                 let warmup = try (0..<8).map {
-                    try Flooder(socketPath: daemon.socketPath, prefix: "batch\($0)", count: Self.maxBatch / 8)
+                    try Flooder(socketPath: daemon.socketPath, prefix: "batch\($0)", count: Self.sharedBatch / 8)
                 }
                 warmup.forEach { $0.readAll() }
                 let fullBatch = clock.now - started
@@ -95,18 +98,19 @@ extension UnderAttack {
                 while flooders.map({ $0.answered.load(ordering: .sequentiallyConsistent) }).reduce(0, +) < 8 * 16000 {
                     usleep(10_000)
                 }
-                // What one full batch took during the flood, on average: the flood's own pace, in this run.
-                let batchDuringFlood = (clock.now - floodStarted) / (8 * 16000 / Self.maxBatch)
+                // What one shared batch took during the flood, on average: the flood's own pace, in this run.
+                let batchDuringFlood = (clock.now - floodStarted) / (8 * 16000 / Self.sharedBatch)
                 let mostAhead = ahead.max() ?? 0
                 let worst = latencies.max() ?? .zero
-                let bound = probeUnloaded + batchDuringFlood * 3
+                let bound = probeUnloaded + batchDuringFlood * 5
                 print(
                     "fair batches: \(latencies.count) probes; at most \(mostAhead) records committed ahead of one; "
                         + "worst \(worst) under the flood, \(probeUnloaded) unloaded "
-                        + "(\(worst / probeUnloaded)×); a full batch took \(fullBatch) unloaded, "
+                        + "(\(worst / probeUnloaded)×); a shared batch took \(fullBatch) unloaded, "
                         + "\(batchDuringFlood) during the flood")
                 #expect(latencies.count >= 3, "the flood ended before the probe could measure it")
-                #expect(mostAhead <= Int64(2 * Self.maxBatch), "\(mostAhead) records were committed ahead of the probe")
+                #expect(
+                    mostAhead <= Int64(2 * Self.sharedBatch), "\(mostAhead) records were committed ahead of the probe")
                 #expect(
                     worst <= bound, "the probe waited \(worst) (unloaded \(probeUnloaded), a batch \(batchDuringFlood))"
                 )

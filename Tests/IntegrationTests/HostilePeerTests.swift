@@ -110,8 +110,7 @@ extension UnderAttack {
         /// some of them are read). Silent connections are still closed once idle for the timeout while running.
         @Test func aStopLongerThanTheIdleTimeoutDoesNotCountAsIdleness() throws {
             let stop = 4.0
-            let bound = AttackHarness.latencyBound + .seconds(stop)
-            try AttackHarness.run(arguments: ["--idle-timeout", "2"], latencyBound: bound) { daemon in
+            try AttackHarness.run(arguments: ["--idle-timeout", "2"], extraLatency: .seconds(stop)) { daemon in
                 let silent = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 1)
                 let talkers = try (0..<300).map { _ in try LineClient(path: daemon.socketPath) }
                 Thread.sleep(forTimeInterval: 0.5)

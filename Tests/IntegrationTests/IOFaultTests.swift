@@ -8,22 +8,23 @@ extension UnderAttack {
     /// a full disk is refused and recovers, failed checkpoints are counted and said, a stuck disk stops the
     /// watchdog.
     @Suite(.serialized) struct IOFaultTests {
-        /// The daemon under strace, injecting `inject` into syscalls on `path` only.
+        /// The daemon under strace tracing `trace`, injecting `inject` (when given) into them, on `path` only
+        /// (when given); the traced calls go to `output` with their times (`-ttt`) when given.
         final class TracedDaemon {
             let daemon: DaemonProcess
             let pid: Int32
 
             init(
-                in directory: ScratchDirectory, trace: String, inject: String, path: String,
-                environment: [String: String] = [:]
+                in directory: ScratchDirectory, trace: String, inject: String? = nil, path: String? = nil,
+                environment: [String: String] = [:], output: String? = nil
             ) throws {
                 daemon = try DaemonProcess(
                     in: directory, arguments: ["--socket", directory.file("offertrack.sock")],
                     environment: environment,
                     launcher: [
-                        "/usr/bin/strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(trace)", "-e",
-                        "inject=\(inject)", "-P", path,
-                    ])
+                        "/usr/bin/strace", "-f", "-qq", "-o", output ?? "/dev/null", "-ttt", "-e", "trace=\(trace)",
+                    ]
+                        + (inject.map { ["-e", "inject=\($0)"] } ?? []) + (path.map { ["-P", $0] } ?? []))
                 // The traced daemon: the process running offertrackd on this journal (not strace, whose command
                 // line names them too).
                 let deadline = Date().addingTimeInterval(20)
@@ -145,12 +146,16 @@ extension UnderAttack {
         }
 
         /// The main database file only: commits (to the WAL) go on, checkpoints fail, are counted, said and
-        /// retried with a growing pause, and succeed once the disk has room.
+        /// retried with a growing pause, and succeed once the disk has room. The pauses are read from strace's
+        /// times of the writes to the main file: a checkpoint's first write fails (the first two), the third
+        /// checkpoint's writes succeed.
         @Test func enospcOnTheMainDatabaseDuringCheckpointsIsCountedSaidAndBackedOff() throws {
             let directory = ScratchDirectory()
             let path = try Self.existingJournal(in: directory)
+            let trace = directory.file("strace.out")
             let traced = try TracedDaemon(
-                in: directory, trace: "pwrite64,write", inject: "pwrite64:error=ENOSPC:when=1..2", path: path)
+                in: directory, trace: "pwrite64,write", inject: "pwrite64:error=ENOSPC:when=1..2", path: path,
+                output: trace)
             guard traced.daemon.waitReady() else { return }
             let started = Date()
             let (acknowledged, refused) = try Self.stream(
@@ -168,10 +173,21 @@ extension UnderAttack {
             #expect(
                 traced.daemon.notify.messages.contains { $0.contains("STATUS=") && $0.contains("CHECKPOINT FAILING") },
                 "STATUS= never said the checkpoints fail")
-            // Backed off: the second attempt came at least a second after the first.
-            #expect(Date().timeIntervalSince(started) > 1)
             #expect(traced.stop() == 0)
             try Self.expectJournaled(acknowledged, in: path)
+            // Backed off: the second checkpoint came at least 1 s after the first failed, the third at least 2 s
+            // after the second (the daemon's pauses, 1 s doubling; retrying at once would take a batch or two).
+            let writes = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter {
+                $0.contains("pwrite64(")
+            }
+            // Each line: [pid] seconds.microseconds pwrite64(…
+            let times = writes.compactMap { line in
+                line.split(separator: " ").lazy.compactMap { $0.contains(".") ? Double($0) : nil }.first
+            }
+            try #require(times.count >= 3 && writes.prefix(2).allSatisfy { $0.contains("INJECTED") }, "\(writes)")
+            print("checkpoint pauses: \(times[1] - times[0]) s, then \(times[2] - times[1]) s")
+            #expect(times[1] - times[0] >= 1, "the second checkpoint came \(times[1] - times[0]) s after the first")
+            #expect(times[2] - times[1] >= 2, "the third checkpoint came \(times[2] - times[1]) s after the second")
         }
 
         /// A disk that takes 3 s for one sync: WATCHDOG=1 stops while the writer is stuck, and comes back.
@@ -189,6 +205,7 @@ extension UnderAttack {
             usleep(1_500_000)
             let pings = traced.daemon.notify.arrivals(of: "WATCHDOG=1")
             let gaps = zip(pings.dropFirst(), pings).map { $0 - $1 }
+            try #require(gaps.count >= 3, "\(pings.count) WATCHDOG=1 in 8.5 s: the watchdog is not fed")
             let longest = gaps.max() ?? 0
             let typical = gaps.sorted()[gaps.count / 2]
             let afterLongest = gaps.firstIndex(of: longest).map { gaps.count - $0 - 1 } ?? 0

@@ -118,4 +118,57 @@ import Testing
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
     }
+
+    /// Out of descriptors (`EMFILE`: the daemon's open-file limit lowered to its lowest free descriptor), a scrape
+    /// waiting to be accepted leaves the endpoint's listener readable: the endpoint pauses accepting like the event
+    /// loop's listener, using less than a quarter of the CPU a spinning thread gets in the same second (retrying
+    /// at once it used as much), and serves the scrape once descriptors are back.
+    @Test func outOfDescriptorsTheEndpointPausesInsteadOfSpinning() throws {
+        let directory = ScratchDirectory()
+        let port = try Self.freePort()
+        let daemon = try DaemonProcess(in: directory, arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
+        guard daemon.waitReady() else { return }
+        // The soft limit only: without CAP_SYS_RESOURCE a hard limit lowered cannot be raised again.
+        let limits = try Shell.run(
+            "/usr/bin/prlimit",
+            ["--pid", "\(daemon.pid)", "--nofile", "--noheadings", "--raw", "--output", "SOFT,HARD"]
+        ).output.split(whereSeparator: \.isWhitespace)
+        try #require(limits.count == 2, "prlimit: \(limits)")
+        let open = Set(
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").compactMap { Int($0) })
+        let lowestFree = (0...).first { !open.contains($0) } ?? 0
+        let lowered = try Shell.run(
+            "/usr/bin/prlimit", ["--pid", "\(daemon.pid)", "--nofile=\(lowestFree):\(limits[1])"])
+        try #require(lowered.status == 0, "prlimit failed: \(lowered.output)")
+        let scrape = try TCPSocket.connect(host: "127.0.0.1", port: port)
+        defer { FileDescriptor.close(scrape) }
+        try FileDescriptor.writeAll(scrape, Array("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        Thread.sleep(forTimeInterval: 0.2)
+        let cpu = ProcessStatus(pid: daemon.pid).cpuBesideASpinner(seconds: 1)
+        print(
+            "metrics endpoint out of descriptors: the daemon used \(cpu.used) s of CPU in 1 s, a spinner \(cpu.spinner) s"
+        )
+        #expect(
+            cpu.used < cpu.spinner / 4,
+            "the daemon used \(cpu.used) s of CPU in 1 s while out of descriptors (a spinner \(cpu.spinner) s)")
+        let restored = try Shell.run(
+            "/usr/bin/prlimit", ["--pid", "\(daemon.pid)", "--nofile=\(limits[0]):\(limits[1])"])
+        try #require(restored.status == 0, "prlimit failed: \(restored.output)")
+        UnixSocket.setReceiveTimeout(scrape, seconds: 5)
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while case .transferred(let count)? = buffer.withUnsafeMutableBytes({
+            try? FileDescriptor.read(scrape, into: $0)
+        }),
+            count > 0
+        {
+            response += buffer[0..<count]
+        }
+        #expect(
+            String(decoding: response, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"),
+            "no answer once descriptors were back")
+        #expect(daemon.stderr.contains("metrics endpoint: accept failed"), "\(daemon.stderr)")
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0)
+    }
 }

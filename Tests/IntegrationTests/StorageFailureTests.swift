@@ -48,27 +48,3 @@ import Testing
         #expect(try inspector.count() == 100 + 20000)
     }
 }
-
-/// Runs helper programs for tests.
-enum Shell {
-    struct Outcome {
-        let status: Int32
-        let output: String
-    }
-
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
-        -> Outcome
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
-    }
-}

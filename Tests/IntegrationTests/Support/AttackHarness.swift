@@ -9,20 +9,18 @@ import Testing
 enum AttackHarness {
     /// The daemon's peak RSS (`VmHWM`) may not exceed this under any attack; README "Limits under attack".
     static let peakResidentBoundMiB = 150.0
-    /// The longest one small exchange of the well-behaved client may take under attack, on a machine fast
-    /// enough to reject `roundLines` lines within a quarter of it; a slower (or busier) one gets four times
-    /// that reference, measured on the same daemon before the attack.
-    static let latencyBound = Duration.seconds(2)
     /// One round of the event loop over 1,024 connections, each served up to 64 lines a wakeup: the most work a
     /// well-behaved client's line can wait behind (README "Limits under attack").
     static let roundLines = 1024 * 64
 
     /// Starts a daemon with `arguments`, runs `attack` against it (which returns the acknowledgements its own
     /// clients received, to check against the journal) and checks the invariants. Returns the stopped daemon.
-    /// `latencyBound` is for attacks that stop the daemon itself (the probe then waits for it to resume).
+    /// The longest one small exchange of the well-behaved client may take under attack is four times the
+    /// reference (one client's `roundLines` rejections, measured on the same daemon before the attack), plus
+    /// `extraLatency` for attacks that stop the daemon itself (the probe then waits for it to resume).
     @discardableResult
     static func run(
-        arguments: [String] = [], launcher: [String] = [], latencyBound: Duration = latencyBound,
+        arguments: [String] = [], launcher: [String] = [], extraLatency: Duration = .zero,
         sourceLocation: SourceLocation = #_sourceLocation,
         attack: (DaemonProcess) throws -> [Answer]
     ) throws -> DaemonProcess? {
@@ -37,8 +35,11 @@ enum AttackHarness {
         let rejected = try LineClient(path: daemon.socketPath).exchange(Array(repeating: "x", count: roundLines))
         let round = clock.now - started
         #expect(rejected.count == roundLines, sourceLocation: sourceLocation)
-        let latencyBound = max(latencyBound, round * 4)
-        let probe = try ServiceProbe(socketPath: daemon.socketPath)
+        let latencyBound = round * 4 + extraLatency
+        // The probe waits for an answer as long as the bound allows (judged below), up to 10 minutes against a hang.
+        let probe = try ServiceProbe(
+            socketPath: daemon.socketPath,
+            receiveTimeoutSeconds: Int(min(latencyBound, .seconds(600)).components.seconds) + 1)
         let acknowledged = try attack(daemon)
         probe.waitForExchanges(3, timeout: 5)
         let report = probe.stop()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Figures about a running process, read from `/proc/PID`.
 struct ProcessStatus {
@@ -27,6 +28,28 @@ struct ProcessStatus {
         let fields = text[text.index(after: end)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The CPU seconds the process uses in the next `seconds`, and the baseline for it measured in the same
+    /// seconds: the CPU time a thread of this process spinning meanwhile gets. A process spinning on a failing call
+    /// gets about as much as the spinner however busy the machine is; an idle one next to nothing.
+    func cpuBesideASpinner(seconds: Double) -> (used: Double, spinner: Double) {
+        let spinning = Atomic<Bool>(true)
+        let spinner = Mutex(0.0)
+        let finished = DispatchSemaphore(value: 0)
+        let before = cpuSeconds ?? 0
+        Thread {
+            var time = timespec()
+            while spinning.load(ordering: .relaxed) {}
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            spinner.withLock { $0 = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
+            finished.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: seconds)
+        let used = (cpuSeconds ?? .infinity) - before
+        spinning.store(false, ordering: .relaxed)
+        finished.wait()
+        return (used, spinner.withLock { $0 })
     }
 
     /// How many descriptors the process has open.

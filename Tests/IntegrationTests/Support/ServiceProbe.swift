@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// A well-behaved client running beside an attack: one connection, one small record every `interval` seconds, each
-/// exchange timed. Connects before `init` returns, so it holds its place even when the daemon is at its limit.
+/// exchange timed, an answer awaited up to `receiveTimeoutSeconds`. Connects before `init` returns, so it holds its
+/// place even when the daemon is at its limit.
 final class ServiceProbe: Sendable {
     /// What the probe saw.
     struct Report {
@@ -16,11 +17,13 @@ final class ServiceProbe: Sendable {
     private let done = Atomic<Bool>(false)
     private let report = Mutex(Report())
 
-    init(socketPath: String, prefix: String = "probe", interval: TimeInterval = 0.1) throws {
+    init(socketPath: String, prefix: String = "probe", interval: TimeInterval = 0.1, receiveTimeoutSeconds: Int = 10)
+        throws
+    {
         let connected = Atomic<Int>(0)  // 1 connected, -1 failed
         Thread { [self] in
             defer { done.store(true, ordering: .sequentiallyConsistent) }
-            guard let client = try? LineClient(path: socketPath, receiveTimeoutSeconds: 10) else {
+            guard let client = try? LineClient(path: socketPath, receiveTimeoutSeconds: receiveTimeoutSeconds) else {
                 connected.store(-1, ordering: .sequentiallyConsistent)
                 return
             }

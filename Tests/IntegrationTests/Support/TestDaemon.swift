@@ -7,16 +7,6 @@ extension ScratchDirectory {
     convenience init() { self.init("ot") }
 }
 
-/// The executables `swift build` put beside the test bundle.
-enum Binaries {
-    static let directory: String = {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        return (executable as NSString).deletingLastPathComponent
-    }()
-    static var daemon: String { "\(directory)/offertrackd" }
-    static var cli: String { "\(directory)/offertrack" }
-}
-
 extension DaemonProcess {
     /// Starts the freshly built daemon in `directory` (socket `offertrack.sock`, journal `offertrack.db` unless
     /// `databasePath` is given). `launcher` runs it through another program (e.g. `systemd-socket-activate`).
