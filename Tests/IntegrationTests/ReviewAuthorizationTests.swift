@@ -79,7 +79,8 @@ import Testing
     @Test func reviewersNamedApartDoNotOpenTheDaemonToOthers() throws {
         let directory = ScratchDirectory()
         guard
-            let daemon = try Self.reachableDaemon(directory, ["--allow-review-uid", "4000", "--allow-review-gid", "4242"])
+            let daemon = try Self.reachableDaemon(
+                directory, ["--allow-review-uid", "4000", "--allow-review-gid", "4242"])
         else { return }
         let answers = try AsNobody.exchange(socket: daemon.socketPath, [Self.review("rv-1")], groups: [4241])
         #expect(answers.count == 1 && answers.first?.code == "unauthorized" && answers.first?.id == nil, "\(answers)")

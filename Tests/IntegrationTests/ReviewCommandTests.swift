@@ -18,7 +18,9 @@ import Testing
         let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules] + arguments)
         guard daemon.waitReady() else { return nil }
         let lines = ReviewRecords.conversion("a", at: convertedAt, affiliate: "aff-a")
-        #expect(try LineClient(path: daemon.socketPath).exchange(lines).map(\.status) == Array(repeating: "accepted", count: 3))
+        #expect(
+            try LineClient(path: daemon.socketPath).exchange(lines).map(\.status)
+                == Array(repeating: "accepted", count: 3))
         return (daemon, rules)
     }
 
@@ -35,7 +37,9 @@ import Testing
         let answer = try #require(Answer(void.output.trimmingCharacters(in: .newlines)), "\(void.output)")
         #expect(answer.status == "accepted" && answer.seq != nil)
         let id = try #require(answer.id)
-        let explain = ["explain", "--db", daemon.databasePath, "--rules", rules, "--user", "u-a", "--as-of", "2026-12-01"]
+        let explain = [
+            "explain", "--db", daemon.databasePath, "--rules", rules, "--user", "u-a", "--as-of", "2026-12-01",
+        ]
         let json = try CLI.output(explain + ["--format", "json"])
         #expect(json.contains(#""review":{"id":"\#(id)","#) && json.contains(#""decision":"void","reason":"refund"}"#))
         #expect(json.contains(#""state":"voided""#), "\(json)")
@@ -58,7 +62,10 @@ import Testing
             ["--conversion", "o-a", "--decision", "hold"],
             ["--conversion", "o-a", "--decision", "cancel", "--reason", "fraud"],
             ["--conversion", "o-a", "--decision", "void", "--reason", "chargeback"],
-            ["--conversion", "o-a", "--decision", "hold", "--reason", "policy", "--note", String(repeating: "n", count: 501)],
+            [
+                "--conversion", "o-a", "--decision", "hold", "--reason", "policy", "--note",
+                String(repeating: "n", count: 501),
+            ],
             ["--decision", "void", "--reason", "fraud"],
         ]
         for arguments in usage {
@@ -67,7 +74,8 @@ import Testing
         }
         // No subscription.outcome has the id: not a record at all, or a presentation.
         for conversion in ["o-nope", "p-a"] {
-            let outcome = try Self.review(daemon, ["--conversion", conversion, "--decision", "void", "--reason", "test"])
+            let outcome = try Self.review(
+                daemon, ["--conversion", conversion, "--decision", "void", "--reason", "test"])
             #expect(outcome.status == 66 && outcome.output.contains(conversion), "\(outcome.output)")
         }
         #expect(try JournalInspector(path: daemon.databasePath).count() == 3)

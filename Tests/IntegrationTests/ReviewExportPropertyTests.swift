@@ -86,14 +86,16 @@ import WireFormat
                 if random.roll(4) == 0 {
                     // A lapse, within the holding period or after it.
                     lines.append(
-                        ReviewRecords.lapse("l-\(counter)", user: "u-\(name)", at: ts + Int64(1 + random.roll(60)) * 3_600_000))
+                        ReviewRecords.lapse(
+                            "l-\(counter)", user: "u-\(name)", at: ts + Int64(1 + random.roll(60)) * 3_600_000))
                     continue
                 }
                 let decision = Self.decisions[random.roll(3)]
                 let reason = decision == "release" && random.roll(2) == 0 ? nil : Self.reasons[random.roll(6)]
                 // Any time: before the conversion, or long after; a third reuse an earlier review's time exactly.
                 var at = ts + Int64(random.roll(20 * 24) - 3 * 24) * 3_600_000
-                if random.roll(3) == 0, let earlier = (sent + lines).last(where: { $0.contains(#""conversion":"o-\#(name)""#) }),
+                if random.roll(3) == 0,
+                    let earlier = (sent + lines).last(where: { $0.contains(#""conversion":"o-\#(name)""#) }),
                     case .valid(let record) = RecordValidator.validate(Array(earlier.utf8))
                 {
                     at = record.ts
@@ -132,6 +134,11 @@ import WireFormat
             guard exported == expected else { break }
             batch = lateRecords()
         }
+        // The run did exercise adjustments: some rows of published days were reversed.
+        let adjustments = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".csv") }
+            .flatMap { name in try String(contentsOfFile: "\(out)/\(name)", encoding: .utf8).split(separator: "\n") }
+            .filter { $0.hasPrefix("adjustment,") && $0.contains(",-") }
+        #expect(!adjustments.isEmpty, "seed \(seed): no reversal in ten exports")
         // The daemon's join under the last rules agrees with a recomputation.
         daemon.notify.reset()
         daemon.signal(Signals.hangup)

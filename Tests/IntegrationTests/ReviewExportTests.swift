@@ -18,7 +18,10 @@ import Testing
     static let day = Timestamp.millisecondsPerDay
     static let first = Timestamp.parseDay("2026-11-10") ?? 0
 
-    static func row(_ kind: String, _ name: String, _ convertedAt: Int64, _ affiliate: String, _ amount: Int, _ original: String = "")
+    static func row(
+        _ kind: String, _ name: String, _ convertedAt: Int64, _ affiliate: String, _ amount: Int,
+        _ original: String = ""
+    )
         -> String
     {
         let converted = Timestamp.format(convertedAt)
@@ -58,8 +61,10 @@ import Testing
             // The conservation law, the expected total from the report (H = 0: a conversion qualifies on its day).
             let expected = try CLI.reportSum(
                 "commissionMinor",
-                ["--db", db, "--rules", rules, "--by", "day", "--since", "2026-11-10", "--until",
-                    Timestamp.formatDay(date + Self.day)])
+                [
+                    "--db", db, "--rules", rules, "--by", "day", "--since", "2026-11-10", "--until",
+                    Timestamp.formatDay(date + Self.day),
+                ])
             #expect(try ExportFiles.totalAmount(out) == expected, "after \(day)", sourceLocation: sourceLocation)
             return try ExportFiles.rows(out, day: day)
         }
@@ -70,7 +75,8 @@ import Testing
                 Self.row("commission", "4", at4, "aff-a", 500),
             ])
         // Void o-1 after publication: its reversal comes with the next day's own rows.
-        send(ReviewRecords.review("rv-1a", user: "u-1", conversion: "o-1", "void", reason: "refund", at: at1 + Self.day))
+        send(
+            ReviewRecords.review("rv-1a", user: "u-1", conversion: "o-1", "void", reason: "refund", at: at1 + Self.day))
         #expect(
             try export(Self.first + Self.day) == [
                 Self.row("adjustment", "1", at1, "aff-a", -500, d10), Self.row("commission", "3", at3, "aff-a", 500),
@@ -79,7 +85,8 @@ import Testing
         send(ReviewRecords.review("rv-1b", user: "u-1", conversion: "o-1", "release", at: at1 + 2 * Self.day))
         #expect(try export(Self.first + 2 * Self.day) == [Self.row("adjustment", "1", at1, "aff-a", 500, d10)])
         // Held after publication: a reversal.
-        send(ReviewRecords.review("rv-2a", user: "u-2", conversion: "o-2", "hold", reason: "policy", at: at2 + Self.day))
+        send(
+            ReviewRecords.review("rv-2a", user: "u-2", conversion: "o-2", "hold", reason: "policy", at: at2 + Self.day))
         #expect(try export(Self.first + 3 * Self.day) == [Self.row("adjustment", "2", at2, "aff-b", -700, d10)])
         // A rule now holds aff-a: o-3 and o-4 are reversed; o-1's release lifts the rule's hold too.
         try Self.holdingRules.write(toFile: rules, atomically: true, encoding: .utf8)

@@ -53,9 +53,12 @@ import WireFormat
 
     /// Starts a daemon on `db` under `rules`; then `ingest` feeds it (given the socket) and must succeed.
     static func ingest(
-        _ directory: ScratchDirectory, db: String, rules: String, _ ingest: (String) throws -> Shell.Outcome
+        _ directory: ScratchDirectory, _ notify: NotifyListener, db: String, rules: String,
+        _ ingest: (String) throws -> Shell.Outcome
     ) throws -> DaemonProcess? {
-        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules], databasePath: db)
+        notify.reset()
+        let daemon = try DaemonProcess(
+            in: directory, arguments: ["--rules", rules], notify: notify, databasePath: db)
         guard daemon.waitReady() else { return nil }
         let outcome = try ingest(daemon.socketPath)
         #expect(outcome.status == 0 && outcome.output.contains("rejected 0"), "\(outcome.output)")
@@ -68,16 +71,20 @@ import WireFormat
         let simulated = try CLI.output(["simulate", "--users", "2000", "--start", "2026-09-01", "--days", "90"])
         let workload = simulated.split(separator: "\n").map(String.init)
         let db = directory.file("first.db")
+        let notify = try NotifyListener(in: directory)
         // The README's own pipe.
         guard
-            let daemon = try Self.ingest(directory, db: db, rules: rules, { socket in
-                try Shell.run(
-                    "/bin/sh",
-                    [
-                        "-c", #""$0" simulate --users 2000 --start 2026-09-01 --days 90 | "$0" ingest - --socket "$1""#,
-                        Binaries.cli, socket,
-                    ])
-            })
+            let daemon = try Self.ingest(
+                directory, notify, db: db, rules: rules,
+                { socket in
+                    try Shell.run(
+                        "/bin/sh",
+                        [
+                            "-c",
+                            #""$0" simulate --users 2000 --start 2026-09-01 --days 90 | "$0" ingest - --socket "$1""#,
+                            Binaries.cli, socket,
+                        ])
+                })
         else { return }
 
         // The report as the README shows it: every kind of money is there.
@@ -124,7 +131,8 @@ import WireFormat
         ]
         let answers = try LineClient(path: daemon.socketPath).exchange(later)
         #expect(answers.allSatisfy { $0.status == "accepted" }, "\(answers)")
-        let users = Array(Set(workload.filter { $0.contains(#""type":"review""#) }.compactMap(Self.user)).sorted().prefix(30))
+        let users =
+            Array(Set(workload.filter { $0.contains(#""type":"review""#) }.compactMap(Self.user)).sorted().prefix(30))
             + [early.user, voidWins.user, releaseWins.user]
         let before = try Self.everything(db: db, rules: rules, users: users)
         for (conversion, state) in [(early, "voided"), (voidWins, "voided"), (releaseWins, "qualified")] {
@@ -141,16 +149,19 @@ import WireFormat
         try FileManager.default.removeItem(atPath: daemon.socketPath)
 
         // Another journal, the lines shuffled, our reviews first and each tie's winner before its loser.
-        var generator = SeededGenerator.announced("theQuickStartShowsVoidedHeldQualifiedAndPendingMoneyWhateverTheOrder")
+        var generator = SeededGenerator.announced(
+            "theQuickStartShowsVoidedHeldQualifiedAndPendingMoneyWhateverTheOrder")
         let first = [later[0], later[2], later[1], later[4], later[3]]
         let second = directory.file("second.db")
         let file = directory.file("shuffled.ndjson")
         try (first + workload.shuffled(using: &generator)).map { $0 + "\n" }.joined().write(
             toFile: file, atomically: true, encoding: .utf8)
         guard
-            let shuffled = try Self.ingest(directory, db: second, rules: rules, { socket in
-                try CLI.run(["ingest", file, "--socket", socket])
-            })
+            let shuffled = try Self.ingest(
+                directory, notify, db: second, rules: rules,
+                { socket in
+                    try CLI.run(["ingest", file, "--socket", socket])
+                })
         else { return }
         #expect(try Self.everything(db: second, rules: rules, users: users) == before)
         #expect(!(try CLI.output(["verify", "--db", second, "--rules", rules])).contains("FAILED"))
