@@ -10,18 +10,12 @@ import Testing
     static let convertedAt = Timestamp.parse("2026-11-20T10:00:00Z") ?? 0
 
     /// A daemon with the rules and one attributed conversion `o-a` of user `u-a`.
-    static func daemonWithAConversion(
-        _ directory: ScratchDirectory, _ arguments: [String] = []
-    ) throws -> (DaemonProcess, rules: String)? {
-        let rules = directory.file("rules.json")
-        try Self.rules.write(toFile: rules, atomically: true, encoding: .utf8)
-        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules] + arguments)
-        guard daemon.waitReady() else { return nil }
+    static func daemonWithAConversion(_ arguments: [String] = []) throws -> RulesDaemon? {
+        guard let running = try RulesDaemon(rules: Self.rules, arguments: arguments) else { return nil }
         let lines = ReviewRecords.conversion("a", at: convertedAt, affiliate: "aff-a")
-        #expect(
-            try LineClient(path: daemon.socketPath).exchange(lines).map(\.status)
-                == Array(repeating: "accepted", count: 3))
-        return (daemon, rules)
+        let answers = try LineClient(path: running.daemon.socketPath).exchange(lines)
+        #expect(answers.map(\.status) == ["accepted", "accepted", "accepted"])
+        return running
     }
 
     static func review(_ daemon: DaemonProcess, _ arguments: [String]) throws -> Shell.Outcome {
@@ -29,8 +23,8 @@ import Testing
     }
 
     @Test func aReviewIsSentPrintedAndShownByExplain() throws {
-        let directory = ScratchDirectory()
-        guard let (daemon, rules) = try Self.daemonWithAConversion(directory) else { return }
+        guard let running = try Self.daemonWithAConversion() else { return }
+        let (daemon, rules) = (running.daemon, running.rules)
         let void = try Self.review(
             daemon, ["--conversion", "o-a", "--decision", "void", "--reason", "refund", "--note", "ticket 4411"])
         #expect(void.status == 0, "\(void.output)")
@@ -50,13 +44,12 @@ import Testing
         #expect(release.status == 0 && release.output.contains(#""status":"accepted""#), "\(release.output)")
         #expect(try CLI.output(explain + ["--format", "json"]).contains(#""state":"qualified""#))
         #expect(try JournalInspector(path: daemon.databasePath).count() == 5)
-        daemon.signal(Signals.terminate)
-        #expect(daemon.waitExit() == 0)
+        running.stop()
     }
 
     @Test func usageErrorsAndUnknownConversionsSendNothing() throws {
-        let directory = ScratchDirectory()
-        guard let (daemon, _) = try Self.daemonWithAConversion(directory) else { return }
+        guard let running = try Self.daemonWithAConversion() else { return }
+        let daemon = running.daemon
         let usage: [[String]] = [
             ["--conversion", "o-a", "--decision", "void"],
             ["--conversion", "o-a", "--decision", "hold"],
@@ -79,15 +72,14 @@ import Testing
             #expect(outcome.status == 66 && outcome.output.contains(conversion), "\(outcome.output)")
         }
         #expect(try JournalInspector(path: daemon.databasePath).count() == 3)
-        daemon.signal(Signals.terminate)
-        #expect(daemon.waitExit() == 0)
+        running.stop()
     }
 
     @Test func aUserTheDaemonDoesNotAllowToReviewGetsExit69() throws {
-        let directory = ScratchDirectory()
-        guard let (daemon, _) = try Self.daemonWithAConversion(directory, ["--allow-uid", "65534"]) else { return }
+        guard let running = try Self.daemonWithAConversion(["--allow-uid", "65534"]) else { return }
+        let daemon = running.daemon
         // nobody reads the journal and reaches the socket, but may not review.
-        chmod(directory.path, 0o777)
+        chmod(running.directory.path, 0o777)
         for suffix in ["", "-wal", "-shm"] { chmod(daemon.databasePath + suffix, 0o666) }
         chmod(daemon.socketPath, 0o666)
         let outcome = try AsNobody.run(
@@ -99,8 +91,7 @@ import Testing
         #expect(outcome.status == 69 && outcome.output.contains("--allow-review-uid"), "\(outcome.output)")
         #expect(outcome.output.contains(#""code":"unauthorized""#), "\(outcome.output)")
         #expect(try JournalInspector(path: daemon.databasePath).count() == 3)
-        daemon.signal(Signals.terminate)
-        #expect(daemon.waitExit() == 0)
+        running.stop()
     }
 
     /// In a fleet the user's records are in one of several journals: the review finds it in the second.
@@ -108,8 +99,8 @@ import Testing
         let first = ScratchDirectory()
         let other = try DaemonProcess(in: first)
         guard other.waitReady() else { return }
-        let second = ScratchDirectory()
-        guard let (daemon, _) = try Self.daemonWithAConversion(second) else { return }
+        guard let running = try Self.daemonWithAConversion() else { return }
+        let daemon = running.daemon
         let arguments = [
             "review", "--db", other.databasePath, "--db", daemon.databasePath, "--socket", daemon.socketPath,
             "--decision", "void", "--reason", "duplicate", "--conversion",

@@ -56,14 +56,9 @@ import WireFormat
         let seed = UInt64.random(in: 0...UInt64.max)
         print("everyExportKeepsTheFilesEqualToThePublishedDaysTotalNow: seed \(seed)")
         var random = SeededGenerator(seed: seed)
-        let directory = ScratchDirectory()
-        let rulesPath = directory.file("rules.json")
         var rules = Self.randomRules(&random)
-        try rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
-        let out = directory.file("out")
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath])
-        guard daemon.waitReady() else { return }
+        guard let running = try RulesDaemon(rules: rules) else { return }
+        let (daemon, rulesPath, out) = (running.daemon, running.rules, running.out)
         let client = try LineClient(path: daemon.socketPath)
 
         // Conversions from four days before the first exported day to the last one, at whole seconds.
@@ -115,7 +110,7 @@ import WireFormat
             sent += batch
             if index > 0 && random.roll(2) == 0 {
                 rules = Self.randomRules(&random)
-                try rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+                try running.write(rules: rules)
                 if random.roll(2) == 0 {
                     daemon.notify.reset()
                     daemon.signal(Signals.hangup)
@@ -145,8 +140,7 @@ import WireFormat
         #expect(daemon.notify.waitFor(line: "READY=1") != nil)
         let verify = try CLI.run(["verify", "--db", daemon.databasePath, "--rules", rulesPath])
         #expect(verify.status == 0, "seed \(seed): \(verify.output)")
-        daemon.signal(Signals.terminate)
-        #expect(daemon.waitExit() == 0)
+        running.stop()
     }
 }
 

@@ -30,13 +30,8 @@ import Testing
     }
 
     @Test func aVoidAHoldAReleaseAndARuleHoldAfterPublicationAreAdjustments() throws {
-        let directory = ScratchDirectory()
-        let rules = directory.file("rules.json")
-        try Self.rules.write(toFile: rules, atomically: true, encoding: .utf8)
-        let out = directory.file("out")
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules])
-        guard daemon.waitReady() else { return }
+        guard let running = try RulesDaemon(rules: Self.rules) else { return }
+        let (daemon, rules, out) = (running.daemon, running.rules, running.out)
         let client = try LineClient(path: daemon.socketPath)
         let at1 = Self.first + 36_000_000
         let at2 = Self.first + 40_000_000
@@ -89,7 +84,7 @@ import Testing
             ReviewRecords.review("rv-2a", user: "u-2", conversion: "o-2", "hold", reason: "policy", at: at2 + Self.day))
         #expect(try export(Self.first + 3 * Self.day) == [Self.row("adjustment", "2", at2, "aff-b", -700, d10)])
         // A rule now holds aff-a: o-3 and o-4 are reversed; o-1's release lifts the rule's hold too.
-        try Self.holdingRules.write(toFile: rules, atomically: true, encoding: .utf8)
+        try running.write(rules: Self.holdingRules)
         #expect(
             try export(Self.first + 4 * Self.day) == [
                 Self.row("adjustment", "4", at4, "aff-a", -500, d10),
@@ -108,7 +103,6 @@ import Testing
         #expect(states[1].contains(#""state":"held""#) && states[1].contains(#""reason":"policy""#))
         #expect(states[2].contains(#""state":"held""#) && states[2].contains(#""review":null"#), "\(states[2])")
         #expect(states[3].contains(#""state":"held""#) && states[3].contains(#""rule":2"#), "\(states[3])")
-        daemon.signal(Signals.terminate)
-        #expect(daemon.waitExit() == 0)
+        running.stop()
     }
 }

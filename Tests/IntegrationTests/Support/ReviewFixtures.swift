@@ -1,5 +1,7 @@
 import Foundation
 import OfferTrackDomain
+import Posix
+import TestSupport
 import Testing
 import WireFormat
 
@@ -118,5 +120,32 @@ enum CLI {
             guard case .object(let object) = row, case .number(let number)? = object[key] else { return sum }
             return sum + (number.int64Value ?? 0)
         }
+    }
+}
+
+/// A daemon in a scratch directory under a rules file the test writes, with an empty export directory `out`.
+struct RulesDaemon {
+    let directory = ScratchDirectory()
+    let rules: String
+    let out: String
+    let daemon: DaemonProcess
+
+    /// Writes `text` as the rules file and starts the daemon with it; nil (the test failed) when it is not ready.
+    init?(rules text: String, arguments: [String] = []) throws {
+        rules = directory.file("rules.json")
+        out = directory.file("out")
+        try text.write(toFile: rules, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules] + arguments)
+        guard daemon.waitReady() else { return nil }
+    }
+
+    /// Replaces the rules file (the daemon reads it on SIGHUP; every CLI command at once).
+    func write(rules text: String) throws { try text.write(toFile: rules, atomically: true, encoding: .utf8) }
+
+    /// Stops the daemon with SIGTERM and expects exit 0.
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) {
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0, sourceLocation: sourceLocation)
     }
 }
