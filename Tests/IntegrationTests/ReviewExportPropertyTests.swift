@@ -17,13 +17,15 @@ import WireFormat
     static let decisions = ["void", "hold", "release"]
     static let reasons = ["fraud", "refund", "duplicate", "test", "policy", "other"]
 
-    /// A rules file with a 48 h holding period and random amounts and hold flags for `*`, aff-a and aff-b.
+    /// A rules file with a holding period of 24, 48 or 72 h and random amounts and hold flags for `*`, aff-a and
+    /// aff-b.
     static func randomRules(_ random: inout SeededGenerator) -> String {
         let rules = ["*", "aff-a", "aff-b"].map { token in
             let hold = random.roll(4) == 0 ? #","hold":true"# : ""
             return #"{"affiliateToken":"\#(token)","amountMinor":\#(random.roll(5000))\#(hold)}"#
         }
-        return #"{"currency":"USD","holdingPeriodHours":48,"rules":[\#(rules.joined(separator: ","))]}"#
+        let holding = [24, 48, 72][random.roll(3)]
+        return #"{"currency":"USD","holdingPeriodHours":\#(holding),"rules":[\#(rules.joined(separator: ","))]}"#
     }
 
     /// What the published days earn now: every attributed conversion with an affiliate token, qualifying on a
