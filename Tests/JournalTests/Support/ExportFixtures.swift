@@ -43,9 +43,7 @@ extension CommissionExportTests {
             var unique: [String: Record] = [:]
             for record in records { unique[record.id] = record }
             let attribution = Attribution.attribute(userRecords: Array(unique.values), settings: rules.settings)
-            // Lapsed, voided and held conversions (the simulator's reviews, rule 4.7) earn nothing.
-            guard let conversion = attribution.conversion, conversion.status.isAttributed,
-                EvaluatedConversion(conversion, rules: rules).withheldState == nil,
+            guard let conversion = attribution.conversion, conversion.status.isAttributed, conversion.lapse == nil,
                 let offer = conversion.presentation?.offer, let token = offer.affiliateToken
             else { continue }
             let day = Timestamp.formatDay(rules.settings.qualifiesAt(conversionAt: conversion.ts))
