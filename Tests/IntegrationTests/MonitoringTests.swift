@@ -105,8 +105,9 @@ import Testing
         let dashboard = try JSONSerialization.jsonObject(with: data)
         let dashboardQueries = Self.queries(in: dashboard)
         #expect(dashboardQueries.count >= 15)
-        let alertQueries = Self.values(of: "expr", in: try String(contentsOfFile: Self.alerts, encoding: .utf8))
-        #expect(alertQueries.count == Self.values(of: "alert", in: try String(contentsOfFile: Self.alerts, encoding: .utf8)).count)
+        let rules = try String(contentsOfFile: Self.alerts, encoding: .utf8)
+        let alertQueries = Self.values(of: "expr", in: rules)
+        #expect(alertQueries.count == Self.values(of: "alert", in: rules).count)
         for query in dashboardQueries + alertQueries {
             let names = Self.metricNames(in: query)
             #expect(!names.isEmpty, "a query without an offertrack metric: \(query)")
@@ -156,7 +157,9 @@ import Testing
         let before = Date().timeIntervalSince1970.rounded(.down)
         let backups = directory.file("backups")
         let exports = directory.file("exports")
-        for path in [backups, exports] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        for path in [backups, exports] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
         let backup = try Shell.run(
             Repository.file("scripts/offertrack-backup-nightly"),
             ["--out", backups, "--db", edge.databasePath, "--rules", rules], environment: environment)
@@ -171,15 +174,17 @@ import Testing
             let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
             let check = try Shell.run("/bin/sh", ["-c", "/usr/bin/promtool check metrics < \(file)"])
             #expect(check.status == 0, "promtool on \(file): \(check.output)")
-            let stamp = MetricsEndpointTests.value(text, "offertrack_\(job)_last_success_timestamp_seconds")
+            let stamp =
+                MetricsEndpointTests.value(text, "offertrack_\(job)_last_success_timestamp_seconds")
                 .flatMap(Double.init) ?? 0
             #expect(stamp >= before && stamp <= after, "\(job): \(text)")
             names.formUnion(Self.sampleNames(text))
         }
         // Only .prom files are left for the collector (the temporary file was renamed).
-        #expect(try FileManager.default.contentsOfDirectory(atPath: textfiles).sorted() == [
-            "offertrack-backup.prom", "offertrack-export.prom",
-        ])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: textfiles).sorted() == [
+                "offertrack-backup.prom", "offertrack-export.prom",
+            ])
         for daemon in [edge, central] {
             daemon.signal(Signals.terminate)
             #expect(daemon.waitExit() == 0)

@@ -166,7 +166,11 @@ extension PackageTests {
         if let rules {
             try rules.write(toFile: "\(tree)/etc/offertrack/rules.json", atomically: true, encoding: .utf8)
             let sums = try Shell.run(
-                "/bin/sh", ["-c", "cd \(tree) && find . -path ./DEBIAN -prune -o -type f -printf '%P\\0' | sort -z | xargs -0 md5sum"])
+                "/bin/sh",
+                [
+                    "-c",
+                    "cd \(tree) && find . -path ./DEBIAN -prune -o -type f -printf '%P\\0' | sort -z | xargs -0 md5sum",
+                ])
             try sums.output.write(toFile: "\(tree)/DEBIAN/md5sums", atomically: true, encoding: .utf8)
         }
         let output = directory.file("offertrack_\(version)_amd64.deb")
@@ -241,7 +245,9 @@ extension PackageTests {
         #expect(work.output.contains(".manifest.json"), "\(work.output)")
 
         // An edited rules file survives an upgrade whose default did not change, silently...
-        #expect(try namespace.run("sed -i 's/\"amountMinor\": 700/\"amountMinor\": 725/' /etc/offertrack/rules.json").status == 0)
+        #expect(
+            try namespace.run("sed -i 's/\"amountMinor\": 700/\"amountMinor\": 725/' /etc/offertrack/rules.json").status
+                == 0)
         let edited = try namespace.run("cat /etc/offertrack/rules.json").output
         #expect(edited.contains("\"amountMinor\": 725"))
         let upgrade = try namespace.run("dpkg --install \(unchanged) </dev/null")
