@@ -69,11 +69,11 @@ import Testing
         return names
     }
 
-    /// Every string under the keys `expr` and `query` in the dashboard (panels' targets and its variables).
+    /// Every string under the keys `expr` (panels' targets) and `definition` (query variables) in the dashboard.
     static func queries(in object: Any) -> [String] {
         if let dictionary = object as? [String: Any] {
             return dictionary.flatMap { key, value -> [String] in
-                if key == "expr" || key == "query", let query = value as? String { return [query] }
+                if key == "expr" || key == "definition", let query = value as? String { return [query] }
                 return queries(in: value)
             }
         }
@@ -162,11 +162,11 @@ import Testing
         }
         let backup = try Shell.run(
             Repository.file("scripts/offertrack-backup-nightly"),
-            ["--out", backups, "--db", edge.databasePath, "--rules", rules], environment: environment)
+            ["--out", backups, "--db", central.databasePath, "--rules", rules], environment: environment)
         #expect(backup.status == 0, "\(backup.output)")
         let export = try Shell.run(
             Repository.file("scripts/offertrack-export-catchup"),
-            ["--out", exports, "--db", edge.databasePath, "--rules", rules], environment: environment)
+            ["--out", exports, "--db", central.databasePath, "--rules", rules], environment: environment)
         #expect(export.status == 0, "\(export.output)")
         let after = Date().timeIntervalSince1970
         for job in ["backup", "export"] {
@@ -203,5 +203,32 @@ import Testing
         let unset = try Shell.run(Repository.file("scripts/offertrack-textfile"), ["export"], environment: [:])
         #expect(unset.status == 0 && unset.output.isEmpty, "\(unset.output)")
         #expect(try Shell.run(Repository.file("scripts/offertrack-textfile"), ["Bad"]).status == 64)
+    }
+
+    /// A backup that does not verify fails the nightly script with verify's exit code, prunes nothing and leaves
+    /// the success timestamp alone (so OfferTrackBackupNotRun fires). The journal is a `--journal-only` one,
+    /// whose derived tables were never computed: `verify` refuses it (README, "--journal-only").
+    @Test func aBackupThatDoesNotVerifyFailsAndLeavesTheTimestamp() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(in: directory, arguments: ["--journal-only"])
+        guard daemon.waitReady() else { return }
+        _ = try LineClient(path: daemon.socketPath).exchange(TestRecords.stream(prefix: "nv", count: 5))
+        daemon.signal(Signals.terminate)
+        #expect(daemon.waitExit() == 0)
+        let backups = directory.file("backups")
+        let textfiles = directory.file("textfiles")
+        for path in [backups, textfiles] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+        let old = "\(backups)/offertrack-2026-01-01T004500Z.db"
+        _ = FileManager.default.createFile(atPath: old, contents: Data("old".utf8))
+        let outcome = try Shell.run(
+            Repository.file("scripts/offertrack-backup-nightly"),
+            ["--out", backups, "--keep", "1", "--db", daemon.databasePath],
+            environment: ["PATH": "/usr/bin:/bin", "OFFERTRACK": Binaries.cli, "OFFERTRACK_TEXTFILE_DIR": textfiles])
+        #expect(outcome.status == 65, "\(outcome.output)")
+        #expect(outcome.output.contains("does not verify (exit 65)"), "\(outcome.output)")
+        #expect(FileManager.default.fileExists(atPath: old))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: textfiles).isEmpty)
     }
 }
