@@ -68,3 +68,14 @@ extension JournalReader {
         return try connection.scalarText("SELECT max(day) FROM published_days")
     }
 }
+
+extension JournalReader {
+    /// The user of the `subscription.outcome` record `id`, or nil when no outcome has that id (one index lookup).
+    public func userOfOutcome(id: String) throws -> String? {
+        let statement = try connection.prepare("SELECT user FROM records WHERE id = ?1 AND type = ?2")
+        try statement.bind(id, at: 1)
+        try statement.bind(StoredRecord.typeCode(.subscriptionOutcome), at: 2)
+        defer { statement.reset() }
+        return try statement.step() ? statement.text(0) : nil
+    }
+}

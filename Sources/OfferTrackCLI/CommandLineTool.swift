@@ -11,6 +11,7 @@ public enum CommandLineTool {
           report     the funnel: presentations, eligibility, conversions and commissions
           explain    why one user's conversion earned what it did, rule by rule
           export     write the nightly commission export for one day
+          review     void, hold or release one conversion (an operator's decision, journaled)
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
           forward    forward an edge's journal to the stream again from a seq
@@ -63,6 +64,7 @@ public enum CommandLineTool {
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
         case "backup": BackupCommand.self
+        case "review": ReviewCommand.self
         case "simulate": SimulateCommand.self
         default: nil
         }

@@ -80,7 +80,7 @@ import WireFormat
         for (binary, name) in [(Binaries.cli, "offertrack"), (Binaries.daemon, "offertrackd")] {
             let outcome = try Shell.run(binary, ["--version"])
             #expect(outcome.status == 0)
-            #expect(outcome.output == "\(name) \(OfferTrackVersion.string) (journal schema 5)\n", "\(outcome.output)")
+            #expect(outcome.output == "\(name) \(OfferTrackVersion.string) (journal schema 6)\n", "\(outcome.output)")
         }
     }
 
@@ -110,7 +110,7 @@ import WireFormat
         #expect(status["daemon"] == .string("up"))
         #expect(status["lastSeq"] == .number(JSONNumber(literal: "1")))
         #expect(status["lastPublishedExport"] == .null)
-        #expect(status["schemaVersion"] == .number(JSONNumber(literal: "5")))
+        #expect(status["schemaVersion"] == .number(JSONNumber(literal: "6")))
         guard case .object(let records)? = status["records"] else {
             Issue.record("no records object")
             return
