@@ -32,6 +32,7 @@ import Testing
     @Test func theExpositionParsesAndCountsWhatWasAnswered() throws {
         let directory = ScratchDirectory()
         let port = try Self.freePort()
+        let launched = Date().timeIntervalSince1970.rounded(.down)
         let daemon = try DaemonProcess(in: directory, arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
         guard daemon.waitReady() else { return }
         let answers = try LineClient(path: daemon.socketPath).exchange(Self.lines)
@@ -56,6 +57,8 @@ import Testing
         #expect(Self.value(body, "offertrack_journal_bytes").flatMap(Int.init).map { $0 > 0 } == true)
         #expect(Self.value(body, "offertrack_journal_corrupt") == "0")
         #expect(Self.value(body, "offertrack_checkpoint_failures_total") == "0")
+        let started = Self.value(body, "offertrack_start_time_seconds").flatMap(Double.init) ?? 0
+        #expect(started >= launched && started <= Date().timeIntervalSince1970, "start time \(started)")
         for name in ["offertrack_queued_records", "offertrack_commit_seconds_count", "offertrack_commit_records_sum"] {
             #expect(Self.value(body, name) != nil, "no \(name)")
         }

@@ -42,7 +42,9 @@ import WireFormat
                 "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
                     + "libsqlite3-dev libsystemd-dev libnats-dev pkg-config"), "\(run.output)")
         let test = try Self.installDeps("test", status: none, dryRun: true)
-        for package in ["strace", "fuse3", "prometheus", "chromium", "postgresql-15", "nats-server"] {
+        for package in [
+            "strace", "fuse3", "prometheus", "chromium", "postgresql-15", "nats-server", "dpkg-dev", "lintian",
+        ] {
             #expect(test.output.contains(" \(package)"), "the test profile lacks \(package): \(test.output)")
         }
         // Only what is missing, and nothing at all when nothing is.

@@ -24,13 +24,13 @@ import Testing
         let rules = "\(etc)/rules.json"
         try FileManager.default.copyItem(atPath: Repository.file("systemd/rules.example.json"), toPath: rules)
         var command = try #require(service.command("ExecStart"))
-        #expect(command.first == "/usr/local/bin/offertrackd")
+        #expect(command.first == "/usr/bin/offertrackd")
         command[0] = Binaries.daemon
         command = command.map { word in
             word == socketUnit.value("SocketGroup")
                 ? "\(Self.writersGID)" : word.replacingOccurrences(of: "/etc/offertrack/", with: "\(etc)/")
         }
-        #expect(!command.contains { $0.hasPrefix("/etc/") || $0.hasPrefix("/usr/local/") }, "\(command)")
+        #expect(!command.contains { $0.hasPrefix("/etc/") || $0.hasPrefix("/usr/bin/") }, "\(command)")
 
         // StateDirectory= (owned by the service user, StateDirectoryMode=), where the database defaults to.
         let state = directory.file("state")

@@ -11,19 +11,22 @@ import Testing
     ]
 
     /// Copies the units into `directory` with the installed paths pointed at this build: `systemd-analyze
-    /// verify` checks that every ExecStart= binary exists and is executable, and /usr/local is empty here.
+    /// verify` checks that every ExecStart= binary exists and is executable, and the package is not installed
+    /// here. Every `/usr/lib/offertrack/NAME` helper is `scripts/NAME` in the checkout.
     static func installedForTest(in directory: ScratchDirectory) throws -> [String] {
-        let replacements = [
-            "/usr/local/bin/offertrackd ": "\(Binaries.daemon) ",
-            "/usr/local/bin/offertrack ": "\(Binaries.cli) ",
-            "/usr/local/lib/offertrack/offertrack-export-catchup": Repository.file("scripts/offertrack-export-catchup"),
-            "/usr/local/lib/offertrack/offertrack-backup-nightly": Repository.file("scripts/offertrack-backup-nightly"),
-        ]
         return try units.map { name in
             let path = directory.file(name)
-            try UnitFile(name).text(replacing: replacements).write(toFile: path, atomically: true, encoding: .utf8)
+            try pointedAtThisBuild(UnitFile(name).text).write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
+    }
+
+    /// `text` with the package's install paths (`/usr/bin/offertrack…`, `/usr/lib/offertrack/…`) replaced by
+    /// this build's binaries and the checkout's scripts.
+    static func pointedAtThisBuild(_ text: String) -> String {
+        text.replacingOccurrences(of: "/usr/bin/offertrackd ", with: "\(Binaries.daemon) ")
+            .replacingOccurrences(of: "/usr/bin/offertrack ", with: "\(Binaries.cli) ")
+            .replacingOccurrences(of: "/usr/lib/offertrack/", with: Repository.file("scripts/"))
     }
 
     @Test func verifyIsCleanOnEveryUnit() throws {
@@ -43,7 +46,8 @@ import Testing
         let complaints = outcome.output.split(separator: "\n")
         #expect(!complaints.isEmpty)
         for line in complaints {
-            #expect(line.contains("/usr/local/") && line.contains("is not executable"), "\(line)")
+            let installed = line.contains("/usr/bin/offertrack") || line.contains("/usr/lib/offertrack/")
+            #expect(installed && line.contains("is not executable"), "\(line)")
         }
     }
 
@@ -159,7 +163,7 @@ extension SystemdUnitTests {
         let dropIn = try UnitFile("offertrackd.service.d/metrics.conf")
         try FileManager.default.createDirectory(
             atPath: directory.file("offertrackd.service.d"), withIntermediateDirectories: true)
-        try dropIn.text(replacing: ["/usr/local/bin/offertrackd ": "\(Binaries.daemon) "]).write(
+        try Self.pointedAtThisBuild(dropIn.text).write(
             toFile: directory.file("offertrackd.service.d/metrics.conf"), atomically: true, encoding: .utf8)
         let verify = try Shell.run("/usr/bin/systemd-analyze", ["verify", service])
         #expect(verify.status == 0 && verify.output.isEmpty, "\(verify.output)")
@@ -184,7 +188,7 @@ extension SystemdUnitTests {
         let dropIn = try UnitFile("fleet/\(dropInName)")
         try FileManager.default.createDirectory(
             atPath: directory.file("offertrackd.service.d"), withIntermediateDirectories: true)
-        try dropIn.text(replacing: ["/usr/local/bin/offertrackd ": "\(Binaries.daemon) "]).write(
+        try Self.pointedAtThisBuild(dropIn.text).write(
             toFile: directory.file("offertrackd.service.d/fleet.conf"), atomically: true, encoding: .utf8)
         let verify = try Shell.run("/usr/bin/systemd-analyze", ["verify", service])
         #expect(verify.status == 0 && verify.output.isEmpty, "\(verify.output)")

@@ -40,11 +40,6 @@ struct UnitFile {
         return line.split(separator: " ").map(String.init)
     }
 
-    /// The text with each `replacements` key replaced by its value.
-    func text(replacing replacements: [String: String]) -> String {
-        replacements.reduce(text) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
-    }
-
     /// A time span such as `30s`, `5min` or `1h`, in seconds.
     static func seconds(_ span: String) -> Double? {
         let units: [(String, Double)] = [("min", 60), ("ms", 0.001), ("s", 1), ("h", 3600)]
