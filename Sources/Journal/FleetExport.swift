@@ -13,26 +13,23 @@ public enum FleetExport {
         public let description: String
     }
 
-    /// Checks that `readers` cover every partition of one fleet exactly once.
+    /// Checks that `readers` cover every partition of one fleet exactly once; returns P.
     public static func checkCoverage(_ readers: [JournalReader]) throws -> Int {
-        var totals: Set<Int> = []
-        var holder: [Int: String] = [:]
-        for reader in readers {
-            guard let membership = try FleetMembership.recorded(on: reader) else {
+        let memberships: [FleetMembership?]
+        do { memberships = try FleetJournals.check(readers) } catch let refusal as FleetJournals.Refusal {
+            throw Refusal(description: refusal.description)
+        }
+        var held: Set<Int> = []
+        for (reader, membership) in zip(readers, memberships) {
+            guard let membership else {
                 throw Refusal(description: "\(reader.path) is not a central journal (it records no partitions)")
             }
-            totals.insert(membership.total)
-            for partition in membership.partitions {
-                if let other = holder[partition] {
-                    throw Refusal(description: "partition \(partition) is in both \(other) and \(reader.path)")
-                }
-                holder[partition] = reader.path
-            }
+            held.formUnion(membership.partitions)
         }
-        guard totals.count == 1, let total = totals.first else {
-            throw Refusal(description: "the journals belong to fleets of different sizes: P = \(totals.sorted())")
+        guard let total = memberships.first??.total else {
+            throw Refusal(description: "no journal given")
         }
-        let missing = (0..<total).filter { holder[$0] == nil }
+        let missing = (0..<total).filter { !held.contains($0) }
         guard missing.isEmpty else {
             throw Refusal(
                 description: "no journal given holds partitions \(missing.map(String.init).joined(separator: ",")) "
