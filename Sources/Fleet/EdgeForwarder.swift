@@ -42,6 +42,7 @@ public final class EdgeForwarder: Sendable {
     private let stream: FleetStream
     /// Whether the stream takes what is published, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
+    private let logLine: @Sendable (String) -> Void
     private let maxInFlight: Int
     private let acknowledgementTimeout: Int64
     private let state = Mutex(State())
@@ -62,6 +63,7 @@ public final class EdgeForwarder: Sendable {
         acknowledgementTimeout = acknowledgementTimeoutMilliseconds
         self.stream = stream
         health = StreamHealth(what: "forwarding to the stream \(stream.name)", log: log)
+        self.logLine = log
         let watermark = try startingAfter ?? self.log.watermark()
         state.withLock {
             $0.sentThrough = watermark
@@ -124,8 +126,8 @@ public final class EdgeForwarder: Sendable {
             if !streamReady {
                 do {
                     if let megabytes = try stream.ensure(on: client) {
-                        FileDescriptor.printError(
-                            "offertrackd: created the stream \(stream.name) (\(megabytes) MiB, \(stream.replicas) "
+                        logLine(
+                            "created the stream \(stream.name) (\(megabytes) MiB, \(stream.replicas) "
                                 + "replicas, --partitions-total \(stream.partitionsTotal))")
                     }
                     streamReady = true

@@ -74,6 +74,9 @@ public struct FleetStream: Sendable, Equatable {
     /// storage); returns the size in MiB it was created with, or nil when it existed.
     @discardableResult
     public func ensure(on client: JetStreamClient) throws(StreamProblem) -> Int? {
+        guard client.isConnected else {
+            throw StreamProblem.nats(nil, hint: Self.noServerHint)
+        }
         var megabytes = maxMegabytes ?? Self.defaultMegabytes
         if maxMegabytes == nil, let limits = try? client.accountStorageLimits() {
             for limit in [limits.maxStreamBytes, limits.maxStore / Int64(replicas)] where limit > 0 {
@@ -104,6 +107,8 @@ public struct FleetStream: Sendable, Equatable {
     }
 
     static let nameInUse: Int32 = 10058
+    static let noServerHint =
+        "no JetStream server answers: start the cluster, or check the URLs given to --forward/--consume"
 
     /// JetStream's answers for a stream the servers cannot hold: no peers for placement, insufficient
     /// resources, storage exceeded.
@@ -124,9 +129,7 @@ public struct FleetStream: Sendable, Equatable {
             "JetStream is not enabled: start nats-server with -js (or a jetstream {} block) and enable it for "
                 + "the account"
         default:
-            error.isTimeout || error.jetStreamCode == 0
-                ? "no JetStream server answers: start the cluster, or check the URLs given to --forward/--consume"
-                : "see the JetStream error"
+            error.isTimeout || error.jetStreamCode == 0 ? Self.noServerHint : "see the JetStream error"
         }
     }
 }

@@ -165,6 +165,19 @@ public final class JetStreamClient: @unchecked Sendable {
         return true
     }
 
+    /// Deletes the durable consumer `durable` of `stream` (an operator's action; its messages stay in the stream).
+    public func deleteConsumer(stream: String, durable: String) throws(NATSError) {
+        var code = jsErrCode(rawValue: 0)
+        try NATSError.check(
+            "js_DeleteConsumer", js_DeleteConsumer(context, stream, durable, nil, &code), jetStreamCode: code)
+    }
+
+    /// Deletes the stream and every message and consumer in it (an operator's action).
+    public func deleteStream(_ name: String) throws(NATSError) {
+        var code = jsErrCode(rawValue: 0)
+        try NATSError.check("js_DeleteStream", js_DeleteStream(context, name, nil, &code), jetStreamCode: code)
+    }
+
     /// Creates the stream (file storage, `Discard=New`); fails when one of that name exists.
     public func addStream(_ configuration: StreamConfiguration) throws(NATSError) {
         var info: UnsafeMutablePointer<jsStreamInfo>?
