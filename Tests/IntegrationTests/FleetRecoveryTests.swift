@@ -160,4 +160,37 @@ import Testing
             #expect(daemon.waitExit() == 0)
         }
     }
+
+    /// Records from the stream pass the corruption gate a socket batch does: damage found by a stream commit
+    /// stops committing, is said once in the log, in `STATUS=` and the metrics, and nothing is acknowledged.
+    @Test func corruptionFoundByAStreamCommitStopsConsumingAndSaysSo() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        let path = try UnderAttack.JournalSafetyTests.journal(in: directory)
+        let metrics = directory.file("m.sock")
+        let central = try DaemonProcess(
+            in: directory,
+            arguments: [
+                "--consume", server.url, "--partitions", "0-3", "--partitions-total", "4", "--stream-replicas", "1",
+                "--metrics-listen", metrics,
+            ])
+        guard central.waitReady() else { return }
+        #expect(try FleetMisconfigurationTests.waitForStream(server))
+        // The index of ids is not read at start: the first record from the stream reads it.
+        let page = try UnderAttack.JournalSafetyTests.rootPage(of: "sqlite_autoindex_records_1", in: path)
+        try UnderAttack.JournalSafetyTests.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
+        let client = try JetStreamClient(servers: [server.url], name: "injector")
+        for (index, line) in TestRecords.stream(prefix: "s", count: 20).enumerated() {
+            try client.publishAsync(subject: Partition.subject(0), data: Array(line.utf8), messageID: "s-\(index)")
+        }
+        try client.waitForPublishes(timeoutMilliseconds: 5_000)
+        #expect(central.notify.waitFor(timeout: 20) { $0.contains("STATUS=") && $0.contains("JOURNAL CORRUPT") } != nil)
+        #expect(Self.metric("offertrack_journal_corrupt", at: metrics) == "1")
+        Thread.sleep(forTimeInterval: 2)  // the consumer's backoff: more attempts would be more lines
+        let log = central.stderr
+        #expect(log.components(separatedBy: "JOURNAL CORRUPT").count == 2, "reported more than once: \(log)")
+        #expect(Self.metric("offertrack_storage_failures_total", at: metrics) == "1")
+        central.signal(Signals.terminate)
+        #expect(central.waitExit() == 0)
+    }
 }
