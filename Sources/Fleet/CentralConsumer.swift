@@ -115,6 +115,7 @@ public final class CentralConsumer: Sendable {
 
     /// Whether every consumer is still on the server (true when the server cannot tell now).
     private func consumersExist() -> Bool {
+        guard client.isConnected else { return true }  // not asked while reconnecting: each ask would wait 5 s
         for partition in partitions {
             guard (try? client.consumerExists(stream: stream.name, durable: Self.durable(partition))) != false else {
                 log("the consumer \(Self.durable(partition)) is gone from the stream \(stream.name); binding again")
