@@ -13,14 +13,9 @@ import Testing
         let server = try NATSServer(in: directory)
         let rulesPath = directory.file("rules.json")
         try FleetEndToEndTests.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
-        let common = ["--partitions-total", "4", "--stream-replicas", "1", "--rules", rulesPath]
-        let centralDirectories = [ScratchDirectory("ot-central-a"), ScratchDirectory("ot-central-b")]
-        let centrals = try zip(centralDirectories, ["0-1", "2-3"]).map { directory, partitions in
-            try DaemonProcess(in: directory, arguments: ["--consume", server.url, "--partitions", partitions] + common)
+        guard let (centrals, edge) = try FleetRecoveryTests.smallFleet(server, extra: ["--rules", rulesPath]) else {
+            return
         }
-        let edgeDirectory = ScratchDirectory("ot-edge")
-        let edge = try DaemonProcess(in: edgeDirectory, arguments: ["--forward", server.url] + common)
-        guard (centrals + [edge]).allSatisfy({ $0.waitReady() }) else { return }
         let lines = Array(WorkloadSimulator(users: 200, seed: 23).filter { !$0.isDuplicate }.map(\.line))
         #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
         #expect(

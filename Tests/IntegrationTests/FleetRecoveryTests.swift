@@ -37,6 +37,19 @@ import Testing
         Array(WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate }.map(\.line))
     }
 
+    /// Two central daemons (partitions 0-1 and 2-3 of 4) and an edge on `server`, ready; nil when one did not
+    /// start. Each daemon keeps its scratch directory.
+    static func smallFleet(_ server: NATSServer, extra: [String] = []) throws -> ([DaemonProcess], DaemonProcess)? {
+        let common = ["--partitions-total", "4", "--stream-replicas", "1"] + extra
+        let centrals = try [("0-1", "ot-central-a"), ("2-3", "ot-central-b")].map { partitions, label in
+            try DaemonProcess(
+                in: ScratchDirectory(label), arguments: ["--consume", server.url, "--partitions", partitions] + common)
+        }
+        let edge = try DaemonProcess(in: ScratchDirectory("ot-edge"), arguments: ["--forward", server.url] + common)
+        guard (centrals + [edge]).allSatisfy({ $0.waitReady() }) else { return nil }
+        return (centrals, edge)
+    }
+
     @Test func aStreamTooLargeForTheServersIsReportedEverywhereAndFlowsOnceTheFlagIsFixed() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory, maxFileStore: "256MB")
@@ -128,14 +141,7 @@ import Testing
     @Test func consumersDeletedOnTheServerWhileRecordsFlowAreBoundAgain() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        let common = ["--partitions-total", "4", "--stream-replicas", "1"]
-        let centralDirectories = [ScratchDirectory("ot-central-a"), ScratchDirectory("ot-central-b")]
-        let centrals = try zip(centralDirectories, ["0-1", "2-3"]).map { directory, partitions in
-            try DaemonProcess(in: directory, arguments: ["--consume", server.url, "--partitions", partitions] + common)
-        }
-        let edgeDirectory = ScratchDirectory("ot-edge")
-        let edge = try DaemonProcess(in: edgeDirectory, arguments: ["--forward", server.url] + common)
-        guard (centrals + [edge]).allSatisfy({ $0.waitReady() }) else { return }
+        guard let (centrals, edge) = try Self.smallFleet(server) else { return }
         let lines = Self.records(users: 300, seed: 22)
         let half = lines.count / 2
         let operatorClient = try JetStreamClient(servers: [server.url], name: "operator")
