@@ -39,7 +39,10 @@ public final class EdgeForwarder: Sendable {
     }
 
     private let log: ForwardingLog
-    private let partitions: Int
+    private let stream: FleetStream
+    /// Whether the stream takes what is published, for `STATUS=`, the metrics and `offertrack status`.
+    public let health: StreamHealth
+    private let logLine: @Sendable (String) -> Void
     private let maxInFlight: Int
     private let acknowledgementTimeout: Int64
     private let state = Mutex(State())
@@ -47,19 +50,21 @@ public final class EdgeForwarder: Sendable {
     private let finished = Mutex(false)
     private let queue = DispatchQueue(label: "offertrack.forwarder")
 
-    /// Forwards the journal at `journalPath` to the stream on `servers` (created with `stream` when absent), from
-    /// the stored watermark or, with `startingAfter`, from the record after that `seq`.
+    /// Forwards the journal at `journalPath` to `stream` on `servers` (created when absent), from the stored
+    /// watermark or, with `startingAfter`, from the record after that `seq`. Throws `FleetStream.Mismatch` when
+    /// the cluster answers now with a stream that records another P.
     public init(
-        journalPath: String, servers: [String], stream: StreamConfiguration, partitions: Int,
-        maxInFlight: Int = 4096, acknowledgementTimeoutMilliseconds: Int64 = 5_000, name: String = "offertrack-edge",
-        startingAfter: Int64? = nil
+        journalPath: String, servers: [String], stream: FleetStream, maxInFlight: Int = 4096,
+        acknowledgementTimeoutMilliseconds: Int64 = 5_000, name: String = "offertrack-edge",
+        startingAfter: Int64? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
-        log = try ForwardingLog(path: journalPath)
-        self.partitions = partitions
+        self.log = try ForwardingLog(path: journalPath)
         self.maxInFlight = maxInFlight
         acknowledgementTimeout = acknowledgementTimeoutMilliseconds
         self.stream = stream
-        let watermark = try startingAfter ?? log.watermark()
+        health = StreamHealth(what: "forwarding to the stream \(stream.name)", log: log)
+        self.logLine = log
+        let watermark = try startingAfter ?? self.log.watermark()
         state.withLock {
             $0.sentThrough = watermark
             $0.acknowledgedThrough = watermark
@@ -67,10 +72,9 @@ public final class EdgeForwarder: Sendable {
         let connected = try JetStreamClient(servers: servers, name: name, maxPending: Int64(maxInFlight) * 2) {
             [weak self] ack in self?.acknowledged(ack)
         }
+        try stream.checkAgreement(on: connected)
         client.withLock { $0 = connected }
     }
-
-    private let stream: StreamConfiguration
 
     /// Starts forwarding on the forwarder's thread.
     public func start() {
@@ -98,9 +102,14 @@ public final class EdgeForwarder: Sendable {
         // Stored at once, so that the journal says it is forwarded (status shows the lag) from the start.
         var lastStored: Int64 = -1
         var lastStoredAt = Clock.monotonicMilliseconds()
+        var lastReported: String??
         defer { finished.withLock { $0 = true } }
         while !state.withLock({ $0.stopped }) {
             let now = Clock.monotonicMilliseconds()
+            let problem = health.state.problem
+            if lastReported != .some(problem), (try? log.record(StreamReport(problem: problem))) != nil {
+                lastReported = problem
+            }
             let watermark = updateWatermark()
             if watermark != lastStored
                 && (lastStored < 0 || now - lastStoredAt >= 200 || state.withLock({ $0.inFlight.isEmpty }))
@@ -116,15 +125,22 @@ public final class EdgeForwarder: Sendable {
             guard let client = client.withLock({ $0 }) else { return }
             if !streamReady {
                 do {
-                    try client.addStreamIfAbsent(stream)
+                    if let megabytes = try stream.ensure(on: client) {
+                        logLine(
+                            "created the stream \(stream.name) (\(megabytes) MiB, \(stream.replicas) "
+                                + "replicas, --partitions-total \(stream.partitionsTotal))")
+                    }
                     streamReady = true
                 } catch {
+                    health.failed("\(error)", immediate: error.isPersistent)
                     backoff = Self.nextBackoff(backoff)
                     continue
                 }
             }
             failIfUnanswered(now: now)
             if restartAfterFailure() {
+                // The stream may be gone (deleted, or its cluster re-created): made sure of again first.
+                streamReady = false
                 backoff = Self.nextBackoff(backoff)
                 continue
             }
@@ -144,10 +160,11 @@ public final class EdgeForwarder: Sendable {
                     if $0.inFlight.isEmpty { $0.lastAnswerAt = Clock.monotonicMilliseconds() }
                     $0.inFlight[entry.id] = entry.seq
                 }
-                let subject = Partition.subject(Partition.of(user: entry.user, total: partitions))
+                let subject = Partition.subject(Partition.of(user: entry.user, total: stream.partitionsTotal))
                 do {
                     try client.publishAsync(subject: subject, data: entry.line, messageID: entry.id)
                 } catch {
+                    health.failed("publishing to \(stream.name) failed: \(error)")
                     state.withLock {
                         $0.inFlight[entry.id] = nil
                         $0.failed = true
@@ -177,8 +194,15 @@ public final class EdgeForwarder: Sendable {
     /// Records in flight with no answer from the stream for the timeout are lost (a server died holding them):
     /// counted as a failure, so they are published again.
     private func failIfUnanswered(now: Int64) {
-        state.withLock { state in
-            if !state.inFlight.isEmpty && now - state.lastAnswerAt > acknowledgementTimeout { state.failed = true }
+        let unanswered = state.withLock { state in
+            guard !state.inFlight.isEmpty && now - state.lastAnswerAt > acknowledgementTimeout else { return false }
+            state.failed = true
+            return true
+        }
+        if unanswered {
+            health.failed(
+                "the stream \(stream.name) answered no publish for \(acknowledgementTimeout / 1000) s; publishing "
+                    + "again from the watermark")
         }
     }
 
@@ -198,14 +222,23 @@ public final class EdgeForwarder: Sendable {
 
     /// Called on libnats's thread for every publish.
     private func acknowledged(_ ack: PublishAck) {
-        state.withLock { state in
-            guard let id = ack.messageID, state.inFlight[id] != nil else { return }
+        let counted = state.withLock { state -> Bool in
+            guard let id = ack.messageID, state.inFlight[id] != nil else { return false }
             state.lastAnswerAt = Clock.monotonicMilliseconds()
             if ack.failure == nil {
                 state.inFlight[id] = nil
             } else {
-                state.failed = true
+                // One failure per resend, not one per message in flight.
+                defer { state.failed = true }
+                return !state.failed
             }
+            return true
+        }
+        guard counted else { return }
+        if let failure = ack.failure {
+            health.failed("the stream \(stream.name) refused a publish: \(failure)")
+        } else {
+            health.succeeded()
         }
     }
 

@@ -14,26 +14,23 @@ public enum FleetExport {
         public let description: String
     }
 
-    /// Checks that `readers` cover every partition of one fleet exactly once.
+    /// Checks that `readers` cover every partition of one fleet exactly once; returns P.
     public static func checkCoverage(_ readers: [JournalReader]) throws -> Int {
-        var totals: Set<Int> = []
-        var holder: [Int: String] = [:]
-        for reader in readers {
-            guard let membership = try FleetMembership.recorded(on: reader) else {
+        let memberships: [FleetMembership?]
+        do { memberships = try FleetJournals.check(readers) } catch let refusal as FleetJournals.Refusal {
+            throw Refusal(description: refusal.description)
+        }
+        var held: Set<Int> = []
+        for (reader, membership) in zip(readers, memberships) {
+            guard let membership else {
                 throw Refusal(description: "\(reader.path) is not a central journal (it records no partitions)")
             }
-            totals.insert(membership.total)
-            for partition in membership.partitions {
-                if let other = holder[partition] {
-                    throw Refusal(description: "partition \(partition) is in both \(other) and \(reader.path)")
-                }
-                holder[partition] = reader.path
-            }
+            held.formUnion(membership.partitions)
         }
-        guard totals.count == 1, let total = totals.first else {
-            throw Refusal(description: "the journals belong to fleets of different sizes: P = \(totals.sorted())")
+        guard let total = memberships.first??.total else {
+            throw Refusal(description: "no journal given")
         }
-        let missing = (0..<total).filter { holder[$0] == nil }
+        let missing = (0..<total).filter { !held.contains($0) }
         guard missing.isEmpty else {
             throw Refusal(
                 description: "no journal given holds partitions \(missing.map(String.init).joined(separator: ",")) "
@@ -42,26 +39,57 @@ public enum FleetExport {
         return total
     }
 
-    /// Exports `day` from every journal and merges the files.
+    /// Why a fleet export stopped after some journals published the day (one was busy, a disk failed): a rerun
+    /// completes it.
+    public struct Incomplete: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Exports `day` from every journal and merges the files. Journals that already hold `day` (a run that
+    /// stopped after publishing it in some) contribute the rows they published; the others publish it now.
     public static func export(
         journalPaths: [String], day: String, rules: RulesFile, now: Int64
     ) throws -> CommissionExporter.Files {
         let readers = try journalPaths.map { try JournalReader(path: $0) }
         _ = try checkCoverage(readers)
-        // Published together or not at all: journals that disagree on what is published would publish D in
-        // some and refuse it in others.
-        let states = try readers.map { reader in
-            (latest: try reader.lastPublishedDay(), hasDay: try reader.isPublished(day))
-        }
-        if let first = states.first, !states.allSatisfy({ $0.latest == first.latest && $0.hasDay == first.hasDay }) {
-            throw Refusal(
-                description: "the central journals disagree on the published days (latest: "
-                    + states.map { $0.latest ?? "none" }.joined(separator: ", ") + ")")
-        }
-        let parts = try journalPaths.map {
-            try CommissionExporter.export(journalPath: $0, day: day, rules: rules, now: now)
+        try checkCompletable(day, readers)
+        var parts: [CommissionExporter.Files] = []
+        for path in journalPaths {
+            do {
+                parts.append(try CommissionExporter.export(journalPath: path, day: day, rules: rules, now: now))
+            } catch let refusal as CommissionExporter.Refusal {
+                throw refusal
+            } catch {
+                let done = journalPaths.prefix(parts.count)
+                throw Incomplete(
+                    description: "exporting \(day) from \(path): \(error); "
+                        + (done.isEmpty
+                            ? "nothing was published"
+                            : "\(done.joined(separator: ", ")) published it and keep it")
+                        + ": run the same export again (every --db) to complete the day")
+            }
         }
         return merge(parts, day: day, currency: rules.rules.currency, rulesSha256: rules.sha256)
+    }
+
+    /// Published together or not at all: a day some journals hold is completed in the others only when every
+    /// journal published the same days before it and none a later one (what a stopped fleet export leaves);
+    /// any other difference comes from exporting a journal alone and is refused before anything is published.
+    static func checkCompletable(_ day: String, _ readers: [JournalReader]) throws {
+        let histories = try readers.map { try $0.connection.allTexts("SELECT day FROM published_days ORDER BY day") }
+        guard !histories.allSatisfy({ $0.contains(day) }) else { return }
+        let before = histories.map { $0.filter { $0 < day } }
+        let later = histories.contains { $0.contains { $0 > day } }
+        guard later || Set(before.map(\.count)).count > 1 || Set(before.map(\.last)).count > 1 else { return }
+        let each = zip(readers, histories).map { reader, days in
+            "\(reader.path): \(days.count) days, latest \(days.last ?? "none")"
+        }
+        throw Refusal(
+            description: "the central journals disagree on the published days (\(each.joined(separator: "; "))), "
+                + "so \(day) cannot be published in all of them alike. A fleet export stopped midway leaves only "
+                + "its day missing in some journals, which exporting that day again with every --db completes; "
+                + "this difference comes from exporting a journal alone: restore the journals that went ahead "
+                + "from their backups of before, then export each day with every --db")
     }
 
     /// One file from several journals' files of the same day.
@@ -82,12 +110,10 @@ public enum FleetExport {
                 guard fields.count >= 3 else { continue }
                 rows.append((fields[2], fields[1], part, index, line))
             }
-            let manifest = String(decoding: files.manifest, as: UTF8.self)
-            commission += Self.number(after: "\"commissionMinor\":", in: manifest)
-            adjustment += Self.number(after: "\"adjustmentMinor\":", in: manifest)
-            if let at = Self.string(after: "\"generatedAt\":\"", in: manifest), generatedAt.map({ at < $0 }) ?? true {
-                generatedAt = at
-            }
+            let manifest = Manifest(files.manifest)
+            commission += manifest.commissionMinor
+            adjustment += manifest.adjustmentMinor
+            if let at = manifest.generatedAt, generatedAt.map({ at < $0 }) ?? true { generatedAt = at }
         }
         rows.sort { lhs, rhs in
             if lhs.convertedAt != rhs.convertedAt { return lhs.convertedAt < rhs.convertedAt }
@@ -106,22 +132,17 @@ public enum FleetExport {
             csv: csv, manifest: manifest, republished: parts.allSatisfy(\.republished))
     }
 
-    private static func number(after key: String, in text: String) -> Int64 {
-        guard let rest = suffix(after: key, in: text) else { return 0 }
-        return Int64(String(rest.prefix { $0 == "-" || $0.isNumber })) ?? 0
-    }
+    /// The fields of one journal's manifest (SPEC 7) the whole's sums and dates are made of.
+    private struct Manifest {
+        var commissionMinor: Int64 = 0
+        var adjustmentMinor: Int64 = 0
+        var generatedAt: String?
 
-    private static func string(after key: String, in text: String) -> String? {
-        suffix(after: key, in: text).map { String($0.prefix { $0 != "\"" }) }
-    }
-
-    /// What follows the first occurrence of `key` in `text` (the manifests are our own one-line JSON).
-    private static func suffix(after key: String, in text: String) -> Substring? {
-        var index = text.startIndex
-        while index < text.endIndex {
-            if text[index...].hasPrefix(key) { return text[text.index(index, offsetBy: key.count)...] }
-            index = text.index(after: index)
+        init(_ bytes: [UInt8]) {
+            guard case .object(let object)? = try? JSONParser.parse(bytes) else { return }
+            if case .number(let number)? = object["commissionMinor"] { commissionMinor = number.int64Value ?? 0 }
+            if case .number(let number)? = object["adjustmentMinor"] { adjustmentMinor = number.int64Value ?? 0 }
+            if case .string(let text)? = object["generatedAt"] { generatedAt = text }
         }
-        return nil
     }
 }

@@ -1,3 +1,4 @@
+import Posix
 import SQLite
 
 /// Which partitions of a fleet a central journal holds (SPEC section 10), recorded in `meta` when it first
@@ -56,16 +57,140 @@ extension JournalWriter {
                 }
                 return
             }
-            let store = try connection.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")
-            for (key, value) in [
-                (FleetMembership.partitionsKey, membership.partitions.map(String.init).joined(separator: ",")),
-                (FleetMembership.totalKey, String(membership.total)),
-            ] {
-                try store.bind(key, at: 1)
-                try store.bind(value, at: 2)
-                try store.run()
+            try storeMeta(
+                [
+                    (FleetMembership.partitionsKey, membership.partitions.map(String.init).joined(separator: ",")),
+                    (FleetMembership.totalKey, String(membership.total)),
+                ], on: connection, replacing: false)
+        }
+    }
+
+    /// Records `identity` on a journal that has none (or only P, from before the stream's name was recorded), or
+    /// checks that it is the one recorded: an edge's or a central's journal stays in the fleet it first joined.
+    public func claim(_ identity: FleetIdentity) throws {
+        let connection = try currentConnection()
+        try connection.transaction {
+            let recorded = try FleetIdentity.read(connection)
+            if let total = recorded.total, total != identity.partitionsTotal {
+                throw FleetIdentity.Mismatch(
+                    recorded: FleetIdentity(stream: recorded.stream ?? identity.stream, partitionsTotal: total),
+                    requested: identity)
+            }
+            if let stream = recorded.stream, stream != identity.stream {
+                throw FleetIdentity.Mismatch(
+                    recorded: FleetIdentity(
+                        stream: stream, partitionsTotal: recorded.total ?? identity.partitionsTotal),
+                    requested: identity)
+            }
+            try storeMeta(
+                [
+                    (FleetIdentity.streamKey, identity.stream),
+                    (FleetMembership.totalKey, String(identity.partitionsTotal)),
+                ], on: connection, replacing: false)
+        }
+    }
+}
+
+/// Writes `meta` entries: replacing the values of keys present, or keeping them (`replacing: false`).
+func storeMeta(_ entries: [(String, String)], on connection: Connection, replacing: Bool) throws {
+    let store = try connection.prepare(
+        replacing
+            ? "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2"
+            : "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING")
+    for (key, value) in entries {
+        try store.bind(key, at: 1)
+        try store.bind(value, at: 2)
+        try store.run()
+    }
+}
+
+/// The fleet a journal belongs to (SPEC section 10): the stream's name and P, recorded in `meta` at an edge's
+/// or a central daemon's first start and checked at every start after.
+public struct FleetIdentity: Sendable, Equatable, CustomStringConvertible {
+    public let stream: String
+    public let partitionsTotal: Int
+
+    public init(stream: String, partitionsTotal: Int) {
+        self.stream = stream
+        self.partitionsTotal = partitionsTotal
+    }
+
+    public var description: String { "stream \(stream) with --partitions-total \(partitionsTotal)" }
+
+    static let streamKey = "fleet_stream"
+
+    /// Why a journal refuses the stream or P it was started with.
+    public struct Mismatch: Error, CustomStringConvertible {
+        public let recorded: FleetIdentity
+        public let requested: FleetIdentity
+        public init(recorded: FleetIdentity, requested: FleetIdentity) {
+            self.recorded = recorded
+            self.requested = requested
+        }
+        public var description: String {
+            "this journal belongs to the fleet of \(recorded) and was started with \(requested) (--stream, "
+                + "--partitions-total): P and the stream are fixed for the fleet's life, and a journal that moved "
+                + "would split its users' records and pay their conversions twice"
+        }
+    }
+
+    /// The stream and P recorded in the journal (a stream of `OFFERTRACK` for a journal from before the stream's
+    /// name was recorded), if it is an edge's or a central's.
+    public static func recorded(on reader: JournalReader) throws -> FleetIdentity? {
+        let recorded = try read(reader.connection)
+        return recorded.total.map { FleetIdentity(stream: recorded.stream ?? "OFFERTRACK", partitionsTotal: $0) }
+    }
+
+    static func read(_ connection: Connection) throws -> (stream: String?, total: Int?) {
+        let statement = try connection.prepare("SELECT key, value FROM meta WHERE key IN (?1, ?2)")
+        try statement.bind(streamKey, at: 1)
+        try statement.bind(FleetMembership.totalKey, at: 2)
+        defer { statement.reset() }
+        var values: [String: String] = [:]
+        while try statement.step() { values[statement.text(0) ?? ""] = statement.text(1) ?? "" }
+        return (values[streamKey], values[FleetMembership.totalKey].flatMap { Int($0) })
+    }
+}
+
+/// Several journals read as one (`report`, `explain`, `verify`, `export` with `--db` more than once).
+public enum FleetJournals {
+    /// Why a set of journals cannot be read as one.
+    public struct Refusal: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Refuses a set that names one journal twice, repeats a partition or mixes P (SPEC 10: such a set would
+    /// count records twice); returns each journal's partitions (nil for a journal that records none).
+    @discardableResult
+    public static func check(_ readers: [JournalReader]) throws -> [FleetMembership?] {
+        var files: [FileIdentity: String] = [:]
+        var holder: [Int: String] = [:]
+        var totals: [Int: String] = [:]
+        var memberships: [FleetMembership?] = []
+        for reader in readers {
+            if let identity = CurrentProcess.fileIdentity(reader.path) {
+                if let other = files[identity] {
+                    throw Refusal(description: "\(reader.path) and \(other) are the same journal: give each once")
+                }
+                files[identity] = reader.path
+            }
+            let membership = try FleetMembership.recorded(on: reader)
+            memberships.append(membership)
+            guard let membership else { continue }
+            if let (total, other) = totals.first, total != membership.total {
+                throw Refusal(
+                    description: "\(other) holds partitions of \(total) and \(reader.path) partitions of "
+                        + "\(membership.total): the journals belong to fleets of different P")
+            }
+            totals[membership.total] = reader.path
+            for partition in membership.partitions {
+                if let other = holder[partition] {
+                    throw Refusal(description: "partition \(partition) is in both \(other) and \(reader.path)")
+                }
+                holder[partition] = reader.path
             }
         }
+        return memberships
     }
 }
 
@@ -101,15 +226,54 @@ public struct ConsumeLag: Sendable, Equatable {
 }
 
 extension JournalWriter {
-    /// Records the consuming lag (one small transaction on the writer's connection).
-    public func record(_ lag: ConsumeLag) throws {
+    /// Records the consuming lag and what the consumer reports (one small transaction on the writer's
+    /// connection).
+    public func record(_ lag: ConsumeLag, _ report: StreamReport) throws {
         let connection = try currentConnection()
         try connection.transaction {
-            let store = try connection.prepare(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2")
-            try store.bind(ConsumeLag.key, at: 1)
-            try store.bind("\(lag.records) \(lag.seconds) \(lag.recordedAt)", at: 2)
-            try store.run()
+            try storeMeta(
+                [(ConsumeLag.key, "\(lag.records) \(lag.seconds) \(lag.recordedAt)"), report.entry],
+                on: connection, replacing: true)
         }
+    }
+}
+
+/// What a daemon last reported about the stream (for `offertrack status`): the problem that keeps it from
+/// forwarding or consuming, if any, and the messages a central daemon refused.
+public struct StreamReport: Sendable, Equatable {
+    /// Why the stream cannot be used now, with what fixes it; nil while it works.
+    public var problem: String?
+    /// Stream messages that are not valid records (dropped).
+    public var invalid: Int
+    /// Ids journaled with other content (kept as journaled).
+    public var conflicts: Int
+    /// Records whose user's partition is not this journal's (never journaled).
+    public var wrongPartition: Int
+
+    public init(problem: String?, invalid: Int = 0, conflicts: Int = 0, wrongPartition: Int = 0) {
+        self.problem = problem
+        self.invalid = invalid
+        self.conflicts = conflicts
+        self.wrongPartition = wrongPartition
+    }
+
+    static let key = "fleet_stream_report"
+
+    /// The `meta` entry: the three counts, then the problem's text.
+    var entry: (String, String) { (Self.key, "\(invalid) \(conflicts) \(wrongPartition) \(problem ?? "")") }
+
+    /// The report last recorded in the journal, if its daemon is an edge or a central one.
+    public static func recorded(on reader: JournalReader) throws -> StreamReport? {
+        let statement = try reader.connection.prepare("SELECT value FROM meta WHERE key = ?1")
+        try statement.bind(key, at: 1)
+        defer { statement.reset() }
+        guard try statement.step(), let text = statement.text(0) else { return nil }
+        let parts = text.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, let invalid = Int(parts[0]), let conflicts = Int(parts[1]),
+            let wrong = Int(parts[2])
+        else { return nil }
+        return StreamReport(
+            problem: parts[3].isEmpty ? nil : String(parts[3]), invalid: invalid, conflicts: conflicts,
+            wrongPartition: wrong)
     }
 }

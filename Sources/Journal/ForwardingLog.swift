@@ -95,6 +95,11 @@ public final class ForwardingLog: @unchecked Sendable {
         return try statement.step() ? Int64(statement.text(0) ?? "") ?? 0 : 0
     }
 
+    /// Records what the forwarder reports about the stream (for `offertrack status`).
+    public func record(_ report: StreamReport) throws {
+        try writer.transaction { try storeMeta([report.entry], on: writer, replacing: true) }
+    }
+
     /// Stores the watermark durably (one small transaction). `forward --from-seq N` stores N − 1 to forward
     /// again from N.
     public func setWatermark(_ seq: Int64) throws {

@@ -22,16 +22,38 @@ public struct StreamConfiguration: Sendable, Equatable {
     public var maxBytes: Int64
     /// How long the stream remembers message ids for deduplication, in milliseconds.
     public var duplicatesWindowMilliseconds: Int64
+    /// The stream's description (an application may record what it needs to agree on there).
+    public var description: String
 
     public init(
-        name: String, subjects: [String], replicas: Int64, maxBytes: Int64, duplicatesWindowMilliseconds: Int64
+        name: String, subjects: [String], replicas: Int64, maxBytes: Int64, duplicatesWindowMilliseconds: Int64,
+        description: String = ""
     ) {
         self.name = name
         self.subjects = subjects
         self.replicas = replicas
         self.maxBytes = maxBytes
         self.duplicatesWindowMilliseconds = duplicatesWindowMilliseconds
+        self.description = description
     }
+}
+
+/// What the cluster says about an existing stream.
+public struct StreamInfo: Sendable, Equatable {
+    public let description: String
+    public let subjects: [String]
+    public let replicas: Int64
+    public let maxBytes: Int64
+    /// Messages stored now.
+    public let messages: UInt64
+}
+
+/// The account's JetStream storage limits (-1: no limit set for the account).
+public struct AccountStorageLimits: Sendable, Equatable {
+    /// File storage the account may use over all its streams (each replica counts).
+    public let maxStore: Int64
+    /// The largest `MaxBytes` one file-stored stream may have.
+    public let maxStreamBytes: Int64
 }
 
 /// One connection to a NATS cluster with its JetStream context: file-stored streams, asynchronous publishes
@@ -93,25 +115,86 @@ public final class JetStreamClient: @unchecked Sendable {
         natsConnection_Destroy(connection)
     }
 
+    /// Whether the connection is up now (it reconnects by itself while it is not).
+    public var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
+
     /// Creates the stream unless it exists (file storage, `Discard=New`); true when it was created.
     @discardableResult
     public func addStreamIfAbsent(_ configuration: StreamConfiguration) throws(NATSError) -> Bool {
+        if try streamInfo(configuration.name) != nil { return false }
+        try addStream(configuration)
+        return true
+    }
+
+    /// The stream's configuration and size, or nil when the cluster has no stream of that name.
+    public func streamInfo(_ name: String) throws(NATSError) -> StreamInfo? {
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(rawValue: 0)
-        if js_GetStreamInfo(&info, context, configuration.name, nil, &code) == NATS_OK {
-            jsStreamInfo_Destroy(info)
-            return false
+        let status = js_GetStreamInfo(&info, context, name, nil, &code)
+        if status == NATS_NOT_FOUND || code == JSStreamNotFoundErr { return nil }
+        try NATSError.check("js_GetStreamInfo", status, jetStreamCode: code)
+        guard let info, let config = info.pointee.Config else { throw NATSError("js_GetStreamInfo", NATS_ERR) }
+        defer { jsStreamInfo_Destroy(info) }
+        let subjects = (0..<Int(config.pointee.SubjectsLen)).compactMap { index in
+            config.pointee.Subjects?[index].map { String(cString: $0) }
         }
+        return StreamInfo(
+            description: config.pointee.Description.map { String(cString: $0) } ?? "", subjects: subjects,
+            replicas: config.pointee.Replicas, maxBytes: config.pointee.MaxBytes, messages: info.pointee.State.Msgs)
+    }
+
+    /// The account's JetStream storage limits.
+    public func accountStorageLimits() throws(NATSError) -> AccountStorageLimits {
+        var info: UnsafeMutablePointer<jsAccountInfo>?
+        var code = jsErrCode(rawValue: 0)
+        try NATSError.check("js_GetAccountInfo", js_GetAccountInfo(&info, context, nil, &code), jetStreamCode: code)
+        guard let info else { throw NATSError("js_GetAccountInfo", NATS_ERR) }
+        defer { jsAccountInfo_Destroy(info) }
+        return AccountStorageLimits(
+            maxStore: info.pointee.Limits.MaxStore, maxStreamBytes: info.pointee.Limits.StoreMaxStreamBytes)
+    }
+
+    /// Whether `stream` has a consumer named `durable` (false when the stream itself is gone).
+    public func consumerExists(stream: String, durable: String) throws(NATSError) -> Bool {
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_GetConsumerInfo(&info, context, stream, durable, nil, &code)
+        if status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr { return false }
+        try NATSError.check("js_GetConsumerInfo", status, jetStreamCode: code)
+        jsConsumerInfo_Destroy(info)
+        return true
+    }
+
+    /// Deletes the durable consumer `durable` of `stream` (an operator's action; its messages stay in the stream).
+    public func deleteConsumer(stream: String, durable: String) throws(NATSError) {
+        var code = jsErrCode(rawValue: 0)
+        try NATSError.check(
+            "js_DeleteConsumer", js_DeleteConsumer(context, stream, durable, nil, &code), jetStreamCode: code)
+    }
+
+    /// Deletes the stream and every message and consumer in it (an operator's action).
+    public func deleteStream(_ name: String) throws(NATSError) {
+        var code = jsErrCode(rawValue: 0)
+        try NATSError.check("js_DeleteStream", js_DeleteStream(context, name, nil, &code), jetStreamCode: code)
+    }
+
+    /// Creates the stream (file storage, `Discard=New`); fails when one of that name exists.
+    public func addStream(_ configuration: StreamConfiguration) throws(NATSError) {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(rawValue: 0)
         let name = strdup(configuration.name)
+        let description = strdup(configuration.description)
         let subjects = configuration.subjects.map { strdup($0) }
         defer {
             free(name)
+            free(description)
             subjects.forEach { free($0) }
         }
         var subjectPointers = subjects.map { UnsafePointer($0) }
         var config = jsStreamConfig()
         jsStreamConfig_Init(&config)
         config.Name = UnsafePointer(name)
+        if !configuration.description.isEmpty { config.Description = UnsafePointer(description) }
         config.Storage = js_FileStorage
         config.Discard = js_DiscardNew
         config.Replicas = configuration.replicas
@@ -124,7 +207,6 @@ public final class JetStreamClient: @unchecked Sendable {
         }
         try NATSError.check("js_AddStream", status, jetStreamCode: code)
         jsStreamInfo_Destroy(info)
-        return true
     }
 
     /// Publishes `data` to `subject` with `Nats-Msg-Id: messageID`, without waiting for the stream: the

@@ -42,10 +42,19 @@ struct CommonOptions {
         try open(databasePath, schema: schema)
     }
 
-    /// Every `--db`, opened as `openJournal` opens one.
+    /// Every `--db`, opened as `openJournal` opens one; several must be distinct journals of one fleet that
+    /// share no partition and one P (SPEC 10), else exit 65.
     func openJournals(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> [JournalReader] {
         var readers: [JournalReader] = []
         for path in databasePaths { readers.append(try open(path, schema: schema)) }
+        guard readers.count > 1 else { return readers }
+        do {
+            try FleetJournals.check(readers)
+        } catch let refusal as FleetJournals.Refusal {
+            throw CLIError(.dataError, "refused: \(refusal)")
+        } catch {
+            throw CLIError(journal: error, doing: "reading \(databasePaths.joined(separator: ", "))")
+        }
         return readers
     }
 

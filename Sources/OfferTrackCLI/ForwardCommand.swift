@@ -8,13 +8,17 @@ import Posix
 struct ForwardCommand {
     static let help = """
         Usage: offertrack forward --db EDGE.db --from-seq N --servers URL[,URL…] [--stream NAME]
-                                  [--partitions-total P] [--timeout SECONDS]
+                                  [--partitions-total P] [--stream-replicas N] [--stream-max-mb N]
+                                  [--timeout SECONDS]
 
         Publishes every record of the edge journal from seq N on to the stream, as the edge daemon does
         (Nats-Msg-Id = record id, subject offertrack.records.<partition>), and exits once the stream has
         acknowledged them all (exit 75 if that takes longer than --timeout, default 300). It is idempotent:
         the stream and the central journals answer records they hold as duplicates. The edge's own watermark
         moves with it. Use it after restoring a stream or a central journal from a backup.
+        --stream and --partitions-total default to those the edge journal records; others are refused (exit
+        78), as is a stream that records another P. A stream that does not exist is created as the daemon
+        creates it (--stream-replicas default 3, --stream-max-mb default as large as the cluster can place).
 
         Example:
           offertrack forward --db /var/lib/offertrack/offertrack.db --from-seq 1 --servers nats://10.0.0.5:4222
@@ -23,14 +27,19 @@ struct ForwardCommand {
     let databasePath: String
     let fromSeq: Int64
     let servers: [String]
-    let stream: String
-    let partitions: Int
+    let streamName: String?
+    let partitionsTotal: Int?
+    let replicas: Int
+    let maxMegabytes: Int?
     let timeoutSeconds: Int
 
     init(arguments: [String]) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments,
-            valued: ["--db", "--rules", "--from-seq", "--servers", "--stream", "--partitions-total", "--timeout"])
+            valued: [
+                "--db", "--rules", "--from-seq", "--servers", "--stream", "--partitions-total", "--stream-replicas",
+                "--stream-max-mb", "--timeout",
+            ])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "forward takes no arguments") }
         databasePath = Paths.database(parsed.value("--db"))
         guard let from = parsed.value("--from-seq").flatMap({ Int64($0) }), from >= 1 else {
@@ -42,31 +51,61 @@ struct ForwardCommand {
             throw CLIError(.usage, "forward needs --servers nats://HOST:PORT[,…]")
         }
         servers = urls
-        stream = parsed.value("--stream") ?? "OFFERTRACK"
-        guard let total = Int(parsed.value("--partitions-total") ?? "16"), total >= 1, total <= 4096 else {
-            throw CLIError(.usage, "--partitions-total must be from 1 to 4096")
-        }
-        partitions = total
+        streamName = parsed.value("--stream")
+        partitionsTotal = try Self.number(parsed, "--partitions-total", max: 4096)
+        replicas = try Self.number(parsed, "--stream-replicas", max: 5) ?? 3
+        maxMegabytes = try Self.number(parsed, "--stream-max-mb", max: 1 << 30)
         guard let timeout = Int(parsed.value("--timeout") ?? "300"), timeout >= 1 else {
             throw CLIError(.usage, "--timeout must be a whole number of seconds")
         }
         timeoutSeconds = timeout
     }
 
+    private static func number(_ parsed: CommandArguments, _ name: String, max: Int) throws(CLIError) -> Int? {
+        guard let text = parsed.value(name) else { return nil }
+        guard let number = Int(text), number >= 1, number <= max else {
+            throw CLIError(.usage, "\(name) must be a whole number from 1 to \(max), not \(text)")
+        }
+        return number
+    }
+
+    /// The stream as the edge daemon has it: the journal's recorded stream and P, unless others are given
+    /// (refused when they differ).
+    private func stream() throws(CLIError) -> FleetStream {
+        let recorded: FleetIdentity?
+        do {
+            recorded = try FleetIdentity.recorded(on: JournalReader(path: databasePath, schema: .anyVersion))
+        } catch {
+            throw CLIError(journal: error, doing: "opening \(databasePath)")
+        }
+        let identity = FleetIdentity(
+            stream: streamName ?? recorded?.stream ?? "OFFERTRACK",
+            partitionsTotal: partitionsTotal ?? recorded?.partitionsTotal ?? 16)
+        if let recorded, recorded != identity {
+            throw CLIError(
+                .configuration,
+                "\(FleetIdentity.Mismatch(recorded: recorded, requested: identity)); leave out --stream and "
+                    + "--partitions-total to use the journal's")
+        }
+        return FleetStream(
+            name: identity.stream, partitionsTotal: identity.partitionsTotal, replicas: replicas,
+            maxMegabytes: maxMegabytes)
+    }
+
     func run() throws(CLIError) -> Int32 {
         guard CurrentProcess.fileSize(databasePath) != nil else {
             throw CLIError(.noInput, "no journal at \(databasePath)")
         }
+        let stream = try stream()
         let forwarder: EdgeForwarder
         let last: Int64
         do {
             last = try ForwardingLog(path: databasePath).lastSeq()
             forwarder = try EdgeForwarder(
-                journalPath: databasePath, servers: servers,
-                stream: StreamConfiguration(
-                    name: stream, subjects: ["offertrack.records.>"], replicas: 3, maxBytes: 10_240 << 20,
-                    duplicatesWindowMilliseconds: 120_000),
-                partitions: partitions, name: "offertrack-forward", startingAfter: fromSeq - 1)
+                journalPath: databasePath, servers: servers, stream: stream, name: "offertrack-forward",
+                startingAfter: fromSeq - 1, log: { FileDescriptor.printError("offertrack forward: \($0)") })
+        } catch let mismatch as FleetStream.Mismatch {
+            throw CLIError(.configuration, "\(mismatch)")
         } catch {
             throw CLIError(.unavailable, "\(error)")
         }
@@ -78,7 +117,8 @@ struct ForwardCommand {
                 throw CLIError(
                     .tryAgain,
                     "the stream acknowledged through seq \(forwarder.progress.acknowledgedThrough) of \(last) "
-                        + "in \(timeoutSeconds) s; run it again from there")
+                        + "in \(timeoutSeconds) s; run it again from there"
+                        + (forwarder.health.state.problem.map { " (\($0))" } ?? ""))
             }
             Sleep.milliseconds(20)
         }

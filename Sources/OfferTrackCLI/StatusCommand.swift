@@ -13,7 +13,10 @@ struct StatusCommand {
         "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome"},"lastSeq",
         "lastPublishedExport","consume","forward"} (lastPublishedExport null when nothing was published;
         consume null unless the journal is a central one: {"partitions","partitionsTotal","lagRecords",
-        "lagSeconds"}; forward null unless it is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"}).
+        "lagSeconds"}; forward null unless it is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"};
+        stream null unless it is either: {"name","partitionsTotal","up","problem","invalid","conflicts",
+        "wrongPartition"}, problem being what keeps its daemon from forwarding or consuming, with the fix, as the
+        daemon last recorded it, and the counts the messages a central daemon refused since it started).
         --db may be given more than once (a fleet's central journals): one block per journal (a JSON array).
         Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed).
 
@@ -70,7 +73,11 @@ struct StatusCommand {
         let forwarding: (through: Int64, records: Int64, seconds: Double)?
         let membership: FleetMembership?
         let consumeLag: ConsumeLag?
+        let identity: FleetIdentity?
+        let streamReport: StreamReport?
         do {
+            identity = try FleetIdentity.recorded(on: reader)
+            streamReport = try StreamReport.recorded(on: reader)
             membership = try FleetMembership.recorded(on: reader)
             consumeLag = try ConsumeLag.recorded(on: reader)
             forwarding = try ForwardingLog.lag(of: reader, now: Clock.wallMilliseconds())
@@ -90,7 +97,8 @@ struct StatusCommand {
                 + "\"schemaVersion\":\(schema),\"records\":{\(records.joined(separator: ","))},\"lastSeq\":\(lastSeq),"
                 + "\"lastPublishedExport\":\(lastDay.map(JSONStringLiteral.quote) ?? "null"),"
                 + "\"consume\":\(membership.map { m in "{\"partitions\":[\(m.partitions.map(String.init).joined(separator: ","))],\"partitionsTotal\":\(m.total),\"lagRecords\":\(consumeLag?.records ?? 0),\"lagSeconds\":\(consumeLag?.seconds ?? 0)}" } ?? "null"),"
-                + "\"forward\":\(forwarding.map { "{\"acknowledgedThrough\":\($0.through),\"lagRecords\":\($0.records),\"lagSeconds\":\($0.seconds)}" } ?? "null")}\n"
+                + "\"forward\":\(forwarding.map { "{\"acknowledgedThrough\":\($0.through),\"lagRecords\":\($0.records),\"lagSeconds\":\($0.seconds)}" } ?? "null"),"
+                + "\"stream\":\(identity.map { Self.streamJSON($0, streamReport) } ?? "null")}\n"
         } else {
             text = "daemon: \(daemonUp ? "up" : "down") (\(socketPath))\n"
             text += "journal: \(databasePath), \(size) bytes\n"
@@ -106,7 +114,22 @@ struct StatusCommand {
                     "forwarded through seq \(forwarding.through): lag \(forwarding.records) records, "
                     + "\(forwarding.seconds) s\n"
             }
+            if let identity {
+                text += "\(identity): \(streamReport?.problem.map { "DOWN: \($0)" } ?? "up")\n"
+            }
+            if let streamReport, membership != nil {
+                text +=
+                    "refused from the stream since start: \(streamReport.invalid) invalid, \(streamReport.conflicts) "
+                    + "conflicting ids, \(streamReport.wrongPartition) of other partitions\n"
+            }
         }
         return text
+    }
+
+    private static func streamJSON(_ identity: FleetIdentity, _ report: StreamReport?) -> String {
+        "{\"name\":\(JSONStringLiteral.quote(identity.stream)),\"partitionsTotal\":\(identity.partitionsTotal),"
+            + "\"up\":\(report?.problem == nil),\"problem\":\(report?.problem.map(JSONStringLiteral.quote) ?? "null"),"
+            + "\"invalid\":\(report?.invalid ?? 0),\"conflicts\":\(report?.conflicts ?? 0),"
+            + "\"wrongPartition\":\(report?.wrongPartition ?? 0)}"
     }
 }

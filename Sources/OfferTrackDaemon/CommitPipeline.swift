@@ -21,6 +21,12 @@ struct CommitResult: Sendable {
     let outcomes: Result<[AppendOutcome], JournalFailure>
 }
 
+/// One commit of records from the stream (a central daemon): how many, and how it went.
+struct StreamCommit: Sendable {
+    let records: Int
+    let outcomes: Result<[AppendOutcome], JournalFailure>
+}
+
 /// How a recompute for new windows ended; `generation` tells a superseded one's (a second reload) from the last.
 struct RecomputeOutcome: Sendable {
     let generation: Int
@@ -251,14 +257,37 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     /// Commits records consumed from the stream (a central daemon) on the writer thread and waits for the
-    /// outcome; what follows the commit is a socket batch's (`afterCommit`: the WAL kept short among others).
+    /// outcome; what follows the commit is a socket batch's (`afterCommit`: the WAL kept short among others), and
+    /// the outcome goes to the event loop like a batch's (`takeStreamCommits`: the corruption gate, `STATUS=`,
+    /// metrics). Once the journal is found corrupt nothing more is committed from the stream.
     func commitFromStream(_ submissions: [Submission]) throws -> [AppendOutcome] {
         try queue.sync {
-            let outcomes = try append(submissions)
+            if let corrupt = refusingStreamCommits.withLock({ $0 }) { throw corrupt }
+            streamCommitStartedAt.store(Clock.monotonicMilliseconds(), ordering: .relaxed)
+            defer { streamCommitStartedAt.store(0, ordering: .relaxed) }
+            let result: Result<[AppendOutcome], JournalFailure>
+            do { result = .success(try append(submissions)) } catch { result = .failure(JournalFailure(error)) }
+            streamCommits.withLock { $0.append(StreamCommit(records: submissions.count, outcomes: result)) }
+            wakeup.signal()
+            let outcomes = try result.get()
             afterCommit()
             return outcomes
         }
     }
+
+    /// Stream commits since the last call, for the event loop.
+    func takeStreamCommits() -> [StreamCommit] {
+        streamCommits.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+    }
+
+    private let streamCommits = Mutex<[StreamCommit]>([])
+    /// Set by the event loop once the journal is found corrupt: stream commits are refused from then on.
+    let refusingStreamCommits = Mutex<JournalFailure?>(nil)
+    /// When the stream commit on the writer began (monotonic ms), 0 when none: the watchdog's honesty.
+    let streamCommitStartedAt = Atomic<Int64>(0)
 
     /// Runs `body` on the writer thread and waits for it (for rare work such as a rules-driven recompute).
     func runOnWriter<T: Sendable>(_ body: @Sendable (JournalWriter) throws -> T) rethrows -> T {

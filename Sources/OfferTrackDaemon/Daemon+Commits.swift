@@ -2,6 +2,7 @@ import Journal
 import Metrics
 import OfferTrackDomain
 import Posix
+import Synchronization
 import WireFormat
 
 /// The event loop's side of the group commit: batches handed to the writer (`CommitQueue`, `CommitPipeline`),
@@ -21,38 +22,20 @@ extension Daemon {
     func handleCommitResults(now: Int64) {
         let results = pipeline.takeResults()
         for outcome in pipeline.takeRecomputes() { finishRecompute(outcome, now: now) }
+        for commit in pipeline.takeStreamCommits() { noteStreamCommit(commit) }
         for result in results {
             commits.batchFinished()
             switch result.outcomes {
             case .success(let outcomes):
-                if let failure = storageFailure {
-                    log("the journal commits again (after: \(failure))")
-                    storageFailure = nil
-                }
+                noteJournalCommitted()
                 let answeredAt = Clock.monotonicMicroseconds()
                 for (job, outcome) in zip(result.jobs, outcomes) {
                     deliver(response(for: job, outcome), to: job)
                     metrics.ackLatency.observe(answeredAt &- job.readAtMicroseconds)
                 }
-            case .failure(let failure) where failure.isCorruption:
-                if journalCorruption == nil {
-                    counters.corruptionsDetected += 1
-                    log(
-                        "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
-                            + "restore the latest backup (README \"Backups\") and start it again")
-                }
-                journalCorruption = failure.message
-                counters.storageUnavailable += result.jobs.count
-                metrics.journalCorrupt.set(1)
-                metrics.storageFailures.increment()
-                metrics.reject(.storageUnavailable, count: UInt64(result.jobs.count))
-                for job in result.jobs { refuse(job) }
-                notifier.send("STATUS=\(statusLine())")
             case .failure(let failure):
-                if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
-                storageFailure = failure.message
+                noteJournalFailure(failure)
                 counters.storageUnavailable += result.jobs.count
-                metrics.storageFailures.increment()
                 metrics.reject(.storageUnavailable, count: UInt64(result.jobs.count))
                 for job in result.jobs { refuse(job) }
             }
@@ -63,6 +46,46 @@ extension Daemon {
         }
         resumeQueuePausedConnections(now: now)
         dispatchBatchIfIdle(now: now)
+    }
+
+    /// A batch (or a stream commit) did not commit: a corrupt journal stops all acknowledging (and commits from
+    /// the stream), anything else is shown until a commit succeeds.
+    func noteJournalFailure(_ failure: JournalFailure) {
+        metrics.storageFailures.increment()
+        guard failure.isCorruption else {
+            if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
+            storageFailure = failure.message
+            return
+        }
+        if journalCorruption == nil {
+            counters.corruptionsDetected += 1
+            log(
+                "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
+                    + "restore the latest backup (README \"Backups\") and start it again")
+        }
+        journalCorruption = failure.message
+        pipeline.refusingStreamCommits.withLock { $0 = failure }
+        metrics.journalCorrupt.set(1)
+        notifier.send("STATUS=\(statusLine())")
+    }
+
+    /// A commit of records from the stream: counted as a batch's are, its failure handled as a batch's.
+    func noteStreamCommit(_ commit: StreamCommit) {
+        switch commit.outcomes {
+        case .success(let outcomes):
+            noteJournalCommitted()
+            for case .accepted(let seq) in outcomes { counters.lastSeq = max(counters.lastSeq, seq) }
+            metrics.lastSeq.set(counters.lastSeq)
+        case .failure(let failure):
+            noteJournalFailure(failure)
+        }
+    }
+
+    /// A batch (or a stream commit) committed: a failure shown ends.
+    func noteJournalCommitted() {
+        guard let failure = storageFailure else { return }
+        log("the journal commits again (after: \(failure))")
+        storageFailure = nil
     }
 
     /// Answers `storage_unavailable` to one job that was not committed.

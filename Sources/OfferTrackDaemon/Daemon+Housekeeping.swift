@@ -12,7 +12,10 @@ extension Daemon {
             if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
         }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
-            let writerStuck = commits.writerBusySince.map { now - $0 > interval / 2 } ?? false
+            let streamCommitSince = pipeline.streamCommitStartedAt.load(ordering: .relaxed)
+            let writerStuck =
+                (commits.writerBusySince.map { now - $0 > interval / 2 } ?? false)
+                || (streamCommitSince > 0 && now - streamCommitSince > interval / 2)
             if !writerStuck {
                 notifier.send("WATCHDOG=1")
                 lastWatchdogPing = now
@@ -53,14 +56,7 @@ extension Daemon {
         } else if checkpoints.failures > 0 {
             line += "; \(checkpoints.failures) checkpoint failures since start"
         }
-        if let progress = consumer?.progress {
-            line +=
-                "; consumed \(progress.accepted) (\(progress.duplicates) duplicate, \(progress.conflicts) conflicting), "
-                + "lag \(progress.lagRecords) records"
-        }
-        if let progress = forwarder?.progress {
-            line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
-        }
+        line += fleetStatus()
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
         if recomputeStartedAt != nil {
             let users = pipeline.recomputedUsers.load(ordering: .relaxed)

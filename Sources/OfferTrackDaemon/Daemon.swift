@@ -129,14 +129,7 @@ public final class Daemon {
         do {
             let writer = try Self.openJournal(configuration, settings: rules.current.rules.settings)
             counters.lastSeq = try writer.lastSeq()
-            if !configuration.consumeServers.isEmpty {
-                do {
-                    try writer.claim(
-                        FleetMembership(partitions: configuration.partitions, total: configuration.partitionsTotal))
-                } catch let mismatch as FleetMembership.Mismatch {
-                    throw StartupError(exitCode: .configuration, "\(mismatch)")
-                }
-            }
+            try Self.claimFleet(writer, configuration)
             epoll = try Epoll()
             refused = RefusedPeers(epoll: epoll, buffer: readBuffer)
             signals = try SignalChannel()
@@ -147,34 +140,7 @@ public final class Daemon {
             if let error = error as? StartupError { throw error }
             throw StartupError(exitCode: .osError, "\(error)")
         }
-        let stream = StreamConfiguration(
-            name: configuration.streamName, subjects: ["offertrack.records.>"],
-            replicas: Int64(configuration.streamReplicas), maxBytes: Int64(configuration.streamMaxMegabytes) << 20,
-            duplicatesWindowMilliseconds: 120_000)
-        if configuration.consumeServers.isEmpty {
-            consumer = nil
-        } else {
-            do {
-                consumer = try CentralConsumer(
-                    servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
-                    commit: { [pipeline] submissions in try pipeline.commitFromStream(submissions) },
-                    recordLag: { [pipeline] lag in _ = try? pipeline.runOnWriter { try $0.record(lag) } },
-                    log: { FileDescriptor.printError("offertrackd: \($0)") })
-            } catch {
-                throw StartupError(exitCode: .unavailable, "--consume: \(error)")
-            }
-        }
-        if configuration.forwardServers.isEmpty {
-            forwarder = nil
-        } else {
-            do {
-                forwarder = try EdgeForwarder(
-                    journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
-                    partitions: configuration.partitionsTotal)
-            } catch {
-                throw StartupError(exitCode: .unavailable, "--forward: \(error)")
-            }
-        }
+        (consumer, forwarder) = try Self.fleetSides(configuration, pipeline: pipeline)
         if let address = configuration.metricsAddress {
             let path = configuration.databasePath
             do {
@@ -183,8 +149,7 @@ public final class Daemon {
                     return metrics.render(
                         journalBytes: Int64(bytes),
                         checkpointFailures: pipeline.checkpointHealth.withLock { $0.failures },
-                        forwardLag: forwarder?.progress.lagRecords,
-                        consumeLag: consumer.map { Int64($0.progress.lagRecords) })
+                        fleet: Self.fleetMetrics(forwarder: forwarder, consumer: consumer))
                 }
             } catch {
                 throw StartupError(

@@ -39,8 +39,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var partitionsTotal = 16
     /// Replicas of the stream an edge creates when it is absent.
     public var streamReplicas = 3
-    /// Size limit of that stream in MiB (it refuses new records when full: `Discard=New`).
-    public var streamMaxMegabytes = 10_240
+    /// Size limit of that stream in MiB (it refuses new records when full: `Discard=New`); nil: as large as the
+    /// cluster can place, up to 10 GiB.
+    public var streamMaxMegabytes: Int?
 
     /// The defaults: `./offertrack.db`, or `$STATE_DIRECTORY/offertrack.db` under systemd.
     public init(stateDirectory: String? = nil) {
@@ -229,8 +230,9 @@ extension DaemonConfiguration {
           --partitions LIST       the partitions a central daemon consumes (0-7, 0,2,4); fixed for its journal
           --stream NAME           the JetStream stream (default OFFERTRACK)
           --partitions-total P    the fleet's partitions (default 16)
-          --stream-replicas N     replicas of the stream when an edge creates it (default 3)
-          --stream-max-mb N       its size limit; a full stream refuses new records (default 10240)
+          --stream-replicas N     replicas of the stream when a daemon creates it (default 3)
+          --stream-max-mb N       its size limit; a full stream refuses new records (default: as large as the
+                                  cluster can place, up to 10240)
           --metrics-listen ADDR   serve Prometheus metrics (GET /metrics) on HOST:PORT or a Unix socket path
                                   (off by default; 127.0.0.1:9464 for a local scraper)
           --help, --version

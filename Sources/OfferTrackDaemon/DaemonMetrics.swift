@@ -44,9 +44,7 @@ final class DaemonMetrics: Sendable {
     }
 
     /// The exposition, with the journal's size on disk read now.
-    func render(
-        journalBytes: Int64, checkpointFailures: Int = 0, forwardLag: Int64? = nil, consumeLag: Int64? = nil
-    ) -> String {
+    func render(journalBytes: Int64, checkpointFailures: Int = 0, fleet: FleetMetrics? = nil) -> String {
         var out = Exposition()
         out.gauge(
             "offertrack_start_time_seconds", help: "When the daemon started, in seconds since the Unix epoch.",
@@ -72,21 +70,41 @@ final class DaemonMetrics: Sendable {
         )
         out.gauge("offertrack_last_seq", help: "The highest seq acknowledged since start.", lastSeq.current)
         out.gauge("offertrack_journal_bytes", help: "The journal's size on disk, WAL included.", journalBytes)
-        if let forwardLag {
-            out.gauge(
-                "offertrack_forward_lag_records", help: "Records journaled and not yet acknowledged by the stream.",
-                forwardLag)
-        }
-        if let consumeLag {
-            out.gauge(
-                "offertrack_consume_lag_records", help: "Messages of this journal's partitions not yet consumed.",
-                consumeLag)
-        }
+        if let fleet { render(fleet, to: &out) }
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)
         out.histogram(
             "offertrack_ack_latency_seconds", help: "From a line read to its answer queued for the client.",
             ackLatency)
         return out.text
+    }
+
+    /// An edge's or a central daemon's stream metrics.
+    private func render(_ fleet: FleetMetrics, to out: inout Exposition) {
+        out.gauge(
+            "offertrack_stream_up",
+            help: "1 while the stream works for this daemon, 0 while it cannot forward or consume (see STATUS).",
+            fleet.streamUp ? 1 : 0)
+        if let forwardLag = fleet.forwardLag {
+            out.gauge(
+                "offertrack_forward_lag_records", help: "Records journaled and not yet acknowledged by the stream.",
+                forwardLag)
+        }
+        if let consumeLag = fleet.consumeLag {
+            out.gauge(
+                "offertrack_consume_lag_records", help: "Messages of this journal's partitions not yet consumed.",
+                consumeLag)
+            out.counter(
+                "offertrack_stream_invalid_total", help: "Stream messages that are not valid records (dropped).",
+                [("", UInt64(fleet.invalid))])
+            out.counter(
+                "offertrack_stream_conflicts_total",
+                help: "Stream records whose id is journaled with other content (kept as journaled).",
+                [("", UInt64(fleet.conflicts))])
+            out.counter(
+                "offertrack_stream_wrong_partition_total",
+                help: "Stream records of a partition this journal does not hold (refused, never journaled).",
+                [("", UInt64(fleet.wrongPartition))])
+        }
     }
 }

@@ -17,6 +17,13 @@ public enum CurrentProcess {
         guard stat(path, &info) == 0 else { return nil }
         return Int64(info.st_size)
     }
+    /// The device and inode of the file at `path` (the same file under two names has one), or nil when it does not
+    /// exist.
+    public static func fileIdentity(_ path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
     /// Whether `path` names an existing directory.
     public static func isDirectory(_ path: String) -> Bool {
         var info = stat()
@@ -24,4 +31,10 @@ public enum CurrentProcess {
     }
     /// Exits the process immediately with `code`.
     public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+}
+
+/// Which file a path names: its device and inode.
+public struct FileIdentity: Hashable, Sendable {
+    public let device: UInt64
+    public let inode: UInt64
 }

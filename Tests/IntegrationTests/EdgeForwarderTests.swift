@@ -15,10 +15,8 @@ import WireFormat
 @Suite(.serialized) struct EdgeForwarderTests {
     static let partitions = 4
 
-    static func stream() -> StreamConfiguration {
-        StreamConfiguration(
-            name: "OFFERTRACK", subjects: ["offertrack.records.>"], replicas: 1, maxBytes: 256 << 20,
-            duplicatesWindowMilliseconds: 120_000)
+    static func stream() -> FleetStream {
+        FleetStream(name: "OFFERTRACK", partitionsTotal: partitions, replicas: 1, maxMegabytes: 256)
     }
 
     static func append(_ lines: [String], to writer: JournalWriter) throws {
@@ -90,8 +88,7 @@ import WireFormat
         try Self.append(lines, to: writer)
         let server = try NATSServer(in: directory)
         let forwarder = try EdgeForwarder(
-            journalPath: path, servers: [server.url], stream: Self.stream(), partitions: Self.partitions,
-            maxInFlight: 256)
+            journalPath: path, servers: [server.url], stream: Self.stream(), maxInFlight: 256)
         forwarder.start()
         let last = try writer.lastSeq()
         #expect(Self.waitForwarded(forwarder, through: last), "\(forwarder.progress)")
@@ -112,7 +109,7 @@ import WireFormat
         try append(Array(lines[..<(lines.count / 2)]), to: writer)
         let server = try NATSServer(in: directory)
         let forwarder = try EdgeForwarder(
-            journalPath: path, servers: [server.url], stream: stream(), partitions: partitions, maxInFlight: 128,
+            journalPath: path, servers: [server.url], stream: stream(), maxInFlight: 128,
             acknowledgementTimeoutMilliseconds: acknowledgementTimeoutMilliseconds)
         forwarder.start()
         return (writer, lines, server, forwarder)

@@ -12,8 +12,12 @@ final class NATSServer {
     private let extra: [String]
     private var process: SpawnedProcess?
 
-    /// A server on `port` (a free one when nil); `extra` adds flags (a cluster's).
-    init(in directory: ScratchDirectory, name: String = "n1", port: UInt16? = nil, extra: [String] = []) throws {
+    /// A server on `port` (a free one when nil); `extra` adds flags (a cluster's); `maxFileStore` limits its
+    /// JetStream file storage (`max_file_store`, e.g. `2GB`, as an operator's configuration file does).
+    init(
+        in directory: ScratchDirectory, name: String = "n1", port: UInt16? = nil, extra: [String] = [],
+        maxFileStore: String? = nil
+    ) throws {
         if let port {
             self.port = port
         } else {
@@ -24,7 +28,13 @@ final class NATSServer {
         url = "nats://127.0.0.1:\(self.port)"
         self.directory = directory
         self.name = name
-        self.extra = extra
+        if let maxFileStore {
+            let path = directory.file("nats-\(name).conf")
+            try "jetstream { max_file_store: \(maxFileStore) }\n".write(toFile: path, atomically: true, encoding: .utf8)
+            self.extra = ["-c", path] + extra
+        } else {
+            self.extra = extra
+        }
         try start()
     }
 
@@ -69,7 +79,7 @@ final class NATSCluster {
     let nodes: [NATSServer]
     var urls: [String] { nodes.map(\.url) }
 
-    init(in directory: ScratchDirectory) throws {
+    init(in directory: ScratchDirectory, maxFileStore: String? = nil) throws {
         var clientPorts: [UInt16] = []
         var routePorts: [UInt16] = []
         var probes: [Int32] = []
@@ -86,7 +96,7 @@ final class NATSCluster {
                 extra: [
                     "--cluster_name", "offertrack", "--cluster", "nats://127.0.0.1:\(routePorts[index])", "--routes",
                     routes,
-                ])
+                ], maxFileStore: maxFileStore)
         }
     }
 }

@@ -1,0 +1,107 @@
+import Fleet
+import Journal
+import Posix
+
+/// The daemon's edge and central wiring (SPEC section 10): the fleet the journal belongs to checked at start,
+/// the forwarder (edge) or the consumer (central) built on the same stream settings, and what `STATUS=` and the
+/// metrics say about them.
+extension Daemon {
+    /// The stream as the flags describe it.
+    static func fleetStream(_ configuration: DaemonConfiguration) -> FleetStream {
+        FleetStream(
+            name: configuration.streamName, partitionsTotal: configuration.partitionsTotal,
+            replicas: configuration.streamReplicas, maxMegabytes: configuration.streamMaxMegabytes)
+    }
+
+    /// An edge's or a central's journal records its stream and P at the first start and refuses others after;
+    /// a central's its partitions too (exit 78, naming both values).
+    static func claimFleet(_ writer: JournalWriter, _ configuration: DaemonConfiguration) throws {
+        let isCentral = !configuration.consumeServers.isEmpty
+        guard isCentral || !configuration.forwardServers.isEmpty else { return }
+        do {
+            try writer.claim(
+                FleetIdentity(stream: configuration.streamName, partitionsTotal: configuration.partitionsTotal))
+            if isCentral {
+                try writer.claim(
+                    FleetMembership(partitions: configuration.partitions, total: configuration.partitionsTotal))
+            }
+        } catch let mismatch as FleetIdentity.Mismatch {
+            throw StartupError(exitCode: .configuration, "\(mismatch)")
+        } catch let mismatch as FleetMembership.Mismatch {
+            throw StartupError(exitCode: .configuration, "\(mismatch)")
+        }
+    }
+
+    /// The consumer (central mode) or the forwarder (edge mode), or neither. A stream that answers now and
+    /// records another P is refused (exit 78); one that does not answer is checked again once it does.
+    static func fleetSides(_ configuration: DaemonConfiguration, pipeline: CommitPipeline) throws(StartupError) -> (
+        CentralConsumer?, EdgeForwarder?
+    ) {
+        let stream = fleetStream(configuration)
+        let log: @Sendable (String) -> Void = { FileDescriptor.printError("offertrackd: \($0)") }
+        do {
+            if !configuration.consumeServers.isEmpty {
+                let consumer = try CentralConsumer(
+                    servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
+                    commit: { [pipeline] submissions in try pipeline.commitFromStream(submissions) },
+                    record: { [pipeline] lag, report in _ = try? pipeline.runOnWriter { try $0.record(lag, report) } },
+                    log: log)
+                return (consumer, nil)
+            }
+            if !configuration.forwardServers.isEmpty {
+                let forwarder = try EdgeForwarder(
+                    journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
+                    log: log)
+                return (nil, forwarder)
+            }
+        } catch let mismatch as FleetStream.Mismatch {
+            throw StartupError(exitCode: .configuration, "\(mismatch)")
+        } catch {
+            let flag = configuration.consumeServers.isEmpty ? "--forward" : "--consume"
+            throw StartupError(exitCode: .unavailable, "\(flag): \(error)")
+        }
+        return (nil, nil)
+    }
+
+    /// What the metrics say about the stream; nil for a daemon that is neither an edge nor a central one.
+    static func fleetMetrics(forwarder: EdgeForwarder?, consumer: CentralConsumer?) -> FleetMetrics? {
+        if let consumer {
+            let progress = consumer.progress
+            return FleetMetrics(
+                streamUp: consumer.health.isUp, forwardLag: nil, consumeLag: Int64(progress.lagRecords),
+                invalid: progress.invalid, conflicts: progress.conflicts, wrongPartition: progress.wrongPartition)
+        }
+        guard let forwarder else { return nil }
+        return FleetMetrics(
+            streamUp: forwarder.health.isUp, forwardLag: forwarder.progress.lagRecords, consumeLag: nil, invalid: 0,
+            conflicts: 0, wrongPartition: 0)
+    }
+
+    /// The fleet's part of `STATUS=`: progress, refusals and, first, a problem that keeps the stream from working.
+    func fleetStatus() -> String {
+        var line = ""
+        if let problem = (consumer?.health ?? forwarder?.health)?.state.problem {
+            line += "; STREAM DOWN: \(problem)"
+        }
+        if let progress = consumer?.progress {
+            line +=
+                "; consumed \(progress.accepted) (\(progress.duplicates) duplicate, \(progress.conflicts) conflicting, "
+                + "\(progress.invalid) invalid, \(progress.wrongPartition) of other partitions refused), "
+                + "lag \(progress.lagRecords) records"
+        }
+        if let progress = forwarder?.progress {
+            line += "; forwarded through seq \(progress.acknowledgedThrough), lag \(progress.lagRecords) records"
+        }
+        return line
+    }
+}
+
+/// The fleet's metrics at one scrape.
+struct FleetMetrics {
+    let streamUp: Bool
+    let forwardLag: Int64?
+    let consumeLag: Int64?
+    let invalid: Int
+    let conflicts: Int
+    let wrongPartition: Int
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Posix
+import SQLite
+import Simulator
+import TestSupport
+import Testing
+
+/// A fleet export that cannot strand the fleet (SPEC section 10): a run that stops after some central journals
+/// published the day is completed by running it again, and the file is then the one a single daemon writes.
+@Suite(.serialized) struct FleetExportTests {
+    @Test func anExportStoppedByABusyJournalIsCompletedByRunningItAgain() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        let rulesPath = directory.file("rules.json")
+        try FleetEndToEndTests.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        guard let (centrals, edge) = try FleetRecoveryTests.smallFleet(server, extra: ["--rules", rulesPath]) else {
+            return
+        }
+        let lines = Array(WorkloadSimulator(users: 200, seed: 23).filter { !$0.isDuplicate }.map(\.line))
+        #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
+        #expect(
+            try FleetRecoveryTests.eventually { try FleetRecoveryTests.centralLines(centrals).count >= lines.count })
+        let day = "2026-11-02"
+        let out = directory.file("out")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let export =
+            ["export", "--rules", rulesPath, "--date", day, "--out", out]
+            + centrals.flatMap {
+                ["--db", $0.databasePath]
+            }
+        // The second journal is busy past the export's busy timeout: the first publishes, the run stops.
+        let holder = try Connection(path: centrals[1].databasePath, mode: .readWriteCreate)
+        try holder.execute("BEGIN IMMEDIATE")
+        let stopped = try Shell.run(Binaries.cli, export)
+        try holder.execute("ROLLBACK")
+        #expect(stopped.status == 75, "\(stopped.output)")
+        #expect(
+            stopped.output.contains("published it and keep it")
+                && stopped.output.contains("run the same export again"), "\(stopped.output)")
+        let published = try centrals.map {
+            try Connection(path: $0.databasePath, mode: .readOnly).scalarInt(
+                "SELECT count(*) FROM published_days WHERE day = '\(day)'")
+        }
+        #expect(published == [1, 0])
+        // Run again: the second journal publishes, the first contributes what it published.
+        let completed = try Shell.run(Binaries.cli, export)
+        #expect(completed.status == 0, "\(completed.output)")
+        // The day equals a single daemon's, and rewriting it gives the same bytes.
+        try FleetEndToEndTests.compareWithASingleDaemon(
+            centrals: centrals, lines: lines, rules: rulesPath, in: directory)
+        for daemon in centrals + [edge] {
+            daemon.signal(Signals.terminate)
+            #expect(daemon.waitExit() == 0)
+        }
+    }
+}
