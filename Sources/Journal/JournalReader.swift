@@ -68,3 +68,17 @@ extension JournalReader {
         return try connection.scalarText("SELECT max(day) FROM published_days")
     }
 }
+
+extension JournalReader {
+    /// The first published export day (`YYYY-MM-DD`), or nil: payout months start with its month (SPEC 7.1).
+    public func firstPublishedDay() throws -> String? {
+        guard try hasTable("published_days") else { return nil }
+        return try connection.scalarText("SELECT min(day) FROM published_days")
+    }
+
+    /// The latest published payout month (`YYYY-MM`), or nil.
+    public func lastPublishedMonth() throws -> String? {
+        guard try hasTable("published_months") else { return nil }
+        return try connection.scalarText("SELECT max(month) FROM published_months")
+    }
+}

@@ -156,6 +156,15 @@ public enum Schema {
         ALTER TABLE conversion_days_5 RENAME TO conversion_days;
         INSERT INTO meta (key, value) SELECT 'derived_holding_ms', '0' FROM meta WHERE key = 'derived_window_ms';
         """,
+        // 6: payout statements (SPEC 7.1): every published month's exact files, as first published.
+        """
+        CREATE TABLE published_months (
+            month TEXT PRIMARY KEY,
+            generated_at INTEGER NOT NULL,
+            csv BLOB NOT NULL,
+            manifest BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version a fully migrated journal has.
