@@ -38,8 +38,11 @@ let package = Package(
         .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
         // Lock-free counters, gauges and histograms and their Prometheus text exposition.
         .target(name: "Metrics", swiftSettings: strictSettings),
-        // Pure Swift: records, tokens, eligibility, attribution, rules, money, reports, exports. No I/O.
+        // Pure Swift: records, tokens, eligibility, attribution, rules, money, report rows, export plans. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
+        // How the domain's values are written for people and files: report and explanation formats, the HTML
+        // page, the export's CSV and manifest (SPEC 6, 7). No I/O.
+        .target(name: "OfferTrackPresentation", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         // What comes in from outside, in JSON: the line framer, the JSON parser and values, the record validator,
         // the response line (SPEC 2, 3), and the rules file (SPEC 5).
         .target(name: "WireFormat", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
@@ -47,7 +50,8 @@ let package = Package(
         .target(name: "Simulator", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         // The SQLite journal: schema, migrations, appends, derived tables, queries.
         .target(
-            name: "Journal", dependencies: ["SQLite", "Posix", "OfferTrackDomain", "WireFormat"],
+            name: "Journal",
+            dependencies: ["SQLite", "Posix", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
             swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
@@ -64,7 +68,10 @@ let package = Package(
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
-            dependencies: ["Posix", "Journal", "OfferTrackDomain", "WireFormat", "Simulator", "Fleet", "NATS"],
+            dependencies: [
+                "Posix", "Journal", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator", "Fleet",
+                "NATS",
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -81,11 +88,13 @@ let package = Package(
         // What only the tests and the bench use: scratch directories, a daemon process with a stand-in for systemd's
         // notification socket, signals, a seeded generator, published export days synthesised into a journal.
         .target(
-            name: "TestSupport", dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain"],
+            name: "TestSupport",
+            dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain", "OfferTrackPresentation"],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(
-            name: "DomainTests", dependencies: ["OfferTrackDomain", "WireFormat"], swiftSettings: strictSettings),
+            name: "DomainTests", dependencies: ["OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "WireFormatTests", dependencies: ["WireFormat", "OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(
@@ -95,19 +104,22 @@ let package = Package(
             name: "DaemonTests", dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "Posix"],
+            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "OfferTrackPresentation", "Posix"],
             swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
-            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "WireFormat", "Simulator", "TestSupport"],
+            dependencies: [
+                "Journal", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Posix", "SQLite", "OfferTrackDomain", "WireFormat", "Simulator", "NATS", "Fleet", "Journal",
-                "TestSupport",
+                "Posix", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator", "NATS",
+                "Fleet", "Journal", "TestSupport",
             ],
             swiftSettings: strictSettings),
     ]

@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import OfferTrackPresentation
 import SQLite
 import WireFormat
 
@@ -121,7 +122,7 @@ public enum CommissionExporter {
         }
         let plan = ExportPlan(day: day, current: current, inForce: try ledger(on: connection))
         let csv = plan.csv()
-        let manifest = plan.manifest(
+        let manifest = try plan.manifest(
             csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
         return .publish(
             Publication(plan: plan, files: Files(csv: csv, manifest: manifest, republished: false)), seen: seen)

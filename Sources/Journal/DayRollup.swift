@@ -23,11 +23,13 @@ struct DayRollup: Sendable {
     }
 
     /// A conversion group (absent tokens as ""; unattributed conversions with no tokens; `lapsed` 1 for an
-    /// attributed conversion that lapsed, rule 4.6).
+    /// attributed conversion that lapsed, rule 4.6; `review` the decision of an attributed conversion's review
+    /// that did not lapse, rule 4.7: 0 none, else `StoredRecord.reviewDecisionCode`).
     struct ConversionKey: Hashable, Sendable {
         var day: Int64
         var attributed: Int64
         var lapsed: Int64
+        var review: Int64
         var affiliate: ExactString
         var campaign: ExactString
         var message: ExactString
@@ -72,10 +74,14 @@ struct DayRollup: Sendable {
     mutating func count(_ conversion: Conversion, sign: Int64) {
         let none = ExactString("")
         var key = ConversionKey(
-            day: Self.day(of: conversion.ts), attributed: 0, lapsed: 0, affiliate: none, campaign: none, message: none)
+            day: Self.day(of: conversion.ts), attributed: 0, lapsed: 0, review: 0, affiliate: none, campaign: none,
+            message: none)
         if conversion.status.isAttributed, let offer = conversion.presentation?.offer {
             key.attributed = 1
             key.lapsed = conversion.lapse == nil ? 0 : 1
+            if conversion.lapse == nil, let review = conversion.review {
+                key.review = StoredRecord.reviewDecisionCode(review.decision)
+            }
             key.affiliate = ExactString(offer.affiliateToken ?? "")
             key.campaign = ExactString(offer.campaignToken ?? "")
             key.message = ExactString(offer.effectiveMessageIdentifier)
@@ -113,18 +119,19 @@ struct DayRollup: Sendable {
         if !conversions.isEmpty {
             let upsert = try connection.prepare(
                 static: """
-                    INSERT INTO conversion_days (day, attributed, lapsed, affiliate_token, campaign_token,
-                        message_identifier, conversions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    INSERT INTO conversion_days (day, attributed, lapsed, review, affiliate_token, campaign_token,
+                        message_identifier, conversions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                     ON CONFLICT DO UPDATE SET conversions = conversions + excluded.conversions
                     """)
             for (key, delta) in conversions where delta != 0 {
                 try upsert.bind(key.day, at: 1)
                 try upsert.bind(key.attributed, at: 2)
                 try upsert.bind(key.lapsed, at: 3)
-                try upsert.bind(key.affiliate.value, at: 4)
-                try upsert.bind(key.campaign.value, at: 5)
-                try upsert.bind(key.message.value, at: 6)
-                try upsert.bind(delta, at: 7)
+                try upsert.bind(key.review, at: 4)
+                try upsert.bind(key.affiliate.value, at: 5)
+                try upsert.bind(key.campaign.value, at: 6)
+                try upsert.bind(key.message.value, at: 7)
+                try upsert.bind(delta, at: 8)
                 try upsert.run()
             }
         }

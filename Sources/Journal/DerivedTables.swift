@@ -142,7 +142,9 @@ enum DerivedTables {
                 conversion.id, String(conversion.ts), reason, presentation?.id, presentation.map { String($0.ts) },
                 presentation?.offer.affiliateToken, presentation?.offer.campaignToken,
                 presentation?.offer.effectiveMessageIdentifier, presentation?.offer.itemID, conversion.lapse?.id,
-                conversion.lapse.map { String($0.ts) },
+                conversion.lapse.map { String($0.ts) }, conversion.review?.record.id,
+                conversion.review.map { String($0.record.ts) }, conversion.review?.decision.rawValue,
+                conversion.review?.reason?.rawValue,
             ], to: &bytes)
         return bytes
     }
@@ -221,8 +223,9 @@ enum DerivedTables {
         let insert = try tables.prepare(
             """
             INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
-                campaign_token, message_identifier, item_id, lapse_id, lapse_ts)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                campaign_token, message_identifier, item_id, lapse_id, lapse_ts, review_id, review_ts,
+                review_decision, review_reason)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """, on: connection)
         try insert.bind(user, at: 1)
         try insert.bind(conversion.id, at: 2)
@@ -240,6 +243,12 @@ enum DerivedTables {
             try insert.bind(lapse.id, at: 11)
             try insert.bind(lapse.ts, at: 12)
         }
+        if let review = conversion.review {
+            try insert.bind(review.record.id, at: 13)
+            try insert.bind(review.record.ts, at: 14)
+            try insert.bind(StoredRecord.reviewDecisionCode(review.decision), at: 15)
+            try insert.bind(review.reason?.rawValue, at: 16)
+        }
         try insert.run()
     }
 
@@ -255,13 +264,19 @@ enum DerivedTables {
             presentation = PresentationFact(id: offerId, ts: row.int64(offset + 4), offer: offer, eligible: true)
         }
         let lapse = row.text(offset + 9).map { RecordReference(id: $0, ts: row.int64(offset + 10)) }
+        var review: ConversionReview?
+        if let id = row.text(offset + 11), let decision = StoredRecord.reviewDecision(code: row.int64(offset + 13)) {
+            review = ConversionReview(
+                record: RecordReference(id: id, ts: row.int64(offset + 12)), decision: decision,
+                reason: row.text(offset + 14).flatMap(ReviewReason.init(rawValue:)))
+        }
         return Conversion(
             id: row.text(offset) ?? "", ts: row.int64(offset + 1), status: status, presentation: presentation,
-            lapse: lapse)
+            lapse: lapse, review: review)
     }
 
     /// The columns `conversion(from:)` reads.
     static let conversionColumns =
         "id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier, item_id, "
-        + "lapse_id, lapse_ts"
+        + "lapse_id, lapse_ts, review_id, review_ts, review_decision, review_reason"
 }

@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import OfferTrackPresentation
 import WireFormat
 
 /// The commission export over a fleet's central journals (SPEC section 10): day D published in each journal for

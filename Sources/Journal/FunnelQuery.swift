@@ -28,7 +28,7 @@ public enum FunnelQuery {
                 accumulator.merge(row)
             }
         }
-        return accumulator.rows()
+        return try accumulator.rows()
     }
 
     /// `recompute` forces the in-memory path (tests compare both paths).
@@ -45,7 +45,7 @@ public enum FunnelQuery {
         } else {
             try recomputed(connection, grouping: grouping, range: range, rules: rules, into: &accumulator)
         }
-        return accumulator.rows()
+        return try accumulator.rows()
     }
 
     /// Whole days come from the daily roll-ups; the partial days at the range's edges, days on which a
@@ -133,7 +133,7 @@ public enum FunnelQuery {
     ) throws -> [Int64] {
         let rows = try connection.prepare(
             """
-            SELECT day, attributed, lapsed, affiliate_token, campaign_token, message_identifier, conversions
+            SELECT day, attributed, lapsed, review, affiliate_token, campaign_token, message_identifier, conversions
             FROM conversion_days WHERE day >= ?1 AND day < ?2 AND conversions != 0
             """)
         try rows.bind(firstDay, at: 1)
@@ -152,16 +152,24 @@ public enum FunnelQuery {
                 continue
             }
             let attributed = rows.int64(1) == 1
-            let affiliate = rows.text(3).flatMap { $0.isEmpty ? nil : $0 }
-            let campaign = rows.text(4).flatMap { $0.isEmpty ? nil : $0 }
-            let count = rows.int64(6)
-            var amount: Int64 = 0
-            if attributed, let affiliate {
-                amount = rules.amount(affiliateToken: affiliate, campaignToken: campaign, at: start) ?? 0
+            let affiliate = rows.text(4).flatMap { $0.isEmpty ? nil : $0 }
+            let campaign = rows.text(5).flatMap { $0.isEmpty ? nil : $0 }
+            let count = rows.int64(7)
+            // The rule that sets the amount is the same all day (checked above): its amount and its hold.
+            let rule =
+                attributed
+                ? affiliate.flatMap { rules.rule(affiliateToken: $0, campaignToken: campaign, at: start) } : nil
+            let amount = rule?.amountMinor ?? 0
+            var state: QualificationState?
+            if attributed {
+                let review = StoredRecord.reviewDecision(code: rows.int64(3))
+                state =
+                    rows.int64(2) == 1
+                    ? .lapsed
+                    : EvaluatedConversion.reviewedState(review: review, heldByRule: rule?.hold ?? false)
+                        ?? (allQualified ? .qualified : .pending)
             }
-            let state: QualificationState? =
-                !attributed ? nil : rows.int64(2) == 1 ? .lapsed : allQualified ? .qualified : .pending
-            let key = groupKey(grouping, day: day, affiliate: affiliate, campaign: campaign, message: rows.text(5))
+            let key = groupKey(grouping, day: day, affiliate: affiliate, campaign: campaign, message: rows.text(6))
             accumulator.add(
                 conversionKey: attributed || grouping == .day ? key : nil, state: state, amountMinor: amount,
                 count: Int(count))

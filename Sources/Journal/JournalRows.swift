@@ -6,7 +6,7 @@ enum JournalRows {
     /// The columns `record(from:)` expects, in order (after any leading columns at `offset`).
     static let columns =
         "id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token, "
-        + "message_identifier, item_id"
+        + "message_identifier, item_id, review_conversion, review_decision, review_reason, review_note"
 
     /// One user's records, in no particular order.
     static func records(of user: String, on connection: Connection) throws -> [Record] {
@@ -14,7 +14,8 @@ enum JournalRows {
         let statement = try connection.prepare(
             static: """
                 SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
-                    message_identifier, item_id FROM records WHERE user = ?1
+                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note
+                FROM records WHERE user = ?1
                 """)
         try statement.bind(user, at: 1)
         defer { statement.reset() }
@@ -85,6 +86,13 @@ enum JournalRows {
         case .subscriptionOutcome:
             let decision = row.isNull(offset + 3) ? nil : StoredRecord.decision(code: row.int64(offset + 3))
             body = .outcome(subscribed: row.int64(offset + 4) == 1, decision: decision, offerId: row.text(offset + 6))
+        case .review:
+            guard let conversion = row.text(offset + 11),
+                let decision = StoredRecord.reviewDecision(code: row.int64(offset + 12))
+            else { return nil }
+            let reason = row.text(offset + 13).flatMap(ReviewReason.init(rawValue:))
+            body = .review(
+                Review(conversion: conversion, decision: decision, reason: reason, note: row.text(offset + 14)))
         case nil:
             return nil
         }

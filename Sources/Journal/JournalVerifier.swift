@@ -84,15 +84,16 @@ public enum JournalVerifier {
             """
         let presentationsFromRows = DayRollup.presentationRollupFromRows
         let conversions = """
-            SELECT day, attributed, lapsed, affiliate_token, campaign_token, message_identifier, conversions
+            SELECT day, attributed, lapsed, review, affiliate_token, campaign_token, message_identifier, conversions
             FROM conversion_days WHERE conversions != 0
             """
         let conversionsFromRows = """
             SELECT \(day), reason IS NULL, reason IS NULL AND lapse_id IS NOT NULL,
+                CASE WHEN reason IS NULL AND lapse_id IS NULL THEN coalesce(review_decision, 0) ELSE 0 END,
                 CASE WHEN reason IS NULL THEN coalesce(affiliate_token, '') ELSE '' END,
                 CASE WHEN reason IS NULL THEN coalesce(campaign_token, '') ELSE '' END,
                 CASE WHEN reason IS NULL THEN coalesce(message_identifier, '') ELSE '' END,
-                count(*) FROM derived_conversions GROUP BY 1, 2, 3, 4, 5, 6
+                count(*) FROM derived_conversions GROUP BY 1, 2, 3, 4, 5, 6, 7
             """
         var problems: [String] = []
         for (name, a, b) in [
@@ -143,7 +144,7 @@ public enum JournalVerifier {
                     conversionRow(
                         user: user, conversion.id, conversion.ts, reason, conversion.presentation?.id,
                         conversion.presentation?.ts, offer?.affiliateToken, offer?.campaignToken,
-                        offer?.effectiveMessageIdentifier, offer?.itemID, conversion.lapse))
+                        offer?.effectiveMessageIdentifier, offer?.itemID, conversion.lapse, conversion.review))
             }
         }
         var actual: [String] = []
@@ -170,7 +171,8 @@ public enum JournalVerifier {
                 conversionRow(
                     user: c.text(0) ?? "", c.text(1) ?? "", c.int64(2), c.text(3), c.text(4),
                     c.isNull(5) ? nil : c.int64(5), c.text(6), c.text(7), c.text(8), c.text(9),
-                    c.text(10).map { RecordReference(id: $0, ts: c.int64(11)) }))
+                    c.text(10).map { RecordReference(id: $0, ts: c.int64(11)) },
+                    DerivedTables.conversion(from: c, offset: 1).review))
         }
         let expectedSet = Set(expected.map(ExactString.init))
         let actualSet = Set(actual.map(ExactString.init))
@@ -197,12 +199,14 @@ public enum JournalVerifier {
 
     private static func conversionRow(
         user: String, _ id: String, _ ts: Int64, _ reason: String?, _ offerId: String?, _ presentedAt: Int64?,
-        _ affiliate: String?, _ campaign: String?, _ message: String?, _ item: String?, _ lapse: RecordReference?
+        _ affiliate: String?, _ campaign: String?, _ message: String?, _ item: String?, _ lapse: RecordReference?,
+        _ review: ConversionReview?
     ) -> String {
         "conversion user=\(user) id=\(id) ts=\(ts) reason=\(reason ?? "attributed") offer=\(offerId ?? "\u{1}") "
             + "presented=\(presentedAt.map(String.init) ?? "\u{1}") affiliate=\(affiliate ?? "\u{1}") "
             + "campaign=\(campaign ?? "\u{1}") message=\(message ?? "\u{1}") item=\(item ?? "\u{1}") "
-            + "lapse=\(lapse.map { "\($0.id)@\($0.ts)" } ?? "\u{1}")"
+            + "lapse=\(lapse.map { "\($0.id)@\($0.ts)" } ?? "\u{1}") "
+            + "review=\(review.map { "\($0.record.id)@\($0.record.ts):\($0.decision.rawValue):\($0.reason?.rawValue ?? "")" } ?? "\u{1}")"
     }
 }
 

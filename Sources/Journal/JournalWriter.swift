@@ -179,8 +179,9 @@ public final class JournalWriter {
         let insert = try connection.prepare(
             static: """
                 INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
-                    affiliate_token, campaign_token, message_identifier, item_id, line)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                    affiliate_token, campaign_token, message_identifier, item_id, line, review_conversion,
+                    review_decision, review_reason, review_note)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
                 ON CONFLICT (id) DO NOTHING
                 """)
         let record = submission.record
@@ -202,6 +203,11 @@ public final class JournalWriter {
             try insert.bind(decision.map(StoredRecord.decisionCode), at: 6)
             try insert.bind(subscribed ? 1 : 0, at: 7)
             try insert.bind(offerId, at: 9)
+        case .review(let review):
+            try insert.bind(review.conversion, at: 15)
+            try insert.bind(StoredRecord.reviewDecisionCode(review.decision), at: 16)
+            try insert.bind(review.reason?.rawValue, at: 17)
+            try insert.bind(review.note, at: 18)
         }
         try insert.bindText(submission.line, at: 14)
         try insert.run()

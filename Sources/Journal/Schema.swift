@@ -156,7 +156,37 @@ public enum Schema {
         ALTER TABLE conversion_days_5 RENAME TO conversion_days;
         INSERT INTO meta (key, value) SELECT 'derived_holding_ms', '0' FROM meta WHERE key = 'derived_window_ms';
         """,
-        // 6: payout statements (SPEC 7.1): every published month's exact files, as first published.
+        // 6: operators' reviews (SPEC 3.4, rule 4.7). A `review` record (type 3) keeps what it decides in columns of
+        // its own; a derived conversion names its review (the latest naming it), and conversions roll up per day
+        // separately by the review's decision (0 none, 1 void, 2 hold, 3 release; 0 for conversions that are not
+        // attributed or lapsed, which reviews do not affect). Journals of version 5 have no reviews.
+        """
+        ALTER TABLE records ADD COLUMN review_conversion TEXT;
+        ALTER TABLE records ADD COLUMN review_decision INTEGER;
+        ALTER TABLE records ADD COLUMN review_reason TEXT;
+        ALTER TABLE records ADD COLUMN review_note TEXT;
+        ALTER TABLE derived_conversions ADD COLUMN review_id TEXT;
+        ALTER TABLE derived_conversions ADD COLUMN review_ts INTEGER;
+        ALTER TABLE derived_conversions ADD COLUMN review_decision INTEGER;
+        ALTER TABLE derived_conversions ADD COLUMN review_reason TEXT;
+        CREATE TABLE conversion_days_6 (
+            day INTEGER NOT NULL,
+            attributed INTEGER NOT NULL,
+            lapsed INTEGER NOT NULL,
+            review INTEGER NOT NULL,
+            affiliate_token TEXT NOT NULL,
+            campaign_token TEXT NOT NULL,
+            message_identifier TEXT NOT NULL,
+            conversions INTEGER NOT NULL,
+            PRIMARY KEY (day, attributed, lapsed, review, affiliate_token, campaign_token, message_identifier)
+        ) WITHOUT ROWID;
+        INSERT INTO conversion_days_6
+            SELECT day, attributed, lapsed, 0, affiliate_token, campaign_token, message_identifier, conversions
+            FROM conversion_days;
+        DROP TABLE conversion_days;
+        ALTER TABLE conversion_days_6 RENAME TO conversion_days;
+        """,
+        // 7: payout statements (SPEC 7.1): every published month's exact files, as first published.
         """
         CREATE TABLE published_months (
             month TEXT PRIMARY KEY,

@@ -7,6 +7,7 @@ enum StoredRecord {
         case .capabilities: 0
         case .offerPresented: 1
         case .subscriptionOutcome: 2
+        case .review: 3
         }
     }
 
@@ -15,6 +16,7 @@ enum StoredRecord {
         case 0: .capabilities
         case 1: .offerPresented
         case 2: .subscriptionOutcome
+        case 3: .review
         default: nil
         }
     }
@@ -34,6 +36,23 @@ enum StoredRecord {
         case 1: .subscriber
         case 2: .eligible
         case 3: .ineligible
+        default: nil
+        }
+    }
+
+    static func reviewDecisionCode(_ decision: ReviewDecision) -> Int64 {
+        switch decision {
+        case .void: 1
+        case .hold: 2
+        case .release: 3
+        }
+    }
+
+    static func reviewDecision(code: Int64) -> ReviewDecision? {
+        switch code {
+        case 1: .void
+        case 2: .hold
+        case 3: .release
         default: nil
         }
     }

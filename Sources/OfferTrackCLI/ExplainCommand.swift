@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import OfferTrackPresentation
 import Posix
 import WireFormat
 

@@ -62,6 +62,8 @@ struct ExportCommand {
             throw CLIError(.dataError, "refused: \(refusal)")
         } catch let refusal as CommissionExporter.Refusal {
             throw CLIError(.dataError, "refused: \(refusal)")
+        } catch let overflow as MoneyOverflow {
+            throw CLIError(.dataError, "refused: \(overflow); check the rules file's amounts")
         } catch let error as JournalOpenError {
             // Another schema version is refused (exit 69), never migrated: only the daemon and rebuild migrate.
             throw CLIError(journal: error, doing: "exporting \(day) from \(options.databasePath)")

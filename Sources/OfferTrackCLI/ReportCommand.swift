@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import OfferTrackPresentation
 import Posix
 import WireFormat
 
@@ -77,16 +78,18 @@ struct ReportCommand {
             let rows = try FunnelQuery.rows(readers, grouping: grouping, range: range, rules: rules.rules, asOf: asOf)
             switch rendering {
             case .rows(let format):
-                text = format.render(rows, grouping: grouping, currency: rules.rules.currency)
+                text = try format.render(rows, grouping: grouping, currency: rules.rules.currency)
             case .html:
                 let daily =
                     grouping == .day
                     ? rows : try FunnelQuery.rows(readers, grouping: .day, range: range, rules: rules.rules, asOf: asOf)
-                text = HTMLReport(
+                text = try HTMLReport(
                     rows: rows, grouping: grouping, daily: daily, range: range, asOf: asOf,
                     currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: Clock.wallMilliseconds()
                 ).render()
             }
+        } catch let overflow as MoneyOverflow {
+            throw CLIError(.dataError, "\(overflow); check the rules file's amounts")
         } catch {
             throw CLIError(.ioError, "reading \(options.databasePaths.joined(separator: ", ")): \(error)")
         }

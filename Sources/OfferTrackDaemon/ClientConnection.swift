@@ -28,11 +28,14 @@ final class ClientConnection {
     /// Answer bytes made and not yet written (in slots or in `output`), also counted in `budget`.
     private(set) var heldAnswerBytes = 0
     private let budget: AnswerBudget
+    /// Whether the peer may send `review` records (SPEC 3.4, 8).
+    let mayReview: Bool
 
-    init(token: UInt64, fd: Int32, maxLineBytes: Int, budget: AnswerBudget, now: Int64) {
+    init(token: UInt64, fd: Int32, maxLineBytes: Int, budget: AnswerBudget, now: Int64, mayReview: Bool) {
         self.token = token
         self.fd = fd
         self.budget = budget
+        self.mayReview = mayReview
         framer = LineFramer(maxLineBytes: maxLineBytes)
         lastProgressMilliseconds = now
     }

@@ -23,7 +23,8 @@ extension Daemon {
                 continue
             }
             let connection = ClientConnection(
-                token: nextToken, fd: fd, maxLineBytes: configuration.maxLineBytes, budget: answers, now: activeNow)
+                token: nextToken, fd: fd, maxLineBytes: configuration.maxLineBytes, budget: answers, now: activeNow,
+                mayReview: policy.mayReview(peer))
             nextToken += 1
             connections[connection.token] = connection
             updateInterest(connection)

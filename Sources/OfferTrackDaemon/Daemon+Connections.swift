@@ -96,6 +96,14 @@ extension Daemon {
                         "the line is longer than \(configuration.maxLineBytes) bytes; it was discarded")))
         case .line(let bytes):
             switch RecordValidator.validate(bytes) {
+            case .valid(let record) where record.type == .review && !connection.mayReview:
+                // After every check of the line itself, before the journal (SPEC 2's order).
+                counters.rejected += 1
+                metrics.reject(.unauthorized)
+                connection.answerImmediately(
+                    .rejected(
+                        id: record.id,
+                        RecordError(.unauthorized, "this peer's uid and gid are not allowed to send reviews")))
             case .valid(let record):
                 let slot = connection.reserveSlot()
                 commits.append(

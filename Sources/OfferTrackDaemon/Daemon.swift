@@ -108,7 +108,8 @@ public final class Daemon {
     public init(configuration: DaemonConfiguration) throws(StartupError) {
         self.configuration = configuration
         policy = PeerPolicy(
-            ownUID: CurrentProcess.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs)
+            ownUID: CurrentProcess.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs,
+            reviewerUIDs: configuration.reviewerUIDs, reviewerGIDs: configuration.reviewerGIDs)
         do {
             rules = try RulesHolder(path: configuration.rulesPath)
         } catch {

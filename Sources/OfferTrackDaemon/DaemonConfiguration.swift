@@ -16,6 +16,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var idleTimeoutSeconds = 300
     public var allowedUIDs: Set<UInt32> = []
     public var allowedGIDs: Set<UInt32> = []
+    /// Peers allowed to send `review` records besides root and the daemon's own uid (SPEC 8).
+    public var reviewerUIDs: Set<UInt32> = []
+    public var reviewerGIDs: Set<UInt32> = []
     public var durability = Durability.full
     /// Seconds to finish the records already read after SIGTERM before answering the rest `shutting_down`.
     public var drainTimeoutSeconds = 5
@@ -105,6 +108,10 @@ extension DaemonConfiguration {
                 configuration.allowedUIDs.insert(try identity(name, try value(), lookup: UserDatabase.uid(named:)))
             case "--allow-gid":
                 configuration.allowedGIDs.insert(try identity(name, try value(), lookup: UserDatabase.gid(named:)))
+            case "--allow-review-uid":
+                configuration.reviewerUIDs.insert(try identity(name, try value(), lookup: UserDatabase.uid(named:)))
+            case "--allow-review-gid":
+                configuration.reviewerGIDs.insert(try identity(name, try value(), lookup: UserDatabase.gid(named:)))
             case "--journal-only": configuration.journalOnly = true
             case "--forward":
                 configuration.forwardServers = try servers(name, try value())
@@ -209,6 +216,9 @@ extension DaemonConfiguration {
           --idle-timeout SECONDS  close a connection without progress this long (default 300)
           --allow-uid UID|NAME    also serve this uid (repeatable; root and the daemon's uid always)
           --allow-gid GID|NAME    also serve peers in this group, primary or supplementary (repeatable)
+          --allow-review-uid UID|NAME  also accept review records from this uid (repeatable; root and the
+                                  daemon's uid always; such a peer may connect without --allow-uid)
+          --allow-review-gid GID|NAME  also accept review records from peers in this group (repeatable)
           --durability full|normal  synchronous=FULL (default, survives power loss) or NORMAL
           --drain-timeout SECONDS time to finish read records after SIGTERM (default 5)
           --journal-only          do not keep attribution current (bulk back-fills; reports recompute

@@ -12,6 +12,7 @@ public enum Attribution {
         var failures: [UnattributedReason?] = []
         var latestCheck: (ts: Int64, decision: EligibilityDecision)?
         var conversion: (record: Record, offerId: String?, presentationsBefore: Int, position: Int)?
+        var reviews: [(reference: RecordReference, review: Review)] = []
 
         for (position, record) in ordered.enumerated() {
             switch record.body {
@@ -32,12 +33,15 @@ public enum Attribution {
                 if subscribed, conversion == nil {
                     conversion = (record, offerId, presentations.count, position)
                 }
+            case .review(let review):
+                reviews.append((RecordReference(id: record.id, ts: record.ts), review))
             }
         }
 
         guard let (outcome, offerId, before, position) = conversion else {
             return UserAttribution(presentations: presentations, conversion: nil)
         }
+        let review = latestReview(of: outcome.id, among: reviews)
         // Rule 4.2: the named presentation when valid, else the latest loaded one before the conversion.
         var candidateIndex: Int? = before > 0 ? before - 1 : nil
         if let offerId,
@@ -47,7 +51,8 @@ public enum Attribution {
         }
         guard let index = candidateIndex else {
             let result = Conversion(
-                id: outcome.id, ts: outcome.ts, status: .unattributed(.noPresentation), presentation: nil)
+                id: outcome.id, ts: outcome.ts, status: .unattributed(.noPresentation), presentation: nil,
+                review: review)
             return UserAttribution(presentations: presentations, conversion: result)
         }
         let candidate = presentations[index]
@@ -61,8 +66,19 @@ public enum Attribution {
         }
         let lapse = status.isAttributed ? firstLapse(in: ordered[(position + 1)...], after: outcome.ts, settings) : nil
         let result = Conversion(
-            id: outcome.id, ts: outcome.ts, status: status, presentation: candidate, lapse: lapse)
+            id: outcome.id, ts: outcome.ts, status: status, presentation: candidate, lapse: lapse, review: review)
         return UserAttribution(presentations: presentations, conversion: result)
+    }
+
+    /// Rule 4.7: the latest review, in journal order, naming `conversionId` (ids compared by their bytes).
+    private static func latestReview(
+        of conversionId: String, among reviews: [(reference: RecordReference, review: Review)]
+    ) -> ConversionReview? {
+        // `reviews` are in journal order: the last one naming the conversion is the latest.
+        guard let latest = reviews.last(where: { $0.review.conversion.utf8.elementsEqual(conversionId.utf8) })
+        else { return nil }
+        return ConversionReview(
+            record: latest.reference, decision: latest.review.decision, reason: latest.review.reason)
     }
 
     /// Rule 4.6: the first lapse record (in journal order) of `later` with `t < ts <= t + H`.
@@ -83,7 +99,7 @@ public enum Attribution {
         switch record.body {
         case .capabilities(let decision): decision == .eligible || decision == .ineligible
         case .outcome(let subscribed, _, _): !subscribed
-        case .presented: false
+        case .presented, .review: false
         }
     }
 

@@ -28,11 +28,12 @@ public struct CommissionRow: Sendable, Equatable {
         self.currency = currency
     }
 
-    /// The row an attributed conversion with an affiliate token that did not lapse earns (on the day it
-    /// qualifies); nil for any other.
+    /// The row an attributed conversion with an affiliate token that is neither lapsed, voided nor held earns
+    /// (on the day it qualifies); nil for any other.
     public init?(_ evaluated: EvaluatedConversion, currency: String) {
         let conversion = evaluated.conversion
-        guard conversion.status.isAttributed, conversion.lapse == nil, let presentation = conversion.presentation,
+        guard conversion.status.isAttributed, evaluated.withheldState == nil,
+            let presentation = conversion.presentation,
             let token = presentation.offer.affiliateToken
         else { return nil }
         self.init(
@@ -44,37 +45,18 @@ public struct CommissionRow: Sendable, Equatable {
 
     /// Whether every column equals `other`'s, tokens and ids compared by their exact bytes.
     public func isSameRow(as other: CommissionRow) -> Bool {
-        csvBytes() == other.csvBytes()
-    }
-
-    private func csvBytes() -> [UInt8] {
-        var bytes: [UInt8] = []
-        appendCSV(kind: "", originalDate: "", negated: false, to: &bytes)
-        return bytes
-    }
-
-    /// Appends this row as one line of the export's CSV (SPEC section 7's columns, in order).
-    public func appendCSV(kind: String, originalDate: String, negated: Bool, to bytes: inout [UInt8]) {
-        let comma = UInt8(ascii: ",")
-        CSVField.append(field: kind, to: &bytes)
-        bytes.append(comma)
-        CSVField.append(field: conversionId, to: &bytes)
-        bytes.append(comma)
-        Timestamp.append(convertedAt, to: &bytes)
-        bytes.append(comma)
-        CSVField.append(field: offerId, to: &bytes)
-        bytes.append(comma)
-        Timestamp.append(presentedAt, to: &bytes)
-        for field in [affiliateToken, campaignToken ?? "", messageIdentifier, itemID ?? ""] {
-            bytes.append(comma)
-            CSVField.append(field: field, to: &bytes)
+        func same(_ lhs: String?, _ rhs: String?) -> Bool {
+            switch (lhs, rhs) {
+            case (nil, nil): true
+            case (let lhs?, let rhs?): lhs.utf8.elementsEqual(rhs.utf8)
+            default: false
+            }
         }
-        bytes.append(comma)
-        bytes.append(contentsOf: String(negated ? 0 - amountMinor : amountMinor).utf8)
-        bytes.append(comma)
-        CSVField.append(field: currency, to: &bytes)
-        bytes.append(comma)
-        CSVField.append(field: originalDate, to: &bytes)
-        bytes.append(UInt8(ascii: "\n"))
+        return convertedAt == other.convertedAt && presentedAt == other.presentedAt
+            && amountMinor == other.amountMinor && same(conversionId, other.conversionId)
+            && same(offerId, other.offerId) && same(affiliateToken, other.affiliateToken)
+            && same(campaignToken ?? "", other.campaignToken ?? "")
+            && same(messageIdentifier, other.messageIdentifier) && same(itemID ?? "", other.itemID ?? "")
+            && same(currency, other.currency)
     }
 }

@@ -10,14 +10,23 @@ public struct CommissionRule: Sendable, Equatable {
     public var from: Int64?
     /// Exclusive end (UTC epoch milliseconds), or nil for no end.
     public var until: Int64?
+    /// Whether every conversion whose amount this rule sets is held (rule 4.7) until an operator releases it.
+    public var hold: Bool
 
-    public init(affiliateToken: String, campaignToken: String?, amountMinor: Int64, from: Int64?, until: Int64?) {
+    public init(
+        affiliateToken: String, campaignToken: String?, amountMinor: Int64, from: Int64?, until: Int64?,
+        hold: Bool = false
+    ) {
         self.affiliateToken = affiliateToken
         self.campaignToken = campaignToken
         self.amountMinor = amountMinor
         self.from = from
         self.until = until
+        self.hold = hold
     }
+
+    /// The largest `amountMinor` a rules file may give (SPEC 5): sums of many such amounts stay far from overflow.
+    public static let maximumAmountMinor: Int64 = 1_000_000_000_000
 
     /// The wildcard affiliate token.
     public static let anyAffiliate = "*"

@@ -1,4 +1,4 @@
-/// A user's conversion (their first `subscribed` outcome) and the result of rules 4.2–4.4 and 4.6.
+/// A user's conversion (their first `subscribed` outcome) and the result of rules 4.2–4.4, 4.6 and 4.7.
 public struct Conversion: Sendable, Equatable {
     /// The outcome record's `id`.
     public var id: String
@@ -10,15 +10,18 @@ public struct Conversion: Sendable, Equatable {
     public var presentation: PresentationFact?
     /// The first lapse record within the holding period (rule 4.6); only an attributed conversion lapses.
     public var lapse: RecordReference?
+    /// Its review (rule 4.7): the user's latest `review` naming it, attributed or not.
+    public var review: ConversionReview?
 
     public init(
         id: String, ts: Int64, status: ConversionStatus, presentation: PresentationFact?,
-        lapse: RecordReference? = nil
+        lapse: RecordReference? = nil, review: ConversionReview? = nil
     ) {
         self.id = id
         self.ts = ts
         self.status = status
         self.presentation = presentation
         self.lapse = lapse
+        self.review = review
     }
 }

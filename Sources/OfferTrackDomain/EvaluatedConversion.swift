@@ -18,10 +18,28 @@ public struct EvaluatedConversion: Sendable, Equatable {
             qualifiesAt: conversion.status.isAttributed ? rules.settings.qualifiesAt(conversionAt: conversion.ts) : nil)
     }
 
-    /// Its state seen at `asOf` (rule 4.6); nil when it is not attributed.
+    /// Its state seen at `asOf` (rules 4.6 and 4.7); nil when it is not attributed.
     public func state(asOf: Int64) -> QualificationState? {
         guard let qualifiesAt else { return nil }
-        if conversion.lapse != nil { return .lapsed }
+        if let withheld = withheldState { return withheld }
         return qualifiesAt <= asOf ? .qualified : .pending
+    }
+
+    /// `lapsed`, `voided` or `held` when it earns nothing whatever the time (rules 4.6 and 4.7); nil when it is
+    /// attributed and earns its amount once qualified, or when it is not attributed.
+    public var withheldState: QualificationState? {
+        guard qualifiesAt != nil else { return nil }
+        if conversion.lapse != nil { return .lapsed }
+        return Self.reviewedState(review: conversion.review?.decision, heldByRule: commission.heldByRule)
+    }
+
+    /// Rule 4.7 for a conversion that did not lapse: `voided`, `held`, or nil when neither.
+    public static func reviewedState(review: ReviewDecision?, heldByRule: Bool) -> QualificationState? {
+        switch review {
+        case .void?: .voided
+        case .hold?: .held
+        case .release?: nil
+        case nil: heldByRule ? .held : nil
+        }
     }
 }

@@ -1,5 +1,5 @@
 /// Why one user's conversion earned what it did (`offertrack explain`, SPEC section 6): every record rules 4.1–4.6
-/// looked at, and the verdict, seen at `asOf`.
+/// looked at, the review rule 4.7 applied, and the verdict, seen at `asOf`.
 public struct Explanation: Sendable, Equatable {
     /// The eligibility check rule 4.4 looked at: the user's latest `capabilities` record before the candidate.
     public struct EligibilityCheck: Sendable, Equatable {
@@ -26,6 +26,12 @@ public struct Explanation: Sendable, Equatable {
     public let eligibility: EligibilityCheck?
     /// Rule 4.6: the first lapse record within the holding period.
     public let lapse: RecordReference?
+    /// Rule 4.7: the conversion's review, attributed or not.
+    public let review: ConversionReview?
+    /// The review's `note`, when it has one.
+    public let reviewNote: String?
+    /// Whether the rule that set the amount holds it (`"hold": true`, rule 4.7).
+    public let heldByRule: Bool
     /// The ids of later `subscribed` outcomes, in journal order.
     public let repeats: [String]
     public let status: Status
@@ -54,6 +60,7 @@ public struct Explanation: Sendable, Equatable {
         self.rules = rules
         guard let converted = attribution.conversion else {
             (conversion, presentation, presentationNamed, eligibility, lapse, repeats) = (nil, nil, false, nil, nil, [])
+            (review, reviewNote, heldByRule) = (nil, nil, false)
             (status, reason, amountMinor, rule, qualifiesAt, state) = (.none, nil, 0, nil, nil, nil)
             return
         }
@@ -61,6 +68,9 @@ public struct Explanation: Sendable, Equatable {
         conversion = RecordReference(id: converted.id, ts: converted.ts)
         presentation = converted.presentation
         lapse = converted.lapse
+        review = converted.review
+        heldByRule = evaluated.commission.heldByRule
+        var note: String?
         var named = false
         var repeats: [String] = []
         var check: EligibilityCheck?
@@ -78,21 +88,22 @@ public struct Explanation: Sendable, Equatable {
                     continue
                 }
                 if let offerId, let id = converted.presentation?.id { named = id.utf8.elementsEqual(offerId.utf8) }
+            case .review(let decision):
+                if let review = converted.review, record.id.utf8.elementsEqual(review.record.id.utf8) {
+                    note = decision.note
+                }
             case .outcome, .presented:
                 continue
             }
         }
+        reviewNote = note
         presentationNamed = named
         self.repeats = repeats
         eligibility = check
         status = converted.status.isAttributed ? .attributed : .unattributed
         reason = evaluated.commission.reason
         amountMinor = evaluated.commission.amountMinor
-        if converted.status.isAttributed, let offer = converted.presentation?.offer, let token = offer.affiliateToken {
-            rule = rules.ruleIndex(affiliateToken: token, campaignToken: offer.campaignToken, at: converted.ts)
-        } else {
-            rule = nil
-        }
+        rule = evaluated.commission.rule
         qualifiesAt = evaluated.qualifiesAt
         state = evaluated.state(asOf: asOf)
     }

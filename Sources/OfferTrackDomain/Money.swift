@@ -1,5 +1,32 @@
+/// A sum of money that does not fit in 64 bits: reported, never wrapped or trapped on.
+public struct MoneyOverflow: Error, Equatable, CustomStringConvertible {
+    public init() {}
+    public var description: String { "a sum of money exceeds the largest amount this program can add up (2^63 - 1)" }
+}
+
 /// Amounts in a currency's minor unit, written for people in its major unit (ISO 4217 exponents).
 public enum Money {
+    /// `lhs + rhs`, or `MoneyOverflow` when the sum does not fit.
+    public static func sum(_ lhs: Int64, _ rhs: Int64) throws(MoneyOverflow) -> Int64 {
+        let (total, overflow) = lhs.addingReportingOverflow(rhs)
+        guard !overflow else { throw MoneyOverflow() }
+        return total
+    }
+
+    /// `amount × count`, or `MoneyOverflow` when the product does not fit.
+    public static func product(_ amount: Int64, _ count: Int) throws(MoneyOverflow) -> Int64 {
+        let (total, overflow) = amount.multipliedReportingOverflow(by: Int64(count))
+        guard !overflow else { throw MoneyOverflow() }
+        return total
+    }
+
+    /// The sum of `amounts`, or `MoneyOverflow`.
+    public static func total(_ amounts: some Sequence<Int64>) throws(MoneyOverflow) -> Int64 {
+        var total: Int64 = 0
+        for amount in amounts { total = try sum(total, amount) }
+        return total
+    }
+
     /// ISO 4217 currencies whose minor unit is not a hundredth (exponent 2, every other code).
     private static let exponents: [String: Int] = [
         // No minor unit.

@@ -17,8 +17,10 @@ public enum PayoutError: Error, Sendable, Equatable, CustomStringConvertible {
 extension Int64 {
     /// `self + other`, or `PayoutError.overflow(what)`.
     func adding(_ other: Int64, _ what: @autoclosure () -> String) throws(PayoutError) -> Int64 {
-        let (sum, overflow) = addingReportingOverflow(other)
-        guard !overflow else { throw .overflow(what()) }
-        return sum
+        do {
+            return try Money.sum(self, other)
+        } catch {
+            throw .overflow(what())
+        }
     }
 }

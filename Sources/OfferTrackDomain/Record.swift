@@ -1,8 +1,9 @@
-/// The three record types of SPEC section 3.
+/// The record types of SPEC section 3.
 public enum RecordType: String, Sendable, CaseIterable {
     case capabilities = "capabilities"
     case offerPresented = "offer.presented"
     case subscriptionOutcome = "subscription.outcome"
+    case review = "review"
 }
 
 /// The eligibility decision derived from StoreKit's authorization and capabilities (SPEC 3.1).
@@ -42,6 +43,8 @@ public enum RecordBody: Sendable, Equatable {
     /// A `subscription.outcome` record: whether it is `subscribed`, the decision when capabilities were given,
     /// and the `offerId` it names.
     case outcome(subscribed: Bool, decision: EligibilityDecision?, offerId: String?)
+    /// A `review` record: an operator's decision on one conversion (SPEC 3.4).
+    case review(Review)
 }
 
 /// A record that passed every rule of SPEC section 3.
@@ -64,6 +67,7 @@ public struct Record: Sendable, Equatable {
         case .capabilities: .capabilities
         case .presented: .offerPresented
         case .outcome: .subscriptionOutcome
+        case .review: .review
         }
     }
 }

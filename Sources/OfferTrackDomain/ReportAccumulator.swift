@@ -1,6 +1,11 @@
 /// Aggregates the funnel report (SPEC section 6) from facts, single counts or pre-aggregated partial rows.
+///
+/// Amounts add up with checked arithmetic: a sum that overflows is remembered and `rows()` throws, so no caller
+/// has to check each addition and no report ever shows a wrapped amount.
 public struct ReportAccumulator: Sendable {
     private var rowsByKey: [ExactString?: ReportRow] = [:]
+    /// Whether some sum of money did not fit.
+    private var overflowed = false
     /// The time conversions are seen at: what qualified by then, what is pending then (rule 4.6).
     public let asOf: Int64
 
@@ -15,20 +20,27 @@ public struct ReportAccumulator: Sendable {
     }
 
     /// Counts `count` conversions under `conversionKey`; `state` is nil for unattributed ones, and
-    /// `amountMinor` (each one's) counts as commission when qualified, as pending commission when pending.
+    /// `amountMinor` (each one's) counts as commission when qualified, as pending commission when pending, as
+    /// held commission when held.
     public mutating func add(
         conversionKey: String?, state: QualificationState?, amountMinor: Int64, count: Int = 1
     ) {
-        let total = amountMinor * Int64(count)
+        guard let total = try? Money.product(amountMinor, count) else {
+            overflowed = true
+            return
+        }
         merge(
             ReportRow(
                 key: conversionKey,
                 conversions: count,
                 attributed: state == nil ? 0 : count,
                 lapsed: state == .lapsed ? count : 0,
+                voided: state == .voided ? count : 0,
+                held: state == .held ? count : 0,
                 pending: state == .pending ? count : 0,
                 commissionMinor: state == .qualified ? total : 0,
-                pendingCommissionMinor: state == .pending ? total : 0
+                pendingCommissionMinor: state == .pending ? total : 0,
+                heldCommissionMinor: state == .held ? total : 0
             )
         )
     }
@@ -37,7 +49,11 @@ public struct ReportAccumulator: Sendable {
     public mutating func merge(_ row: ReportRow) {
         let key = row.key.map(ExactString.init)
         var current = rowsByKey[key] ?? ReportRow(key: row.key)
-        current.add(row)
+        do {
+            try current.add(row)
+        } catch {
+            overflowed = true
+        }
         rowsByKey[key] = current
     }
 
@@ -58,9 +74,11 @@ public struct ReportAccumulator: Sendable {
         )
     }
 
-    /// The listed rows (at least one presentation or conversion), sorted by the key's UTF-8 bytes, nil last.
-    public func rows() -> [ReportRow] {
-        rowsByKey.values.filter(\.isListed).sorted { lhs, rhs in
+    /// The listed rows (at least one presentation or conversion), sorted by the key's UTF-8 bytes, nil last;
+    /// `MoneyOverflow` when some sum of money did not fit.
+    public func rows() throws(MoneyOverflow) -> [ReportRow] {
+        guard !overflowed else { throw MoneyOverflow() }
+        return rowsByKey.values.filter(\.isListed).sorted { lhs, rhs in
             switch (lhs.key, rhs.key) {
             case (let l?, let r?): RecordOrder.idPrecedes(l, r)
             case (_?, nil): true
@@ -76,10 +94,10 @@ public struct ReportAccumulator: Sendable {
         grouping: ReportGrouping,
         range: ReportRange = .all,
         asOf: Int64 = .max
-    ) -> [ReportRow] {
+    ) throws(MoneyOverflow) -> [ReportRow] {
         var accumulator = ReportAccumulator(asOf: asOf)
         for presentation in presentations { accumulator.add(presentation, grouping: grouping, range: range) }
         for conversion in conversions { accumulator.add(conversion, grouping: grouping, range: range) }
-        return accumulator.rows()
+        return try accumulator.rows()
     }
 }

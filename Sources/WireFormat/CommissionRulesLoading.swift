@@ -108,7 +108,7 @@ extension CommissionRules {
         guard case .object(let object) = value else {
             throw RulesError(path: at, "\(at) must be an object")
         }
-        let known = ["affiliateToken", "campaignToken", "amountMinor", "from", "until"]
+        let known = ["affiliateToken", "campaignToken", "amountMinor", "from", "until", "hold"]
         for member in object.members where !known.contains(member.key) {
             throw RulesError(path: "\(at).\(member.key)", "unknown key \(at).\(member.key)")
         }
@@ -136,10 +136,12 @@ extension CommissionRules {
         guard let amountValue = present(object["amountMinor"]) else {
             throw RulesError(path: "\(at).amountMinor", "\(at).amountMinor is required")
         }
-        guard case .number(let number) = amountValue, let amount = number.int64Value, amount >= 0 else {
+        guard case .number(let number) = amountValue, let amount = number.int64Value, amount >= 0,
+            amount <= CommissionRule.maximumAmountMinor
+        else {
             throw RulesError(
                 path: "\(at).amountMinor",
-                "\(at).amountMinor must be an integer of at least 0 in the currency's minor unit"
+                "\(at).amountMinor must be an integer from 0 to 1000000000000 in the currency's minor unit"
             )
         }
         let from = try instant(object, "from", at: at)
@@ -147,12 +149,20 @@ extension CommissionRules {
         if let from, let until, from >= until {
             throw RulesError(path: "\(at).until", "\(at).until must be later than \(at).from")
         }
+        var hold = false
+        if let holdValue = present(object["hold"]) {
+            guard case .bool(let flag) = holdValue else {
+                throw RulesError(path: "\(at).hold", "\(at).hold must be true or false")
+            }
+            hold = flag
+        }
         return CommissionRule(
             affiliateToken: token,
             campaignToken: campaign,
             amountMinor: amount,
             from: from,
-            until: until
+            until: until,
+            hold: hold
         )
     }
 

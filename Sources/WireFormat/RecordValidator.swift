@@ -2,7 +2,8 @@ import OfferTrackDomain
 
 /// Validates input lines against SPEC sections 2–3, answering the first failing check in the SPEC's order:
 /// JSON, `type` present, `type` known, `id`, `ts`, `user`, `app`, `device`, then the type's own fields in the
-/// order of its table. A member whose value is `null` counts as absent; unknown members are ignored.
+/// order of its table. A member whose value is `null` counts as absent; unknown members are ignored. The peer's
+/// right to send a valid `review` is the daemon's to check, after this.
 public enum RecordValidator {
     /// Validates one line (without its `\n`).
     static func validate(_ bytes: UnsafeRawBufferPointer) -> LineVerdict {
@@ -58,7 +59,8 @@ public enum RecordValidator {
     private static func record(_ fields: Fields) throws(RecordError) -> Record {
         guard let typeValue = fields.type else { throw missing("type") }
         guard case .string(let typeName) = typeValue, let type = recordType(named: typeName) else {
-            throw RecordError(.unknownType, "type must be capabilities, offer.presented or subscription.outcome")
+            throw RecordError(
+                .unknownType, "type must be capabilities, offer.presented, subscription.outcome or review")
         }
         guard let idValue = fields.id else { throw missing("id") }
         guard case .string(let id) = idValue, isValidID(id) else {
@@ -81,6 +83,7 @@ public enum RecordValidator {
         case .capabilities: body = try capabilitiesBody(fields)
         case .offerPresented: body = try presentedBody(fields)
         case .subscriptionOutcome: body = try outcomeBody(fields)
+        case .review: body = try reviewBody(fields)
         }
         return Record(id: id, ts: ts, user: user, body: body)
     }
@@ -333,6 +336,43 @@ public enum RecordValidator {
         return .outcome(subscribed: subscribed, decision: decision, offerId: offerId)
     }
 
+    // MARK: - review (SPEC 3.4)
+
+    /// `conversion`, `decision`, `reason` (required for `void` and `hold`), `note`, in the order of the table.
+    private static func reviewBody(_ fields: Fields) throws(RecordError) -> RecordBody {
+        guard let conversionValue = fields.conversion else { throw missing("conversion") }
+        guard case .string(let conversion) = conversionValue, isValidID(conversion) else {
+            throw invalid(
+                "conversion",
+                "conversion must be a record id: 1 to 128 characters from A-Z, a-z, 0-9, '.', '_', ':' and '-'")
+        }
+        guard let decisionValue = fields.decision else { throw missing("decision") }
+        guard case .string(let decisionName) = decisionValue, let decision = reviewDecision(named: decisionName) else {
+            throw invalid("decision", "decision must be void, hold or release")
+        }
+        var reason: ReviewReason?
+        if let value = fields.reason {
+            guard case .string(let name) = value, let known = reviewReason(named: name) else {
+                throw invalid("reason", "reason must be fraud, refund, duplicate, test, policy or other")
+            }
+            reason = known
+        } else if decision.requiresReason {
+            throw RecordError(
+                .missingField, "reason is required when decision is \(decision.rawValue)", field: "reason")
+        }
+        var note: String?
+        if let value = fields.note { note = try text(value, field: "note", maximumLength: Review.maximumNoteLength) }
+        return .review(Review(conversion: conversion, decision: decision, reason: reason, note: note))
+    }
+
+    private static func reviewDecision(named name: String) -> ReviewDecision? {
+        ReviewDecision.allCases.first { ExactText.equals(name, $0.rawValue) }
+    }
+
+    private static func reviewReason(named name: String) -> ReviewReason? {
+        ReviewReason.allCases.first { ExactText.equals(name, $0.rawValue) }
+    }
+
     // MARK: - Helpers
 
     /// The top-level members the SPEC names, found in one pass over the object (the validator's hot path);
@@ -351,6 +391,10 @@ public enum RecordValidator {
         var loaded: JSONValue?
         var outcome: JSONValue?
         var offerId: JSONValue?
+        var conversion: JSONValue?
+        var decision: JSONValue?
+        var reason: JSONValue?
+        var note: JSONValue?
 
         init(_ object: JSONObject) {
             for (key, value) in object.members {
@@ -361,13 +405,29 @@ public enum RecordValidator {
                 case 3:
                     if equals(key, "app") { app = value }
                 case 4:
-                    if equals(key, "type") { type = value } else if equals(key, "user") { user = value }
+                    if equals(key, "type") {
+                        type = value
+                    } else if equals(key, "user") {
+                        user = value
+                    } else if equals(key, "note") {
+                        note = value
+                    }
                 case 5:
                     if equals(key, "offer") { offer = value }
                 case 6:
-                    if equals(key, "device") { device = value } else if equals(key, "loaded") { loaded = value }
+                    if equals(key, "device") {
+                        device = value
+                    } else if equals(key, "loaded") {
+                        loaded = value
+                    } else if equals(key, "reason") {
+                        reason = value
+                    }
                 case 7:
                     if equals(key, "outcome") { outcome = value } else if equals(key, "offerId") { offerId = value }
+                case 8:
+                    if equals(key, "decision") { decision = value }
+                case 10:
+                    if equals(key, "conversion") { conversion = value }
                 case 12:
                     if equals(key, "capabilities") {
                         capabilities = value
@@ -402,6 +462,7 @@ public enum RecordValidator {
         if equals(name, "capabilities") { return .capabilities }
         if equals(name, "offer.presented") { return .offerPresented }
         if equals(name, "subscription.outcome") { return .subscriptionOutcome }
+        if equals(name, "review") { return .review }
         return nil
     }
 

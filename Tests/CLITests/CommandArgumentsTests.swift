@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import OfferTrackPresentation
 import Posix
 import Testing
 

@@ -9,7 +9,7 @@ import WireFormat
 @Suite struct ClientConnectionTests {
     static func connection(budget: AnswerBudget) -> ClientConnection {
         // No descriptor: the tests read `output`, they never flush.
-        ClientConnection(token: 16, fd: -1, maxLineBytes: 64, budget: budget, now: 0)
+        ClientConnection(token: 16, fd: -1, maxLineBytes: 64, budget: budget, now: 0, mayReview: false)
     }
 
     static func answers(_ connection: ClientConnection) -> [String] {

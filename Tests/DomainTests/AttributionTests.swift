@@ -284,7 +284,7 @@ import Testing
 
     @Test func matchingRuleSetsTheAmount() {
         let records = [Self.check("c", 0), Self.presented("p", 10), Self.outcome("o", 20)]
-        #expect(Self.commission(records) == Commission(amountMinor: 700, reason: nil))
+        #expect(Self.commission(records) == Commission(amountMinor: 700, reason: nil, rule: 0, heldByRule: false))
     }
 
     @Test func noAffiliateTokenEarnsNothing() {

@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import OfferTrackPresentation
 import Testing
 
 /// `offertrack explain` (SPEC section 6): the JSON object field by field, computed by hand.
@@ -27,11 +28,13 @@ import Testing
 
     static func expected(
         records: Int, conversion: String = "null", presentation: String = "null", eligibility: String = "null",
-        lapse: String = "null", repeats: String = "[]", status: String, reason: String = "null", amount: Int = 0,
+        lapse: String = "null", review: String = "null", repeats: String = "[]", status: String,
+        reason: String = "null", amount: Int = 0,
         rule: String = "null", qualifiesAt: String = "null", state: String = "null"
     ) -> String {
         "{\"user\":\"u1\",\"records\":\(records),\"conversion\":\(conversion),\"presentation\":\(presentation),"
-            + "\"eligibility\":\(eligibility),\"lapse\":\(lapse),\"repeats\":\(repeats),\"status\":\"\(status)\","
+            + "\"eligibility\":\(eligibility),\"lapse\":\(lapse),\"review\":\(review),\"repeats\":\(repeats),"
+            + "\"status\":\"\(status)\","
             + "\"reason\":\(reason),\"amountMinor\":\(amount),\"rule\":\(rule),\"qualifiesAt\":\(qualifiesAt),"
             + "\"state\":\(state)}\n"
     }

@@ -1,3 +1,4 @@
+import OfferTrackPresentation
 import Testing
 
 @testable import OfferTrackDomain
@@ -30,7 +31,7 @@ import Testing
         #expect(plan.changes.count == 3 && plan.changes.allSatisfy { $0.day == "2025-12-01" && $0.row != nil })
     }
 
-    @Test func aChangedPublishedRowIsReversedThenReplacedInTheNextDay() {
+    @Test func aChangedPublishedRowIsReversedThenReplacedInTheNextDay() throws {
         let old = Self.row("x", at: Self.day1 + 10, amount: 500)
         let new = Self.row("x", at: Self.day1 + 10, amount: 700, campaign: "a,\"b\"")
         let gone = Self.row("y", at: Self.day1 + 20, amount: 0)
@@ -55,7 +56,8 @@ import Testing
         #expect(changes["x"] == .some(new) && changes["y"] == .some(nil) && changes["w"] == .some(added))
         #expect(plan.changes.filter { $0.day == "2025-12-02" }.map(\.conversionId) == ["t"])
         let manifest = String(
-            decoding: plan.manifest(csv: plan.csv(), currency: "USD", rulesSha256: "r", generatedAt: 0), as: UTF8.self)
+            decoding: try plan.manifest(csv: plan.csv(), currency: "USD", rulesSha256: "r", generatedAt: 0),
+            as: UTF8.self)
         #expect(manifest.contains(#""rows":5,"commissionMinor":100,"adjustmentMinor":500,"#))
     }
 

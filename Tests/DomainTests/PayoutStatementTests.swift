@@ -1,3 +1,4 @@
+import OfferTrackPresentation
 import Testing
 
 @testable import OfferTrackDomain

@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import OfferTrackPresentation
 import Testing
 
 /// SPEC section 6 `report`: grouping, ordering, range filtering and the three formats.
@@ -47,9 +48,10 @@ import Testing
         converted("c4", 5 * hour, .attributed, p3, reason: .noAffiliate),
     ]
 
+    /// The fixture's report (empty on an overflow, which these small amounts cannot reach: the tests would fail).
     static func report(_ grouping: ReportGrouping, _ range: ReportRange = .all) -> [ReportRow] {
-        ReportAccumulator.build(
-            presentations: presentations, conversions: conversions, grouping: grouping, range: range)
+        (try? ReportAccumulator.build(
+            presentations: presentations, conversions: conversions, grouping: grouping, range: range)) ?? []
     }
 
     static func row(_ key: String?, _ p: Int, _ e: Int, _ c: Int, _ a: Int, _ m: Int64) -> ReportRow {
@@ -89,10 +91,10 @@ import Testing
             ])
     }
 
-    @Test func dayBoundaryIsUTCMidnight() {
+    @Test func dayBoundaryIsUTCMidnight() throws {
         let before = Self.fact("x", -1, affiliate: nil, campaign: nil, message: nil, eligible: false)
         let at = Self.fact("y", 0, affiliate: nil, campaign: nil, message: nil, eligible: false)
-        let rows = ReportAccumulator.build(presentations: [before, at], conversions: [], grouping: .day)
+        let rows = try ReportAccumulator.build(presentations: [before, at], conversions: [], grouping: .day)
         #expect(rows.map(\.key) == ["2026-10-31", "2026-11-01"])
     }
 
@@ -104,7 +106,7 @@ import Testing
         #expect(Self.report(.affiliate, ReportRange(until: Self.day)) == [])
     }
 
-    @Test func keysCompareByBytesNotByStringOrder() {
+    @Test func keysCompareByBytesNotByStringOrder() throws {
         // "A" + combining ring (41 CC 8A) sorts before "Z" and "Ä" (C3 84) by bytes, though Swift's `<` says otherwise;
         // "é" precomposed and decomposed are different keys.
         var accumulator = ReportAccumulator()
@@ -112,7 +114,7 @@ import Testing
             accumulator.add(presentationKey: key, eligible: true)
         }
         accumulator.add(presentationKey: nil, eligible: false)
-        let rows = accumulator.rows()
+        let rows = try accumulator.rows()
         #expect(
             rows.map { $0.key.map { Array($0.unicodeScalars) } } == [
                 Array("A\u{30A}".unicodeScalars), Array("Z".unicodeScalars), Array("a".unicodeScalars),
@@ -121,7 +123,7 @@ import Testing
         #expect(rows.map(\.presented) == [1, 1, 1, 1, 1, 2, 1])
     }
 
-    @Test func partialRowsMergeLikeSingleCounts() {
+    @Test func partialRowsMergeLikeSingleCounts() throws {
         var single = ReportAccumulator()
         single.add(presentationKey: "k", eligible: true)
         single.add(presentationKey: "k", eligible: false)
@@ -133,59 +135,59 @@ import Testing
         merged.merge(Self.row("k", 0, 0, 2, 1, 250))
         merged.merge(Self.row(nil, 0, 0, 1, 0, 0))
         merged.merge(Self.row("empty", 0, 0, 0, 0, 0))
-        #expect(single.rows() == merged.rows())
-        #expect(merged.rows() == [Self.row("k", 2, 1, 2, 1, 250), Self.row(nil, 0, 0, 1, 0, 0)])
+        #expect(try single.rows() == merged.rows())
+        #expect(try merged.rows() == [Self.row("k", 2, 1, 2, 1, 250), Self.row(nil, 0, 0, 1, 0, 0)])
     }
 
     // MARK: Formats
 
-    @Test func jsonFormat() {
+    @Test func jsonFormat() throws {
         let expected = """
             [
-            {"key":"say \\"hi\\"","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"lapsed":0,"pending":0,"commissionMinor":0,"pendingCommissionMinor":0},
-            {"key":"spring,26","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"lapsed":0,"pending":0,"commissionMinor":700,"pendingCommissionMinor":0},
-            {"key":null,"presented":2,"presentedEligible":1,"conversions":2,"attributed":1,"lapsed":0,"pending":0,"commissionMinor":0,"pendingCommissionMinor":0}
+            {"key":"say \\"hi\\"","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"lapsed":0,"voided":0,"held":0,"pending":0,"commissionMinor":0,"pendingCommissionMinor":0,"heldCommissionMinor":0},
+            {"key":"spring,26","presented":1,"presentedEligible":1,"conversions":1,"attributed":1,"lapsed":0,"voided":0,"held":0,"pending":0,"commissionMinor":700,"pendingCommissionMinor":0,"heldCommissionMinor":0},
+            {"key":null,"presented":2,"presentedEligible":1,"conversions":2,"attributed":1,"lapsed":0,"voided":0,"held":0,"pending":0,"commissionMinor":0,"pendingCommissionMinor":0,"heldCommissionMinor":0}
             ]
 
             """
-        #expect(ReportFormat.json.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
+        #expect(try ReportFormat.json.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
         #expect(ReportFormat.json([]) == "[]\n")
     }
 
-    @Test func csvFormat() {
+    @Test func csvFormat() throws {
         let expected = #"""
-            key,presented,presented_eligible,conversions,attributed,lapsed,pending,commission_minor,pending_commission_minor
-            "say ""hi""",1,1,1,1,0,0,0,0
-            "spring,26",1,1,1,1,0,0,700,0
-            ,2,1,2,1,0,0,0,0
+            key,presented,presented_eligible,conversions,attributed,lapsed,voided,held,pending,commission_minor,pending_commission_minor,held_commission_minor
+            "say ""hi""",1,1,1,1,0,0,0,0,0,0,0
+            "spring,26",1,1,1,1,0,0,0,0,700,0,0
+            ,2,1,2,1,0,0,0,0,0,0,0
 
             """#
-        #expect(ReportFormat.csv.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
+        #expect(try ReportFormat.csv.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
         #expect(
             ReportFormat.csv([])
-                == "key,presented,presented_eligible,conversions,attributed,lapsed,pending,commission_minor,"
-                + "pending_commission_minor\n")
+                == "key,presented,presented_eligible,conversions,attributed,lapsed,voided,held,pending,"
+                + "commission_minor,pending_commission_minor,held_commission_minor\n")
     }
 
-    @Test func tableFormat() {
+    @Test func tableFormat() throws {
         let expected = """
-            CAMPAIGN   PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  LAPSED  PENDING  COMMISSION USD  PENDING USD
-            say "hi"           1         1            1           1       0        0            0.00         0.00
-            spring,26          1         1            1           1       0        0            7.00         0.00
-            (none)             2         1            2           1       0        0            0.00         0.00
-            TOTAL              4         3            4           3       0        0            7.00         0.00
+            CAMPAIGN   PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  LAPSED  VOIDED  HELD  PENDING  COMMISSION USD  PENDING USD  HELD USD
+            say "hi"           1         1            1           1       0       0     0        0            0.00         0.00      0.00
+            spring,26          1         1            1           1       0       0     0        0            7.00         0.00      0.00
+            (none)             2         1            2           1       0       0     0        0            0.00         0.00      0.00
+            TOTAL              4         3            4           3       0       0     0        0            7.00         0.00      0.00
 
             """
-        #expect(ReportFormat.table.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
+        #expect(try ReportFormat.table.render(Self.report(.campaign), grouping: .campaign, currency: "USD") == expected)
     }
 
-    @Test func emptyTableHasATotalLine() {
+    @Test func emptyTableHasATotalLine() throws {
         let expected = """
-            DAY    PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  LAPSED  PENDING  COMMISSION JPY  PENDING JPY
-            TOTAL          0         0            0           0       0        0               0            0
+            DAY    PRESENTED  ELIGIBLE  CONVERSIONS  ATTRIBUTED  LAPSED  VOIDED  HELD  PENDING  COMMISSION JPY  PENDING JPY  HELD JPY
+            TOTAL          0         0            0           0       0       0     0        0               0            0         0
 
             """
-        #expect(ReportFormat.table([], grouping: .day, currency: "JPY") == expected)
+        #expect(try ReportFormat.table([], grouping: .day, currency: "JPY") == expected)
     }
 
     // MARK: Holding period (rule 4.6)
@@ -208,8 +210,8 @@ import Testing
             (Int64(23 * hour / 2), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 1, 0, 200)]),
             (Int64(15 * hour), [("Z", 0, 0, 700, 0), ("é", 1, 0, 0, 0), (nil, 0, 0, 200, 0)]),
         ] as [(Int64, [(String?, Int, Int, Int64, Int64)])])
-    func lapsedPendingAndQualifiedAtAsOf(asOf: Int64, expected: [(String?, Int, Int, Int64, Int64)]) {
-        let rows = ReportAccumulator.build(
+    func lapsedPendingAndQualifiedAtAsOf(asOf: Int64, expected: [(String?, Int, Int, Int64, Int64)]) throws {
+        let rows = try ReportAccumulator.build(
             presentations: [], conversions: Self.held, grouping: .affiliate, asOf: Self.day + asOf)
         #expect(rows.map(\.key) == expected.map(\.0))
         #expect(rows.map(\.lapsed) == expected.map(\.1))

@@ -348,9 +348,16 @@ import WireFormat
         #expect(error.message.contains(path))
     }
 
-    @Test func largestAmountFitsInt64() throws {
-        let rules = try Self.parse([Self.rule("t", amount: "9223372036854775807")])
-        #expect(rules.amount(affiliateToken: "t", campaignToken: nil, at: 0) == .max)
+    @Test func amountsUpToATrillionMinorUnitsAreAccepted() throws {
+        let rules = try Self.parse([Self.rule("t", amount: "1000000000000")])
+        #expect(rules.amount(affiliateToken: "t", campaignToken: nil, at: 0) == 1_000_000_000_000)
+    }
+
+    @Test(arguments: ["1000000000001", "9223372036854775807", "9223372036854775808", "-1"])
+    func amountsAboveATrillionAreRefusedNamingTheRule(amount: String) throws {
+        let error = try #require(Self.error(Self.file([Self.rule("*"), Self.rule("t", amount: amount)])))
+        #expect(error.path == "rules[1].amountMinor")
+        #expect(error.message.contains("rules[1].amountMinor") && error.message.contains("1000000000000"))
     }
 
     @Test func duplicateRulesAreRefusedNamingBoth() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import OfferTrackDomain
+import OfferTrackPresentation
 import Posix
 import Simulator
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import OfferTrackDomain
+import OfferTrackPresentation
 import Simulator
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Journal
 import OfferTrackDomain
+import OfferTrackPresentation
 import Simulator
 import Testing
 import WireFormat

@@ -106,6 +106,9 @@ import WireFormat
                     #expect(line.contains(JSONStringLiteral.quote(campaign)))
                 }
                 #expect(!(line.contains("\"itemID\"") && line.contains("\"iTunesItemIdentifier\"")))
+            case .review(let review):
+                #expect(line.contains("\"conversion\":\"\(review.conversion)\""))
+                #expect(line.contains("\"decision\":\"\(review.decision.rawValue)\""))
             case .outcome(let subscribed, _, let offerId):
                 let forms = ["\"outcome\":", "\"capabilities\":", "\"subscription\":"].filter { line.contains($0) }
                 #expect(forms.count == 1)

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// CSV field quoting of SPEC section 7.
 public enum CSVField {
     /// The field as written in a CSV line: quoted only when it contains `,`, `"`, CR or LF, with quotes doubled.

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The payout statement's files (SPEC 7.1): the CSV with section 7's quoting, and the manifest.
 extension PayoutStatement {
     /// The CSV's bytes: the header, then one line per pair, every line ending in `\n`.
@@ -35,5 +37,43 @@ extension PayoutStatement {
             + "\"minimumMinor\":\(minimumMinor),\"totals\":{\(totals.joined(separator: ","))},"
             + "\"sha256\":\"\(SHA256.hex(of: csv))\",\"generatedAt\":\(JSONStringLiteral.quote(Timestamp.format(generatedAt)))}\n"
         return Array(text.utf8)
+    }
+}
+
+extension PayoutStatement {
+    /// The statement CSV's columns (SPEC 7.1), in order.
+    public static let columns = [
+        "affiliate_token", "currency", "opening_minor", "earned_minor", "balance_minor", "payable_minor",
+        "carried_minor", "rows",
+    ]
+
+    /// The balances a published statement's CSV carries into the next month (pairs carrying 0 left out): the
+    /// previous month's `carried_minor`, read back from the file as published. `name` names the file in errors.
+    public static func carried(fromCSV bytes: [UInt8], name: String) throws(PayoutError) -> [PayoutPair: Int64] {
+        var balances: [PayoutPair: Int64] = [:]
+        var sawHeader = false
+        do {
+            try CSVReader.forEachRecord(in: bytes) { record in
+                guard sawHeader else {
+                    guard (0..<record.count).map({ record.text($0) }) == columns else {
+                        throw PayoutError.unreadable(file: name, reason: "its header is not a payout statement's")
+                    }
+                    sawHeader = true
+                    return
+                }
+                guard record.count == columns.count, let carried = record.int64(6) else {
+                    throw PayoutError.unreadable(file: name, reason: "line \(record.line) is not a statement line")
+                }
+                if carried != 0 {
+                    balances[PayoutPair(affiliateToken: record.text(0), currency: record.text(1))] = carried
+                }
+            }
+        } catch let error as PayoutError {
+            throw error
+        } catch {
+            throw .unreadable(file: name, reason: "\(error)")
+        }
+        guard sawHeader else { throw .unreadable(file: name, reason: "it has no header line") }
+        return balances
     }
 }

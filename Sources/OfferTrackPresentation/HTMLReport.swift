@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// `offertrack report --format html`: one self-contained page (SPEC section 6) with the report's rows as a table,
 /// the funnel per group and the daily series of presentations, conversions and commission, drawn as inline SVG.
 ///
@@ -30,8 +32,8 @@ public struct HTMLReport: Sendable {
         self.generatedAt = generatedAt
     }
 
-    /// The page, ending in `\n`.
-    public func render() -> String {
+    /// The page, ending in `\n`; `MoneyOverflow` when a total of money does not fit.
+    public func render() throws(MoneyOverflow) -> String {
         var page = """
             <!doctype html>
             <html lang="en">
@@ -46,8 +48,8 @@ public struct HTMLReport: Sendable {
             """
         page += header()
         page += funnel()
-        page += dailySeries()
-        page += table()
+        page += try dailySeries()
+        page += try table()
         page += "</body>\n</html>\n"
         return page
     }
@@ -80,8 +82,8 @@ public struct HTMLReport: Sendable {
         for row in rows {
             let stages: [(String, Int)] = [
                 ("presented", row.presented), ("eligible", row.presentedEligible), ("conversions", row.conversions),
-                ("attributed", row.attributed), ("qualified", Self.qualified(row)), ("lapsed", row.lapsed),
-                ("pending", row.pending),
+                ("attributed", row.attributed), ("qualified", row.qualified), ("lapsed", row.lapsed),
+                ("voided", row.voided), ("held", row.held), ("pending", row.pending),
             ]
             let name = label(row.key)
             let largest = max(1, stages.map(\.1).max() ?? 1)
@@ -89,7 +91,8 @@ public struct HTMLReport: Sendable {
             let height = stages.count * (barHeight + 6) + 8
             let title = "Funnel for \(name): " + stages.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
             out += "<figure>\n<figcaption>\(Self.escape(name)): \(Self.money(row.commissionMinor, currency)) "
-            out += "\(Self.escape(currency)) qualified, \(Self.money(row.pendingCommissionMinor, currency)) pending"
+            out += "\(Self.escape(currency)) qualified, \(Self.money(row.pendingCommissionMinor, currency)) pending, "
+            out += "\(Self.money(row.heldCommissionMinor, currency)) held"
             out += "</figcaption>\n"
             out += "<svg role=\"img\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\">"
             out += "<title>\(Self.escape(title))</title>\n"
@@ -107,7 +110,7 @@ public struct HTMLReport: Sendable {
     }
 
     /// Three charts over the same days: presentations, conversions and qualified commission per day.
-    private func dailySeries() -> String {
+    private func dailySeries() throws(MoneyOverflow) -> String {
         var out = "<section>\n<h2>Per day</h2>\n"
         guard !daily.isEmpty else { return out + "<p>No days in this range.</p>\n</section>\n" }
         let days = Self.everyDay(daily)
@@ -117,7 +120,7 @@ public struct HTMLReport: Sendable {
             ("Qualified commission (\(currency))", days.map(\.commissionMinor), { Self.money($0, currency) }),
         ]
         for (name, values, format) in series {
-            out += chart(name: name, values: values, days: days.map { $0.key ?? "" }, format: format)
+            out += try chart(name: name, values: values, days: days.map { $0.key ?? "" }, format: format)
         }
         return out + "</section>\n"
     }
@@ -140,13 +143,15 @@ public struct HTMLReport: Sendable {
         return filled
     }
 
-    private func chart(name: String, values: [Int64], days: [String], format: (Int64) -> String) -> String {
+    private func chart(
+        name: String, values: [Int64], days: [String], format: (Int64) -> String
+    ) throws(MoneyOverflow) -> String {
         let largest = max(1, values.max() ?? 1)
         let step = max(4, min(40, 600 / max(1, values.count)))
         let plotHeight: Int64 = 120
         let width = 60 + values.count * step + 20
         let labelEvery = max(1, (values.count * 60) / 600)
-        let total = values.reduce(0, +)
+        let total = try Money.total(values)
         var out = "<figure>\n<figcaption>\(Self.escape(name)) per day: total \(format(total)), "
         out += "largest day \(format(largest))</figcaption>\n"
         out += "<svg role=\"img\" viewBox=\"0 0 \(width) 170\" width=\"\(width)\" height=\"170\">"
@@ -171,22 +176,23 @@ public struct HTMLReport: Sendable {
 
     /// The rows as `--format json` has them (money in the currency's units; the minor units in `data-minor`),
     /// and a totals line.
-    private func table() -> String {
+    private func table() throws(MoneyOverflow) -> String {
         let columns: [(String, String)] = [
             ("presented", "Presented"), ("presentedEligible", "Eligible"), ("conversions", "Conversions"),
-            ("attributed", "Attributed"), ("lapsed", "Lapsed"), ("pending", "Pending"),
+            ("attributed", "Attributed"), ("lapsed", "Lapsed"), ("voided", "Voided"), ("held", "Held"),
+            ("pending", "Pending"),
         ]
         var out = "<section>\n<h2>Table</h2>\n<table>\n<caption>The report by \(grouping.rawValue), as of "
         out += "\(Timestamp.format(asOf)); amounts in \(Self.escape(currency))</caption>\n<thead><tr>"
         out += "<th scope=\"col\">\(grouping.rawValue.prefix(1).uppercased() + grouping.rawValue.dropFirst())</th>"
         for column in columns { out += "<th scope=\"col\">\(column.1)</th>" }
-        out += "<th scope=\"col\">Commission</th><th scope=\"col\">Pending commission</th></tr></thead>\n<tbody>\n"
-        var total = ReportRow(key: nil)
+        out += "<th scope=\"col\">Commission</th><th scope=\"col\">Pending commission</th>"
+        out += "<th scope=\"col\">Held commission</th></tr></thead>\n<tbody>\n"
         for row in rows {
             out += tableRow(row, header: label(row.key), key: row.key.map(Self.escape) ?? "", columns: columns)
-            total.add(row)
         }
         out += "</tbody>\n<tfoot>\n"
+        let total = try ReportRow.total(of: rows, key: nil)
         out += tableRow(total, header: "Total", key: "", columns: columns, isTotal: true)
         return out + "</tfoot>\n</table>\n</section>\n"
     }
@@ -196,7 +202,8 @@ public struct HTMLReport: Sendable {
     ) -> String {
         let counts: [String: Int] = [
             "presented": row.presented, "presentedEligible": row.presentedEligible, "conversions": row.conversions,
-            "attributed": row.attributed, "lapsed": row.lapsed, "pending": row.pending,
+            "attributed": row.attributed, "lapsed": row.lapsed, "voided": row.voided, "held": row.held,
+            "pending": row.pending,
         ]
         let keyAttribute = isTotal ? "" : row.key == nil ? " data-key-null" : " data-key=\"\(key)\""
         var out =
@@ -204,6 +211,7 @@ public struct HTMLReport: Sendable {
         for column in columns { out += "<td data-field=\"\(column.0)\">\(counts[column.0] ?? 0)</td>" }
         for (field, amount) in [
             ("commissionMinor", row.commissionMinor), ("pendingCommissionMinor", row.pendingCommissionMinor),
+            ("heldCommissionMinor", row.heldCommissionMinor),
         ] {
             out += "<td data-field=\"\(field)\" data-minor=\"\(amount)\">\(Self.money(amount, currency))</td>"
         }
@@ -211,9 +219,6 @@ public struct HTMLReport: Sendable {
     }
 
     // MARK: - Helpers
-
-    /// Attributed conversions that qualified by `asOf`: neither lapsed nor pending.
-    static func qualified(_ row: ReportRow) -> Int { row.attributed - row.lapsed - row.pending }
 
     private func label(_ key: String?) -> String { key ?? "(none)" }
 
@@ -244,7 +249,7 @@ public struct HTMLReport: Sendable {
         figure{margin:1em 0;break-inside:avoid}figcaption{font-weight:600}svg{max-width:100%;height:auto}\
         .label,.value,.tick{font:12px system-ui,sans-serif;fill:#111}.bar{fill:#4a6fa5}.bar.eligible{fill:#6b8cc0}\
         .bar.conversions{fill:#2f7d5b}.bar.attributed{fill:#3f9a70}.bar.qualified{fill:#1d5c41}\
-        .bar.lapsed{fill:#b04a3a}.bar.pending{fill:#c08a2e}.day{fill:#4a6fa5}.axis{stroke:#111}\
+        .bar.lapsed{fill:#b04a3a}.bar.voided{fill:#7a2f25}.bar.held{fill:#8a6d3b}.bar.pending{fill:#c08a2e}.day{fill:#4a6fa5}.axis{stroke:#111}\
         table{border-collapse:collapse;width:100%}th,td{border:1px solid #999;padding:.25em .5em}\
         td{text-align:right;font-variant-numeric:tabular-nums}tfoot{font-weight:600}caption{text-align:left}\
         @media print{body{margin:0;max-width:none}section{break-inside:avoid-page}}

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The output formats of `offertrack report --format` (SPEC section 6).
 public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
     case table
@@ -5,10 +7,11 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
     case json
 
     /// The rows rendered in this format; every line ends in `\n`. The table writes amounts in `currency`'s
-    /// major unit; CSV and JSON keep integer minor units.
-    public func render(_ rows: [ReportRow], grouping: ReportGrouping, currency: String) -> String {
+    /// major unit; CSV and JSON keep integer minor units. `MoneyOverflow` when the table's totals do not fit.
+    public func render(_ rows: [ReportRow], grouping: ReportGrouping, currency: String) throws(MoneyOverflow) -> String
+    {
         switch self {
-        case .table: Self.table(rows, grouping: grouping, currency: currency)
+        case .table: try Self.table(rows, grouping: grouping, currency: currency)
         case .csv: Self.csv(rows)
         case .json: Self.json(rows)
         }
@@ -21,16 +24,18 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
         let objects = rows.map { row in
             "{\"key\":\(row.key.map(JSONStringLiteral.quote) ?? "null"),\"presented\":\(row.presented),"
                 + "\"presentedEligible\":\(row.presentedEligible),\"conversions\":\(row.conversions),"
-                + "\"attributed\":\(row.attributed),\"lapsed\":\(row.lapsed),\"pending\":\(row.pending),"
-                + "\"commissionMinor\":\(row.commissionMinor),\"pendingCommissionMinor\":\(row.pendingCommissionMinor)}"
+                + "\"attributed\":\(row.attributed),\"lapsed\":\(row.lapsed),\"voided\":\(row.voided),"
+                + "\"held\":\(row.held),\"pending\":\(row.pending),\"commissionMinor\":\(row.commissionMinor),"
+                + "\"pendingCommissionMinor\":\(row.pendingCommissionMinor),"
+                + "\"heldCommissionMinor\":\(row.heldCommissionMinor)}"
         }
         return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
     }
 
     /// The CSV header: the JSON keys in snake case.
     public static let csvHeader =
-        "key,presented,presented_eligible,conversions,attributed,lapsed,pending,commission_minor,"
-        + "pending_commission_minor"
+        "key,presented,presented_eligible,conversions,attributed,lapsed,voided,held,pending,commission_minor,"
+        + "pending_commission_minor,held_commission_minor"
 
     /// `csvHeader`, then one line per row; the null key is an empty field; SPEC 7 quoting.
     public static func csv(_ rows: [ReportRow]) -> String {
@@ -38,8 +43,8 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
         for row in rows {
             out += CSVField.line([
                 row.key ?? "", String(row.presented), String(row.presentedEligible), String(row.conversions),
-                String(row.attributed), String(row.lapsed), String(row.pending), String(row.commissionMinor),
-                String(row.pendingCommissionMinor),
+                String(row.attributed), String(row.lapsed), String(row.voided), String(row.held), String(row.pending),
+                String(row.commissionMinor), String(row.pendingCommissionMinor), String(row.heldCommissionMinor),
             ])
         }
         return out
@@ -48,18 +53,16 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
     /// Columns aligned for a terminal (width in characters): the key left-aligned (`(none)` for null), counts and
     /// amounts (in the currency's major unit, the currency in the header) right-aligned, separated by two spaces,
     /// then a `TOTAL` line.
-    public static func table(_ rows: [ReportRow], grouping: ReportGrouping, currency: String) -> String {
+    public static func table(
+        _ rows: [ReportRow], grouping: ReportGrouping, currency: String
+    ) throws(MoneyOverflow) -> String {
         let header = [
-            grouping.rawValue.uppercased(), "PRESENTED", "ELIGIBLE", "CONVERSIONS", "ATTRIBUTED", "LAPSED", "PENDING",
-            "COMMISSION \(currency)", "PENDING \(currency)",
+            grouping.rawValue.uppercased(), "PRESENTED", "ELIGIBLE", "CONVERSIONS", "ATTRIBUTED", "LAPSED", "VOIDED",
+            "HELD", "PENDING", "COMMISSION \(currency)", "PENDING \(currency)", "HELD \(currency)",
         ]
-        var total = ReportRow(key: "TOTAL")
         var lines: [[String]] = [header]
-        for row in rows {
-            lines.append(cells(row, key: row.key ?? "(none)", currency: currency))
-            total.add(row)
-        }
-        lines.append(cells(total, key: "TOTAL", currency: currency))
+        for row in rows { lines.append(cells(row, key: row.key ?? "(none)", currency: currency)) }
+        lines.append(cells(try ReportRow.total(of: rows, key: "TOTAL"), key: "TOTAL", currency: currency))
         var widths = [Int](repeating: 0, count: header.count)
         for line in lines {
             for (column, cell) in line.enumerated() { widths[column] = max(widths[column], cell.count) }
@@ -83,8 +86,10 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
     private static func cells(_ row: ReportRow, key: String, currency: String) -> [String] {
         [
             key, String(row.presented), String(row.presentedEligible), String(row.conversions), String(row.attributed),
-            String(row.lapsed), String(row.pending), Money.format(row.commissionMinor, currency: currency),
+            String(row.lapsed), String(row.voided), String(row.held), String(row.pending),
+            Money.format(row.commissionMinor, currency: currency),
             Money.format(row.pendingCommissionMinor, currency: currency),
+            Money.format(row.heldCommissionMinor, currency: currency),
         ]
     }
 }

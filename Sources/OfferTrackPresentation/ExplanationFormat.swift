@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// The output formats of `offertrack explain --format` (SPEC section 6).
 public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
     case text
@@ -27,6 +29,7 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             "\"presentation\":\(reference(presentation))",
             "\"eligibility\":\(eligibility)",
             "\"lapse\":\(reference(e.lapse))",
+            "\"review\":\(review(e.review))",
             "\"repeats\":[\(e.repeats.map(JSONStringLiteral.quote).joined(separator: ","))]",
             "\"status\":\"\(e.status.rawValue)\"",
             "\"reason\":\(e.reason.map { "\"\($0.rawValue)\"" } ?? "null")",
@@ -36,6 +39,14 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             "\"state\":\(e.state.map { "\"\($0.rawValue)\"" } ?? "null")",
         ]
         return "{" + fields.joined(separator: ",") + "}\n"
+    }
+
+    /// A review as `{"id","ts","decision","reason"}`, `reason` null when the record has none; `null` without one.
+    private static func review(_ review: ConversionReview?) -> String {
+        guard let review else { return "null" }
+        return "{\"id\":\(JSONStringLiteral.quote(review.record.id)),\"ts\":\"\(Timestamp.format(review.record.ts))\","
+            + "\"decision\":\"\(review.decision.rawValue)\",\"reason\":"
+            + (review.reason.map { "\"\($0.rawValue)\"" } ?? "null") + "}"
     }
 
     /// The chain a person would check, one line per rule of SPEC section 4, naming record ids and times.
@@ -108,7 +119,30 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
         return finish(lines, e)
     }
 
+    /// Rule 4.7's line: the review (id, time, decision, reason, note) or the rule that holds; nil when neither.
+    private static func reviewLine(_ e: Explanation) -> String? {
+        guard let review = e.review else {
+            guard e.heldByRule, e.status == .attributed, e.lapse == nil else { return nil }
+            let index = e.rule.map { "rules[\($0)]" } ?? "its rule"
+            return "4.7 review: none; \(index) has \"hold\": true, so it is held until an operator releases it"
+        }
+        var line = "4.7 review: \(name(review.record)) decided \(review.decision.rawValue)"
+        if let reason = review.reason { line += " (\(reason.rawValue))" }
+        if let note = e.reviewNote { line += ", note \(JSONStringLiteral.quote(note))" }
+        guard e.status == .attributed else { return line + "; unattributed conversions are not affected by reviews" }
+        if e.lapse != nil { return line + "; it lapsed, which a review does not change" }
+        switch review.decision {
+        case .void: line += ": voided, earns nothing"
+        case .hold: line += ": held, earns nothing until released"
+        case .release:
+            let rule = e.rule.map { "rules[\($0)]" } ?? "its rule"
+            line += e.heldByRule ? ": lifts the hold of \(rule)" : ": lifts any earlier void or hold"
+        }
+        return line
+    }
+
     private static func finish(_ lines: [String], _ e: Explanation) -> String {
+        let lines = lines + (reviewLine(e).map { [$0] } ?? [])
         var verdict = "verdict: \(e.status.rawValue)"
         if let reason = e.reason { verdict += " (\(reason.rawValue))" }
         if let state = e.state {
@@ -117,6 +151,8 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             case .qualified: verdict += ", qualified: earns \(amount)"
             case .pending: verdict += ", pending: \(amount) once it qualifies"
             case .lapsed: verdict += ", lapsed: earns nothing"
+            case .voided: verdict += ", voided: earns nothing"
+            case .held: verdict += ", held: \(amount) once released"
             }
         } else {
             verdict += ": earns nothing"
