@@ -5,7 +5,9 @@ import Testing
 
 /// SPEC 7.1's payout statement, computed by hand: opening, earned, balance, payable and carried per pair.
 @Suite struct PayoutStatementTests {
-    static let november = PayoutMonth("2026-11")!
+    static var november: PayoutMonth {
+        get throws { try #require(PayoutMonth("2026-11")) }
+    }
 
     static func pair(_ token: String, _ currency: String = "USD") -> PayoutPair {
         PayoutPair(affiliateToken: token, currency: currency)
@@ -37,14 +39,14 @@ import Testing
     ])
     func oneLine(opening: Int64, rows: [Int64], minimum: Int64, expected: String) throws {
         let statement = try PayoutStatement(
-            month: Self.november, earnings: try Self.earnings(rows.map { ("aff1", "USD", $0) }),
+            month: try Self.november, earnings: try Self.earnings(rows.map { ("aff1", "USD", $0) }),
             opening: opening == 0 ? [:] : [Self.pair("aff1"): opening], minimumMinor: minimum)
         #expect(Self.lines(statement) == ["aff1,USD," + expected])
     }
 
     @Test func aPairWithOnlyANonZeroOpeningGetsALineAndOneWithNothingDoesNot() throws {
         let statement = try PayoutStatement(
-            month: Self.november, earnings: try Self.earnings([("b", "USD", 100)]),
+            month: try Self.november, earnings: try Self.earnings([("b", "USD", 100)]),
             opening: [Self.pair("a"): 300, Self.pair("c"): -50, Self.pair("d"): 0], minimumMinor: 1000)
         #expect(
             Self.lines(statement) == ["a,USD,300,0,300,0,300,0", "b,USD,0,100,100,0,100,1", "c,USD,-50,0,-50,0,-50,0"])
@@ -53,7 +55,7 @@ import Testing
 
     @Test func severalCurrenciesAreSeparatePairsAndTotalsPerCurrency() throws {
         let statement = try PayoutStatement(
-            month: Self.november,
+            month: try Self.november,
             earnings: try Self.earnings([
                 ("aff1", "USD", 1500), ("aff1", "EUR", 200), ("aff2", "EUR", 900), ("aff2", "EUR", 300),
             ]),
@@ -72,7 +74,7 @@ import Testing
     @Test func linesAreSortedByTokenBytesThenCurrencyBytesAndEquivalentSpellingsStayApart() throws {
         // "é" precomposed (C3 A9) and decomposed (65 CC 81) are equal as Swift strings, not as bytes.
         let statement = try PayoutStatement(
-            month: Self.november,
+            month: try Self.november,
             earnings: try Self.earnings([
                 ("a", "USD", 1), ("\u{E9}", "USD", 1), ("e\u{301}", "USD", 1), ("Z", "USD", 1), ("_", "USD", 1),
                 ("a", "EUR", 1), ("z", "USD", 1),
@@ -87,7 +89,7 @@ import Testing
 
     @Test func theFilesMatchTheSpecByteForByte() throws {
         let statement = try PayoutStatement(
-            month: Self.november, earnings: try Self.earnings([("a,b", "USD", 1200), ("c", "JPY", 5)]),
+            month: try Self.november, earnings: try Self.earnings([("a,b", "USD", 1200), ("c", "JPY", 5)]),
             opening: [:], minimumMinor: 1000)
         let csv = statement.csv()
         #expect(
@@ -100,7 +102,8 @@ import Testing
                 + "\"JPY\":{\"earnedMinor\":5,\"payableMinor\":0,\"carriedMinor\":5},"
                 + "\"USD\":{\"earnedMinor\":1200,\"payableMinor\":1200,\"carriedMinor\":0}},"
                 + "\"sha256\":\"\(SHA256.hex(of: csv))\",\"generatedAt\":\"2025-12-01T00:00:00.123Z\"}\n")
-        let empty = try PayoutStatement(month: Self.november, earnings: PayoutEarnings(), opening: [:], minimumMinor: 0)
+        let empty = try PayoutStatement(
+            month: try Self.november, earnings: PayoutEarnings(), opening: [:], minimumMinor: 0)
         #expect(String(decoding: empty.csv(), as: UTF8.self).split(separator: "\n").count == 1)
         #expect(
             String(decoding: empty.manifest(csv: empty.csv(), generatedAt: 0), as: UTF8.self).contains(
@@ -109,7 +112,7 @@ import Testing
 
     @Test func theCarriedBalancesReadBackFromTheCSVAreTheStatementsOwn() throws {
         let statement = try PayoutStatement(
-            month: Self.november,
+            month: try Self.november,
             earnings: try Self.earnings([("a,\"q\"", "USD", 300), ("b", "USD", -20), ("c", "USD", 5000)]),
             opening: [Self.pair("d", "EUR"): 7], minimumMinor: 1000)
         #expect(try PayoutStatement.carried(fromCSV: statement.csv(), name: "x") == statement.carried)
@@ -122,19 +125,19 @@ import Testing
         #expect(throws: PayoutError.self) { try earnings.add(Self.pair("a"), amountMinor: 1) }
         #expect(throws: PayoutError.self) {
             try PayoutStatement(
-                month: Self.november, earnings: earnings, opening: [Self.pair("a"): 1], minimumMinor: 0)
+                month: try Self.november, earnings: earnings, opening: [Self.pair("a"): 1], minimumMinor: 0)
         }
         var two = PayoutEarnings()
         try two.add(Self.pair("a"), amountMinor: .max)
         try two.add(Self.pair("b"), amountMinor: .max)
         // Each line fits; the currency's total does not.
         #expect(throws: PayoutError.self) {
-            try PayoutStatement(month: Self.november, earnings: two, opening: [:], minimumMinor: 0)
+            try PayoutStatement(month: try Self.november, earnings: two, opening: [:], minimumMinor: 0)
         }
         var min = PayoutEarnings()
         try min.add(Self.pair("a"), amountMinor: .min)
         #expect(throws: PayoutError.self) {
-            try PayoutStatement(month: Self.november, earnings: min, opening: [Self.pair("a"): -1], minimumMinor: 0)
+            try PayoutStatement(month: try Self.november, earnings: min, opening: [Self.pair("a"): -1], minimumMinor: 0)
         }
     }
 

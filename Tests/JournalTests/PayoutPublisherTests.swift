@@ -13,6 +13,8 @@ import WireFormat
 @Suite struct PayoutPublisherTests {
     let path = "/tmp/payout-test-\(UInt32.random(in: 0...UInt32.max)).db"
 
+    static func month(_ text: String) throws -> PayoutMonth { try #require(PayoutMonth(text)) }
+
     static func rules(minimum: Int64) throws -> RulesFile {
         try RulesFile(bytes: Array(#"{"currency":"USD","payoutMinimumMinor":\#(minimum),"rules":[]}"#.utf8))
     }
@@ -55,7 +57,7 @@ import WireFormat
         for month in ["2026-10", "2026-11", "2026-12", "2027-01"] {
             let minimum = [0, 500, 3000, 20_000][Int.random(in: 0..<4, using: &generator)]
             let published = try PayoutPublisher.publish(
-                journalPaths: [path], month: PayoutMonth(month)!, rules: try Self.rules(minimum: Int64(minimum)),
+                journalPaths: [path], month: try Self.month(month), rules: try Self.rules(minimum: Int64(minimum)),
                 now: 1_800_000_000_000)
             for row in rowsByMonth[month] ?? [] { expected[row.pair, default: 0] += row.amountMinor }
             let lines = try Self.lines(published.csv)
@@ -69,7 +71,7 @@ import WireFormat
             }
             // Rewriting gives the same bytes, whatever the rules say now.
             let again = try PayoutPublisher.publish(
-                journalPaths: [path], month: PayoutMonth(month)!, rules: try Self.rules(minimum: 1), now: 1)
+                journalPaths: [path], month: try Self.month(month), rules: try Self.rules(minimum: 1), now: 1)
             #expect(again.csv == published.csv && again.manifest == published.manifest && again.republished)
         }
         for pair in Set(expected.keys).union(paid.keys) {
@@ -83,10 +85,10 @@ import WireFormat
         defer { removeJournal() }
         let rules = try Self.rules(minimum: 0)
         func publish(_ month: String) throws -> PayoutPublisher.Files {
-            try PayoutPublisher.publish(journalPaths: [path], month: PayoutMonth(month)!, rules: rules, now: 5)
+            try PayoutPublisher.publish(journalPaths: [path], month: try Self.month(month), rules: rules, now: 5)
         }
         _ = try JournalWriter(path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
-        #expect(throws: PayoutPublisher.Refusal.nothingPublished(month: PayoutMonth("2026-11")!)) {
+        #expect(throws: PayoutPublisher.Refusal.nothingPublished(month: try Self.month("2026-11"))) {
             try publish("2026-11")
         }
         var generator = SeededGenerator(seed: 3)
@@ -97,23 +99,23 @@ import WireFormat
             PublishedDaysFixture.days(from: "2026-10-30", through: "2026-11-20").map { ($0, header) }, in: path)
         #expect(
             throws: PayoutPublisher.Refusal.beforeFirstMonth(
-                month: PayoutMonth("2026-09")!, first: PayoutMonth("2026-10")!)
+                month: try Self.month("2026-09"), first: try Self.month("2026-10"))
         ) { try publish("2026-09") }
         #expect(
             throws: PayoutPublisher.Refusal.lastDayMissing(
-                month: PayoutMonth("2026-11")!, firstMissingDay: "2026-11-21")
+                month: try Self.month("2026-11"), firstMissingDay: "2026-11-21")
         ) { try publish("2026-11") }
         try PublishedDaysFixture.publish(
             PublishedDaysFixture.days(from: "2026-11-21", through: "2026-12-31").map { ($0, header) }, in: path)
         #expect(
             throws: PayoutPublisher.Refusal.previousMonthMissing(
-                month: PayoutMonth("2026-12")!, firstMissingMonth: PayoutMonth("2026-10")!)
+                month: try Self.month("2026-12"), firstMissingMonth: try Self.month("2026-10"))
         ) { try publish("2026-12") }
         #expect(try JournalReader(path: path).lastPublishedMonth() == nil)
         _ = try publish("2026-10")
         #expect(
             throws: PayoutPublisher.Refusal.previousMonthMissing(
-                month: PayoutMonth("2026-12")!, firstMissingMonth: PayoutMonth("2026-11")!)
+                month: try Self.month("2026-12"), firstMissingMonth: try Self.month("2026-11"))
         ) { try publish("2026-12") }
         _ = try publish("2026-11")
         let december = try publish("2026-12")
@@ -132,7 +134,7 @@ import WireFormat
         try PublishedDaysFixture.publish([("2026-11-30", csv)], in: path)
         #expect(throws: PayoutError.self) {
             try PayoutPublisher.publish(
-                journalPaths: [path], month: PayoutMonth("2026-11")!, rules: try Self.rules(minimum: 0), now: 5)
+                journalPaths: [path], month: try Self.month("2026-11"), rules: try Self.rules(minimum: 0), now: 5)
         }
         #expect(try JournalReader(path: path).lastPublishedMonth() == nil)
     }
