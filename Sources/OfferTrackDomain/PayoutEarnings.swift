@@ -13,10 +13,15 @@ public struct PayoutEarnings: Sendable, Equatable {
 
     /// Adds a pair's amount as one row (checked: an overflowing sum throws).
     public mutating func add(_ pair: PayoutPair, amountMinor: Int64) throws(PayoutError) {
+        try add(pair, amountMinor: amountMinor, rows: 1)
+    }
+
+    /// Adds the sum of `rows` rows of a pair (checked: an overflowing sum throws).
+    public mutating func add(_ pair: PayoutPair, amountMinor: Int64, rows: Int) throws(PayoutError) {
         var earned = pairs[pair] ?? Earned(amountMinor: 0, rows: 0)
         earned.amountMinor = try earned.amountMinor.adding(
             amountMinor, "the earnings of \(pair.affiliateToken) in \(pair.currency)")
-        earned.rows += 1
+        earned.rows += rows
         pairs[pair] = earned
     }
 }

@@ -13,71 +13,82 @@ public enum CSVReader {
     }
 
     /// Calls `body` with each record of `bytes`, in order (the header included); a last record without its
-    /// `\n` is read too. Throws `Malformed` for bytes that are not CSV, or what `body` throws.
+    /// `\n` is read too. The record is valid only during the call. Throws `Malformed` for bytes that are not
+    /// CSV, or what `body` throws.
     public static func forEachRecord(in bytes: [UInt8], _ body: (CSVRecord) throws -> Void) throws {
-        var fields: [CSVRecord.Field] = []
-        fields.reserveCapacity(16)
-        var index = 0
-        var line = 1
-        let end = bytes.count
-        while index < end {
-            let recordLine = line
-            fields.removeAll(keepingCapacity: true)
-            var atRecordEnd = false
-            while !atRecordEnd {
-                if index < end, bytes[index] == quote {
-                    // A quoted field: up to the quote not followed by another.
-                    let start = index + 1
-                    var cursor = start
-                    var closed = false
-                    while cursor < end {
-                        if bytes[cursor] == quote {
-                            if cursor + 1 < end, bytes[cursor + 1] == quote {
-                                cursor += 2
-                                continue
-                            }
-                            closed = true
-                            break
-                        }
-                        if bytes[cursor] == newline { line += 1 }
-                        cursor += 1
-                    }
-                    guard closed else {
-                        throw Malformed(line: recordLine, reason: "a quoted field is never closed")
-                    }
-                    fields.append(CSVRecord.Field(start: start, end: cursor, quoted: true))
-                    index = cursor + 1
-                } else {
-                    let start = index
-                    while index < end, bytes[index] != comma, bytes[index] != newline {
-                        if bytes[index] == quote {
-                            throw Malformed(line: recordLine, reason: "a quote inside an unquoted field")
-                        }
-                        index += 1
-                    }
-                    var fieldEnd = index
-                    if index < end, bytes[index] == newline, fieldEnd > start, bytes[fieldEnd - 1] == carriageReturn {
-                        fieldEnd -= 1
-                    }
-                    fields.append(CSVRecord.Field(start: start, end: fieldEnd, quoted: false))
-                }
-                if index >= end {
-                    atRecordEnd = true
-                } else if bytes[index] == comma {
-                    index += 1
-                } else if bytes[index] == newline {
-                    index += 1
-                    line += 1
-                    atRecordEnd = true
-                } else if bytes[index] == carriageReturn, index + 1 < end, bytes[index + 1] == newline {
-                    index += 2
-                    line += 1
-                    atRecordEnd = true
-                } else {
-                    throw Malformed(line: recordLine, reason: "text after a quoted field's closing quote")
+        try bytes.withUnsafeBufferPointer { buffer in
+            var fields: [CSVRecord.Field] = []
+            fields.reserveCapacity(16)
+            var index = 0
+            var line = 1
+            while index < buffer.count {
+                let recordLine = line
+                fields.removeAll(keepingCapacity: true)
+                index = try readRecord(buffer, from: index, line: &line, into: &fields)
+                try fields.withUnsafeBufferPointer { found in
+                    try body(CSVRecord(bytes: buffer, fields: found, line: recordLine))
                 }
             }
-            try body(CSVRecord(bytes: bytes, fields: fields, line: recordLine))
+        }
+    }
+
+    /// Reads the record starting at `start` into `fields`; returns where the next one starts.
+    private static func readRecord(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, line: inout Int, into fields: inout [CSVRecord.Field]
+    ) throws -> Int {
+        let recordLine = line
+        let end = bytes.count
+        var index = start
+        while true {
+            if index < end, bytes[index] == quote {
+                // A quoted field: up to the quote not followed by another.
+                let fieldStart = index + 1
+                var cursor = fieldStart
+                var doubled = false
+                while true {
+                    guard cursor < end else {
+                        throw Malformed(line: recordLine, reason: "a quoted field is never closed")
+                    }
+                    let byte = bytes[cursor]
+                    if byte == quote {
+                        guard cursor + 1 < end, bytes[cursor + 1] == quote else { break }
+                        doubled = true
+                        cursor += 2
+                        continue
+                    }
+                    if byte == newline { line += 1 }
+                    cursor += 1
+                }
+                fields.append(CSVRecord.Field(start: fieldStart, end: cursor, quoted: true, doubled: doubled))
+                index = cursor + 1
+            } else {
+                let fieldStart = index
+                while index < end {
+                    let byte = bytes[index]
+                    if byte == comma || byte == newline { break }
+                    if byte == quote {
+                        throw Malformed(line: recordLine, reason: "a quote inside an unquoted field")
+                    }
+                    index += 1
+                }
+                var fieldEnd = index
+                if index < end, bytes[index] == newline, fieldEnd > fieldStart, bytes[fieldEnd - 1] == carriageReturn {
+                    fieldEnd -= 1
+                }
+                fields.append(CSVRecord.Field(start: fieldStart, end: fieldEnd, quoted: false, doubled: false))
+            }
+            guard index < end else { return index }
+            switch bytes[index] {
+            case comma: index += 1
+            case newline:
+                line += 1
+                return index + 1
+            case carriageReturn where index + 1 < end && bytes[index + 1] == newline:
+                line += 1
+                return index + 2
+            default:
+                throw Malformed(line: recordLine, reason: "text after a quoted field's closing quote")
+            }
         }
     }
 
@@ -87,28 +98,31 @@ public enum CSVReader {
     private static let carriageReturn = UInt8(ascii: "\r")
 }
 
-/// One record found by `CSVReader`: its fields' places in the bytes, decoded on demand.
+/// One record found by `CSVReader`: its fields' places in the bytes, decoded on demand. Valid only inside the
+/// reader's call.
 public struct CSVRecord {
     /// Where a field's content is (inside the quotes for a quoted one).
     struct Field {
         let start: Int
         let end: Int
         let quoted: Bool
+        /// Whether it holds doubled quotes to undouble.
+        let doubled: Bool
     }
 
-    let bytes: [UInt8]
-    let fields: [Field]
+    let bytes: UnsafeBufferPointer<UInt8>
+    let fields: UnsafeBufferPointer<Field>
     /// The 1-based line the record starts on.
     public let line: Int
 
     /// How many fields the record has.
     public var count: Int { fields.count }
 
-    /// Field `index`'s bytes, quotes removed and doubled quotes undoubled.
-    public func bytes(_ index: Int) -> ArraySlice<UInt8> {
+    /// Calls `body` with field `index`'s bytes, quotes removed and doubled quotes undoubled.
+    public func withBytes<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         let field = fields[index]
-        let raw = bytes[field.start..<field.end]
-        guard field.quoted, raw.contains(UInt8(ascii: "\"")) else { return raw }
+        let raw = UnsafeBufferPointer(rebasing: bytes[field.start..<field.end])
+        guard field.doubled else { return try body(raw) }
         var decoded: [UInt8] = []
         decoded.reserveCapacity(raw.count)
         var skipNext = false
@@ -120,12 +134,12 @@ public struct CSVRecord {
             decoded.append(byte)
             skipNext = byte == UInt8(ascii: "\"")
         }
-        return decoded[...]
+        return try decoded.withUnsafeBufferPointer(body)
     }
 
     /// Field `index` as a string.
     public func text(_ index: Int) -> String {
-        String(decoding: bytes(index), as: UTF8.self)
+        withBytes(index) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Field `index` as a decimal integer (an optional `-`, then digits, nothing else), or nil.
