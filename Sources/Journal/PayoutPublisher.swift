@@ -50,9 +50,11 @@ public enum PayoutPublisher {
         journalPaths: [String], month: PayoutMonth, rules: RulesFile, now: Int64,
         busyTimeoutMilliseconds: Int32 = 30_000
     ) throws -> Files {
-        if journalPaths.count > 1 {
-            _ = try FleetExport.checkCoverage(try journalPaths.map { try JournalReader(path: $0) })
-        }
+        // A fleet's statement covers every partition: a central journal alone (unless it holds them all) would
+        // store a statement of part of the fleet, which a later run over every journal would copy to the others.
+        let readers = try journalPaths.map { try JournalReader(path: $0) }
+        let central = try readers.contains { try FleetMembership.recorded(on: $0) != nil }
+        if readers.count > 1 || central { _ = try FleetExport.checkCoverage(readers) }
         let writers = try journalPaths.map {
             try JournalWriter(
                 path: $0, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,

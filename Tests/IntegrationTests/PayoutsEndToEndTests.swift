@@ -172,6 +172,8 @@ import Testing
         let payouts = ["payouts", "--rules", rules, "--month", "2026-10"]
         let repeated = try Self.cli(payouts + ["--out", outFleet, "--db", centrals[0].databasePath] + fleet.prefix(2))
         #expect(repeated.status == 65 && repeated.output.contains("partition 0 is in both"), "\(repeated.output)")
+        let alone = try Self.cli(payouts + ["--out", outFleet, "--db", centrals[0].databasePath])
+        #expect(alone.status == 65 && alone.output.contains("no journal given holds partitions 2,3"), "\(alone.output)")
         #expect(try Self.cli(payouts + ["--out", outFleet] + fleet).status == 0)
         #expect(try Self.cli(payouts + ["--out", outOne] + one).status == 0)
         let fleetCSV = try Self.read("\(outFleet)/payouts-2026-10.csv")
