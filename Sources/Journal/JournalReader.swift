@@ -81,4 +81,13 @@ extension JournalReader {
         guard try hasTable("published_months") else { return nil }
         return try connection.scalarText("SELECT max(month) FROM published_months")
     }
+
+    /// The user of the `subscription.outcome` record `id`, or nil when no outcome has that id (one index lookup).
+    public func userOfOutcome(id: String) throws -> String? {
+        let statement = try connection.prepare("SELECT user FROM records WHERE id = ?1 AND type = ?2")
+        try statement.bind(id, at: 1)
+        try statement.bind(StoredRecord.typeCode(.subscriptionOutcome), at: 2)
+        defer { statement.reset() }
+        return try statement.step() ? statement.text(0) : nil
+    }
 }

@@ -17,3 +17,4 @@ extension RebuildCommand: Command {}
 extension VerifyCommand: Command {}
 extension SimulateCommand: Command {}
 extension BackupCommand: Command {}
+extension ReviewCommand: Command {}

@@ -12,6 +12,7 @@ public enum CommandLineTool {
           explain    why one user's conversion earned what it did, rule by rule
           export     write the nightly commission export for one day
           payouts    write the payout statement of one month (from its published export days)
+          review     void, hold or release one conversion (an operator's decision, journaled)
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
           forward    forward an edge's journal to the stream again from a seq
@@ -65,6 +66,7 @@ public enum CommandLineTool {
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
         case "backup": BackupCommand.self
+        case "review": ReviewCommand.self
         case "simulate": SimulateCommand.self
         default: nil
         }

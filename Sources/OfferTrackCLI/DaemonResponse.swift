@@ -14,6 +14,8 @@ struct DaemonResponse: Equatable {
     let code: String?
     let message: String?
     let field: String?
+    /// The line as the daemon wrote it.
+    let line: [UInt8]
 
     /// Whether the record should be sent again with the same id.
     var isRetryable: Bool {
@@ -30,6 +32,7 @@ struct DaemonResponse: Equatable {
             case .string(let statusText)? = object["status"], let status = Status(rawValue: statusText)
         else { return nil }
         self.status = status
+        self.line = line
         if case .string(let id)? = object["id"] { self.id = id } else { id = nil }
         if case .number(let number)? = object["seq"] { seq = number.int64Value } else { seq = nil }
         if case .object(let error)? = object["error"] {

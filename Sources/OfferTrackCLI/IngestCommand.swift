@@ -21,7 +21,7 @@ struct IngestCommand {
     /// Lines read from the input and delivered (retries included) before the next are read.
     static let window = 65536
 
-    struct Line {
+    struct Line: Sendable {
         let number: Int
         let bytes: [UInt8]
     }
@@ -93,63 +93,34 @@ struct IngestCommand {
         return summary.rejected.isEmpty ? 0 : ExitCode.dataError.rawValue
     }
 
-    /// Sends `lines` until each has a final answer, reconnecting and backing off as needed.
+    /// Sends `lines` until each has a final answer, counting the answers in `summary`.
     private mutating func deliver(_ lines: [Line], over connection: inout DaemonConnection) throws(CLIError) {
-        var unresolved = lines
-        var delay = 50
-        let giveUpAt = Clock.monotonicMilliseconds() + Int64(retryForSeconds) * 1000
-        while !unresolved.isEmpty {
-            var retry: [Line] = []
-            do {
-                let answers = try connection.exchange(unresolved.map(\.bytes))
-                if let refusal = answers.first(where: \.refusesPeer) {
-                    connection.close()
-                    throw Refusal(message: refusal.message ?? "this peer is not allowed")
+        let delivery = RecordDelivery(socketPath: socketPath, retryForSeconds: retryForSeconds)
+        var summary = self.summary
+        defer { self.summary = summary }
+        do {
+            try delivery.deliver(lines.map(\.bytes), over: &connection) { index, answer in
+                switch answer.status {
+                case .accepted: summary.accepted += 1
+                case .duplicate: summary.duplicate += 1
+                case .rejected:
+                    let field = answer.field.map { " (\($0))" } ?? ""
+                    summary.rejected.append(
+                        (lines[index].number, "\(answer.code ?? "rejected")\(field): \(answer.message ?? "")"))
                 }
-                for (line, answer) in zip(unresolved, answers) {
-                    switch answer.status {
-                    case .accepted: summary.accepted += 1
-                    case .duplicate: summary.duplicate += 1
-                    case .rejected where answer.isRetryable: retry.append(line)
-                    case .rejected:
-                        let field = answer.field.map { " (\($0))" } ?? ""
-                        summary.rejected.append(
-                            (line.number, "\(answer.code ?? "rejected")\(field): \(answer.message ?? "")"))
-                    }
-                }
-                summary.sent += unresolved.count - retry.count
-                // Answers that never came (the connection dropped) are retried too.
-                retry.append(contentsOf: unresolved.dropFirst(answers.count))
-                if answers.count < unresolved.count { connection.close() }
-            } catch let refusal as Refusal {
-                throw CLIError(
-                    .unavailable,
-                    "offertrackd at \(socketPath) refused this user (unauthorized: \(refusal.message)); nothing was "
-                        + "journaled; the daemon must be started with --allow-uid or --allow-gid for it")
-            } catch {
-                retry = unresolved
-                connection.close()
+                summary.sent += 1
             }
-            unresolved = retry
-            guard !unresolved.isEmpty else { return }
-            guard Clock.monotonicMilliseconds() < giveUpAt else {
-                throw CLIError(
-                    .tryAgain,
-                    "gave up after \(retryForSeconds) s: \(unresolved.count) records from line "
-                        + "\(unresolved[0].number) are not journaled; run ingest again (ids make it safe)\n"
-                        + report())
-            }
-            Sleep.milliseconds(delay)
-            delay = min(delay * 2, 2000)
-            if !connection.isOpen {
-                connection = (try? DaemonConnection.open(socketPath, retryForSeconds: 0)) ?? connection
-            }
+        } catch let gaveUp as RecordDelivery.GaveUp {
+            throw CLIError(
+                .tryAgain,
+                "gave up after \(retryForSeconds) s: \(gaveUp.unanswered.count) records from line "
+                    + "\(lines[gaveUp.unanswered[0]].number) are not journaled; run ingest again (ids make it safe)\n"
+                    + report())
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError(.software, "delivering records: \(error)")
         }
-    }
-
-    /// The daemon answered `unauthorized` for the connection itself.
-    private struct Refusal: Error {
-        let message: String
     }
 
     private func report() -> String {

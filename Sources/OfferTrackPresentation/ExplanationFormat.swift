@@ -111,7 +111,9 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             let when =
                 e.state == .qualified
                 ? "qualified at \(Timestamp.format(qualifiesAt))"
-                : "pending: qualifies at \(Timestamp.format(qualifiesAt)) unless one arrives before then"
+                : qualifiesAt <= e.asOf
+                    ? "its holding period ended at \(Timestamp.format(qualifiesAt))"
+                    : "pending: qualifies at \(Timestamp.format(qualifiesAt)) unless one arrives before then"
             lines.append(
                 "4.6 holding: no lapse record (a check without playback, or a declined outcome) within \(holding) "
                     + "after the conversion; \(when)")

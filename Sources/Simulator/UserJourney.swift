@@ -9,6 +9,8 @@ struct UserJourney {
     private let app: String?
     private let device: String?
     private var records: [SimulatedRecord] = []
+    /// Operators' decisions draw on their own stream, so adding them left every other record as it was.
+    private var reviewRNG: SimulationRandom
 
     static let affiliateTokens = ["1010lKxy", "1l3vbKq", "partner_radio", "1000lMxz-7", "Zed_fm", "aff-42"]
     static let campaignTokens = [
@@ -36,8 +38,9 @@ struct UserJourney {
         }
     }
 
-    private init(rng: SimulationRandom, user: String, app: String?, device: String?) {
+    private init(rng: SimulationRandom, user: String, app: String?, device: String?, userKey: UInt64) {
         self.rng = rng
+        reviewRNG = SimulationRandom(seed: SimulationRandom.mix(userKey ^ 0x0EF1_E3E5))
         self.user = user
         self.app = app
         self.device = device
@@ -49,7 +52,8 @@ struct UserJourney {
         var rng = SimulationRandom(seed: SimulationRandom.mix(userKey &+ seed))
         let app = rng.chance(90) ? rng.pick(apps) : nil
         let device = rng.chance(50) ? "d-" + hex(rng.next() >> 32, digits: 8) : nil
-        var journey = UserJourney(rng: rng, user: "u-" + hex(userKey, digits: 16), app: app, device: device)
+        var journey = UserJourney(
+            rng: rng, user: "u-" + hex(userKey, digits: 16), app: app, device: device, userKey: userKey)
         journey.run(t0: t0, counter: &counter)
         return journey.records
     }
@@ -103,12 +107,58 @@ struct UserJourney {
         } else {
             t += rng.int(in: 5_000...600_000)
         }
-        emitOutcome(subscribed: true, offerId: offerId(presentations), at: t, counter: &counter)
+        let conversion = emitOutcome(subscribed: true, offerId: offerId(presentations), at: t, counter: &counter)
+        let convertedAt = t
         if rng.chance(12) {
             t += rng.int(in: 60_000...172_800_000)
             emitOutcome(subscribed: true, offerId: offerId(presentations), at: t, counter: &counter)
         }
         afterConversion(at: t, counter: &counter)
+        review(conversion, convertedAt: convertedAt)
+    }
+
+    /// What operators decide about some conversions (rule 4.7): refunds and fraud voided, a few held for policy
+    /// review and most of those released later.
+    private mutating func review(_ conversion: String, convertedAt: Int64) {
+        let day = Timestamp.millisecondsPerDay
+        let roll = reviewRNG.below(1000)
+        if roll < 30 {
+            let at = convertedAt + reviewRNG.int(in: (3 * day)...(25 * day))
+            emitReview(
+                conversion, number: 1, .void, .refund, note: "refund ticket R-\(reviewRNG.below(90_000) + 10_000)",
+                at: at)
+        } else if roll < 40 {
+            let at = convertedAt + reviewRNG.int(in: (1 * day)...(10 * day))
+            emitReview(conversion, number: 1, .void, .fraud, note: "install farm, same device ring", at: at)
+        } else if roll < 60 {
+            let held = convertedAt + reviewRNG.int(in: (1 * day)...(5 * day))
+            emitReview(conversion, number: 1, .hold, .policy, note: nil, at: held)
+            if reviewRNG.chance(70) {
+                emitReview(
+                    conversion, number: 2, .release, nil, note: "checked",
+                    at: held + reviewRNG.int(in: day...(30 * day)))
+            }
+        }
+    }
+
+    /// Writes one `review` record, as `offertrack review` would send it (no app or device).
+    private mutating func emitReview(
+        _ conversion: String, number: Int, _ decision: ReviewDecision, _ reason: ReviewReason?, note: String?,
+        at ts: Int64
+    ) {
+        let id = "rv-\(conversion)-\(number)"
+        var parts = [
+            "\"type\":\"review\"", "\"id\":\"\(id)\"", "\"ts\":\"\(Timestamp.format(ts))\"",
+            "\"user\":" + JSONStringLiteral.quote(user), "\"conversion\":\"\(conversion)\"",
+            "\"decision\":\"\(decision.rawValue)\"",
+        ]
+        if let reason { parts.append("\"reason\":\"\(reason.rawValue)\"") }
+        if let note { parts.append("\"note\":" + JSONStringLiteral.quote(note)) }
+        let review = Review(conversion: conversion, decision: decision, reason: reason, note: note)
+        records.append(
+            SimulatedRecord(
+                line: "{" + parts.joined(separator: ",") + "}",
+                record: Record(id: id, ts: ts, user: user, body: .review(review)), isDuplicate: false))
     }
 
     /// What the app sees after a conversion (rule 4.6): the free trial (a month) ends unpaid for some, who lose
@@ -142,7 +192,8 @@ struct UserJourney {
         var rng = SimulationRandom(seed: SimulationRandom.mix(userKey &+ seed))
         let app = rng.chance(90) ? rng.pick(apps) : nil
         let device = rng.chance(50) ? "d-" + hex(rng.next() >> 32, digits: 8) : nil
-        var journey = UserJourney(rng: rng, user: "u-" + hex(userKey, digits: 16), app: app, device: device)
+        var journey = UserJourney(
+            rng: rng, user: "u-" + hex(userKey, digits: 16), app: app, device: device, userKey: userKey)
         journey.runReturning(t0: t0, span: span, counter: &counter)
         return journey.records
     }
@@ -176,7 +227,9 @@ struct UserJourney {
                 case .ineligible, .unauthorized: subscribes = rng.chance(3)
                 }
                 if subscribes {
-                    emitOutcome(subscribed: true, offerId: offerId(presentations), at: t, counter: &counter)
+                    let conversion = emitOutcome(
+                        subscribed: true, offerId: offerId(presentations), at: t, counter: &counter)
+                    review(conversion, convertedAt: t)
                     subscribedAt = t
                     paid = rng.chance(70)
                     profile = .subscriber
@@ -286,7 +339,10 @@ struct UserJourney {
         return (id, loaded)
     }
 
-    private mutating func emitOutcome(subscribed: Bool, offerId: String?, at ts: Int64, counter: inout UInt64) {
+    @discardableResult
+    private mutating func emitOutcome(
+        subscribed: Bool, offerId: String?, at ts: Int64, counter: inout UInt64
+    ) -> String {
         var fields: [String] = []
         var decision: EligibilityDecision?
         if rng.chance(40) {
@@ -298,7 +354,7 @@ struct UserJourney {
         }
         if let offerId { fields.append("\"offerId\":\"\(offerId)\"") }
         let body = RecordBody.outcome(subscribed: subscribed, decision: decision, offerId: offerId)
-        emit("subscription.outcome", at: ts, fields: fields, body: body, counter: &counter)
+        return emit("subscription.outcome", at: ts, fields: fields, body: body, counter: &counter)
     }
 
     /// Writes one record line with the common fields first; returns its id.

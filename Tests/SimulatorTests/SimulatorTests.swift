@@ -36,7 +36,25 @@ import WireFormat
         #expect(SHA256.hex(of: bytes) == Self.golden)
     }
 
-    static let golden = "f59200df932a3293318be4635effca65c0d589a900e60d7e307e6239049f3a70"
+    static let golden = "463092d0aed21ce0a09404bb30e7eac0a91c908cf1e17e3ff499d2b2d58a3062"
+
+    /// Reviews were added with their own random stream: without them the workload is byte for byte the one pinned
+    /// before (the golden hash of the version before reviews).
+    @Test func reviewsLeaveEveryOtherLineAsItWas() {
+        let simulator = WorkloadSimulator(users: 40, seed: 1)
+        let withoutReviews = simulator.filter { $0.record.type != .review }.map(\.line)
+        #expect(SHA256.hex(of: Array(withoutReviews.joined(separator: "\n").utf8)) == Self.goldenBeforeReviews)
+        let reviews = WorkloadSimulator(users: 2_000, seed: 1).filter { $0.record.type == .review }
+        #expect(reviews.count > 10)
+        #expect(
+            Set(
+                reviews.compactMap { record -> ReviewDecision? in
+                    guard case .review(let review) = record.record.body else { return nil }
+                    return review.decision
+                }) == [.void, .hold, .release])
+    }
+
+    static let goldenBeforeReviews = "f59200df932a3293318be4635effca65c0d589a900e60d7e307e6239049f3a70"
 
     @Test func zeroUsersIsEmpty() {
         #expect(Array(WorkloadSimulator(users: 0)).isEmpty)
@@ -59,8 +77,9 @@ import WireFormat
         #expect(duplicates > 0 && duplicates < Self.sample.count / 20)
     }
 
+    /// Apps' records: ids in time order (a review's id is `rv-` and the id of the conversion it names).
     @Test func idsAreTimeOrdered() {
-        let originals = Self.sample.filter { !$0.isDuplicate }.map(\.record)
+        let originals = Self.sample.filter { !$0.isDuplicate && $0.record.type != .review }.map(\.record)
         let byId = originals.sorted { RecordOrder.idPrecedes($0.id, $1.id) }
         #expect(zip(byId, byId.dropFirst()).allSatisfy { $0.ts <= $1.ts })
     }
@@ -84,7 +103,11 @@ import WireFormat
             #expect(line.hasSuffix("}") && !line.contains("\n"))
             #expect(line.contains("\"user\":\"\(record.user)\""))
             #expect((1...128).contains(record.id.count))
-            #expect(record.id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })
+            if case .review(let review) = record.body {
+                #expect(record.id == "rv-\(review.conversion)-1" || record.id == "rv-\(review.conversion)-2")
+            } else {
+                #expect(record.id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })
+            }
             let ts = try #require(Self.member("ts", in: line))
             #expect(Timestamp.parse(ts) == record.ts)
             switch record.body {

@@ -48,6 +48,15 @@ extension CommissionExportTests {
             else { continue }
             let day = Timestamp.formatDay(rules.settings.qualifiesAt(conversionAt: conversion.ts))
             guard days.contains(day) else { continue }
+            // Rule 4.7, computed here on its own: the latest review naming the conversion, by (ts, id bytes).
+            let reviews = unique.values.compactMap { record -> (Int64, String, ReviewDecision)? in
+                guard case .review(let review) = record.body, review.conversion == conversion.id else { return nil }
+                return (record.ts, record.id, review.decision)
+            }
+            let latest = reviews.max {
+                $0.0 != $1.0 ? $0.0 < $1.0 : Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
+            }
+            if let latest, latest.2 != .release { continue }
             total += rules.amount(affiliateToken: token, campaignToken: offer.campaignToken, at: conversion.ts) ?? 0
         }
         return total
