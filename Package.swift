@@ -86,9 +86,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // What only the tests and the bench use: scratch directories, a daemon process with a stand-in for systemd's
-        // notification socket, signals, a seeded generator.
+        // notification socket, signals, a seeded generator, published export days synthesised into a journal.
         .target(
-            name: "TestSupport", dependencies: ["Posix", "Simulator"], path: "Tests/TestSupport",
+            name: "TestSupport",
+            dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain", "OfferTrackPresentation"],
+            path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(
             name: "DomainTests",

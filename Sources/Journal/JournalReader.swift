@@ -70,6 +70,18 @@ extension JournalReader {
 }
 
 extension JournalReader {
+    /// The first published export day (`YYYY-MM-DD`), or nil: payout months start with its month (SPEC 7.1).
+    public func firstPublishedDay() throws -> String? {
+        guard try hasTable("published_days") else { return nil }
+        return try connection.scalarText("SELECT min(day) FROM published_days")
+    }
+
+    /// The latest published payout month (`YYYY-MM`), or nil.
+    public func lastPublishedMonth() throws -> String? {
+        guard try hasTable("published_months") else { return nil }
+        return try connection.scalarText("SELECT max(month) FROM published_months")
+    }
+
     /// The user of the `subscription.outcome` record `id`, or nil when no outcome has that id (one index lookup).
     public func userOfOutcome(id: String) throws -> String? {
         let statement = try connection.prepare("SELECT user FROM records WHERE id = ?1 AND type = ?2")

@@ -186,6 +186,15 @@ public enum Schema {
         DROP TABLE conversion_days;
         ALTER TABLE conversion_days_6 RENAME TO conversion_days;
         """,
+        // 7: payout statements (SPEC 7.1): every published month's exact files, as first published.
+        """
+        CREATE TABLE published_months (
+            month TEXT PRIMARY KEY,
+            generated_at INTEGER NOT NULL,
+            csv BLOB NOT NULL,
+            manifest BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version a fully migrated journal has.

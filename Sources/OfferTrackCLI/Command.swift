@@ -9,6 +9,7 @@ protocol Command {
 extension IngestCommand: Command {}
 extension StatusCommand: Command {}
 extension ExportCommand: Command {}
+extension PayoutsCommand: Command {}
 extension ReportCommand: Command {}
 extension ExplainCommand: Command {}
 extension ForwardCommand: Command {}

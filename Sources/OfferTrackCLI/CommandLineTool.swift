@@ -11,6 +11,7 @@ public enum CommandLineTool {
           report     the funnel: presentations, eligibility, conversions and commissions
           explain    why one user's conversion earned what it did, rule by rule
           export     write the nightly commission export for one day
+          payouts    write the payout statement of one month (from its published export days)
           review     void, hold or release one conversion (an operator's decision, journaled)
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
@@ -58,6 +59,7 @@ public enum CommandLineTool {
         case "ingest": IngestCommand.self
         case "status": StatusCommand.self
         case "export": ExportCommand.self
+        case "payouts": PayoutsCommand.self
         case "report": ReportCommand.self
         case "explain": ExplainCommand.self
         case "forward": ForwardCommand.self

@@ -8,10 +8,11 @@ struct StatusCommand {
         Usage: offertrack status [--db PATH] [--socket PATH] [--format text|json]
 
         Prints whether offertrackd accepts connections on its socket, the journal's size on disk, how many
-        records of each type it holds, the last seq and the last published export date. --format json prints
-        one object for scripts and monitoring: {"daemon":"up|down","socket","journal","journalBytes",
-        "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome"},"lastSeq",
-        "lastPublishedExport","consume","forward"} (lastPublishedExport null when nothing was published;
+        records of each type it holds, the last seq, the first and last published export days and the last
+        published payout month. --format json prints one object for scripts and monitoring: {"daemon":"up|down",
+        "socket","journal","journalBytes","schemaVersion","records":{"capabilities","offer.presented",
+        "subscription.outcome"},"lastSeq","lastPublishedExport","firstPublishedExport","lastPublishedPayouts",
+        "consume","forward"} (the published ones null when nothing was published;
         consume null unless the journal is a central one: {"partitions","partitionsTotal","lagRecords",
         "lagSeconds"}; forward null unless it is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"};
         stream null unless it is either: {"name","partitionsTotal","up","problem","invalid","conflicts",
@@ -69,6 +70,8 @@ struct StatusCommand {
         let counts: [RecordType: Int64]
         let lastSeq: Int64
         let lastDay: String?
+        let firstDay: String?
+        let lastMonth: String?
         let schema: Int64
         let forwarding: (through: Int64, records: Int64, seconds: Double)?
         let membership: FleetMembership?
@@ -84,6 +87,8 @@ struct StatusCommand {
             counts = try reader.countsByType()
             lastSeq = try reader.lastSeq()
             lastDay = try reader.lastPublishedDay()
+            firstDay = try reader.firstPublishedDay()
+            lastMonth = try reader.lastPublishedMonth()
             schema = try reader.schemaVersion()
         } catch {
             throw CLIError(.ioError, "reading \(databasePath): \(error)")
@@ -96,6 +101,8 @@ struct StatusCommand {
                 + "\"journal\":\(JSONStringLiteral.quote(databasePath)),\"journalBytes\":\(size),"
                 + "\"schemaVersion\":\(schema),\"records\":{\(records.joined(separator: ","))},\"lastSeq\":\(lastSeq),"
                 + "\"lastPublishedExport\":\(lastDay.map(JSONStringLiteral.quote) ?? "null"),"
+                + "\"firstPublishedExport\":\(firstDay.map(JSONStringLiteral.quote) ?? "null"),"
+                + "\"lastPublishedPayouts\":\(lastMonth.map(JSONStringLiteral.quote) ?? "null"),"
                 + "\"consume\":\(membership.map { m in "{\"partitions\":[\(m.partitions.map(String.init).joined(separator: ","))],\"partitionsTotal\":\(m.total),\"lagRecords\":\(consumeLag?.records ?? 0),\"lagSeconds\":\(consumeLag?.seconds ?? 0)}" } ?? "null"),"
                 + "\"forward\":\(forwarding.map { "{\"acknowledgedThrough\":\($0.through),\"lagRecords\":\($0.records),\"lagSeconds\":\($0.seconds)}" } ?? "null"),"
                 + "\"stream\":\(identity.map { Self.streamJSON($0, streamReport) } ?? "null")}\n"
@@ -105,6 +112,8 @@ struct StatusCommand {
             for type in RecordType.allCases { text += "records \(type.rawValue): \(counts[type] ?? 0)\n" }
             text += "last seq: \(lastSeq)\n"
             text += "last published export: \(lastDay ?? "none")\n"
+            text += "first published export: \(firstDay ?? "none")\n"
+            text += "last published payouts: \(lastMonth ?? "none")\n"
             if let membership {
                 text +=
                     "consumes \(membership); lag \(consumeLag?.records ?? 0) records, \(consumeLag?.seconds ?? 0) s\n"

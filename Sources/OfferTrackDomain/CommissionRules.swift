@@ -6,16 +6,21 @@ public struct CommissionRules: Sendable, Equatable {
     public let settings: AttributionSettings
     /// The rules, in file order.
     public let rules: [CommissionRule]
+    /// The smallest balance a payout statement pays (SPEC 7.1); smaller balances carry over.
+    public let payoutMinimumMinor: Int64
 
     /// What applies when no rules file is given: USD, default windows, no rules.
     public static let defaults = CommissionRules(currency: "USD", settings: .defaults, rules: [])
 
     /// Rules built in code, taken as given (not validated; `init(json:)` validates a file). Among equally specific
     /// matching rules with the same `from`, the first wins.
-    public init(currency: String, settings: AttributionSettings, rules: [CommissionRule]) {
+    public init(
+        currency: String, settings: AttributionSettings, rules: [CommissionRule], payoutMinimumMinor: Int64 = 0
+    ) {
         self.currency = currency
         self.settings = settings
         self.rules = rules
+        self.payoutMinimumMinor = payoutMinimumMinor
     }
 
     /// The most specific matching rule (SPEC 5), ties broken by the latest `from`; nil when none matches.

@@ -10,7 +10,10 @@ extension CommissionRules {
         guard case .object(let object) = json else {
             throw RulesError(path: nil, "the rules file must be a JSON object")
         }
-        let known = ["currency", "attributionWindowHours", "eligibilityFreshnessHours", "holdingPeriodHours", "rules"]
+        let known = [
+            "currency", "attributionWindowHours", "eligibilityFreshnessHours", "holdingPeriodHours",
+            "payoutMinimumMinor", "rules",
+        ]
         for member in object.members where !known.contains(member.key) {
             throw RulesError(path: member.key, "unknown key \(member.key) in the rules file")
         }
@@ -23,6 +26,7 @@ extension CommissionRules {
         let window = try Self.hours(object, "attributionWindowHours", default: 720)
         let freshness = try Self.hours(object, "eligibilityFreshnessHours", default: 24)
         let holding = try Self.hours(object, "holdingPeriodHours", default: 0, allowZero: true)
+        let payoutMinimum = try Self.payoutMinimum(object)
         guard let rulesValue = Self.present(object["rules"]) else {
             throw RulesError(path: "rules", "rules is required")
         }
@@ -46,8 +50,20 @@ extension CommissionRules {
         self.init(
             currency: currency,
             settings: AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding),
-            rules: rules
+            rules: rules,
+            payoutMinimumMinor: payoutMinimum
         )
+    }
+
+    /// `payoutMinimumMinor` (SPEC 5, 7.1): an integer of at least 0 in the currency's minor unit, default 0.
+    private static func payoutMinimum(_ object: JSONObject) throws(RulesError) -> Int64 {
+        guard let value = present(object["payoutMinimumMinor"]) else { return 0 }
+        guard case .number(let number) = value, let minimum = number.int64Value, minimum >= 0 else {
+            throw RulesError(
+                path: "payoutMinimumMinor",
+                "payoutMinimumMinor must be an integer of at least 0 in the currency's minor unit")
+        }
+        return minimum
     }
 
     /// What makes two rules duplicates: affiliate token, campaign token and `from`.

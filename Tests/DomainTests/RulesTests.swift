@@ -88,6 +88,23 @@ import WireFormat
         #expect(rules.settings.windowMs == AttributionSettings.defaults.windowMs)
     }
 
+    @Test func payoutMinimumIsAnIntegerOfAtLeastZeroDefaultingToZero() throws {
+        let base: KeyValuePairs<String, JSONValue> = ["currency": .string("USD"), "rules": .array([])]
+        #expect(try CommissionRules(json: Self.object(base)).payoutMinimumMinor == 0)
+        for (literal, value) in [("0", Int64(0)), ("2500", 2500), ("1000000000000", 1_000_000_000_000)] {
+            let rules = try CommissionRules(
+                json: Self.object([
+                    "currency": .string("USD"), "payoutMinimumMinor": Self.number(literal), "rules": .array([]),
+                ]))
+            #expect(rules.payoutMinimumMinor == value)
+        }
+        for bad in [Self.number("-1"), Self.number("1.5"), Self.number("1e40"), .string("100"), .bool(true)] {
+            let error = Self.error(
+                Self.object(["currency": .string("USD"), "payoutMinimumMinor": bad, "rules": .array([])]))
+            #expect(error?.path == "payoutMinimumMinor" && error?.message.contains("payoutMinimumMinor") == true)
+        }
+    }
+
     @Test func nullOptionalMembersCountAsAbsent() throws {
         let rules = try CommissionRules(
             json: Self.object([

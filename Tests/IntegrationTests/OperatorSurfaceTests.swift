@@ -1,4 +1,5 @@
 import Foundation
+import Journal
 import OfferTrackDomain
 import TestSupport
 import Testing
@@ -80,11 +81,15 @@ import WireFormat
         for (binary, name) in [(Binaries.cli, "offertrack"), (Binaries.daemon, "offertrackd")] {
             let outcome = try Shell.run(binary, ["--version"])
             #expect(outcome.status == 0)
-            #expect(outcome.output == "\(name) \(OfferTrackVersion.string) (journal schema 6)\n", "\(outcome.output)")
+            #expect(
+                outcome.output == "\(name) \(OfferTrackVersion.string) (journal schema \(Schema.currentVersion))\n",
+                "\(outcome.output)")
         }
     }
 
-    @Test(arguments: ["report", "explain", "export", "ingest", "status", "rebuild", "verify", "simulate", "forward"])
+    @Test(arguments: [
+        "report", "explain", "export", "payouts", "ingest", "status", "rebuild", "verify", "simulate", "forward",
+    ])
     func everyCommandsHelpHasAnExample(command: String) throws {
         let outcome = try Shell.run(Binaries.cli, [command, "--help"])
         #expect(outcome.status == 0)
@@ -110,13 +115,14 @@ import WireFormat
         #expect(status["daemon"] == .string("up"))
         #expect(status["lastSeq"] == .number(JSONNumber(literal: "1")))
         #expect(status["lastPublishedExport"] == .null)
-        #expect(status["schemaVersion"] == .number(JSONNumber(literal: "6")))
+        #expect(status["firstPublishedExport"] == .null && status["lastPublishedPayouts"] == .null)
+        #expect(status["schemaVersion"] == .number(JSONNumber(literal: "\(Schema.currentVersion)")))
         guard case .object(let records)? = status["records"] else {
             Issue.record("no records object")
             return
         }
         #expect(records["capabilities"] == .number(JSONNumber(literal: "1")))
-        #expect(Set(status.members.map(\.key)).count == 10 && status["forward"] == .null && status["consume"] == .null)
+        #expect(Set(status.members.map(\.key)).count == 12 && status["forward"] == .null && status["consume"] == .null)
         daemon.signal(2)
         #expect(daemon.waitExit() == 0)
     }

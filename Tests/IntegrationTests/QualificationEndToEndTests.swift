@@ -130,7 +130,8 @@ import Testing
         let db = daemon.databasePath
         let report = ["report", "--db", db, "--rules", rules, "--format", "json", "--as-of", "2027-01-01"]
         // H = 0: nothing lapses.
-        #expect(try Self.run(report).output.contains(#""lapsed":0,"voided":0,"held":0,"pending":0,"commissionMinor":500"#))
+        #expect(
+            try Self.run(report).output.contains(#""lapsed":0,"voided":0,"held":0,"pending":0,"commissionMinor":500"#))
         try Self.rules.write(toFile: rules, atomically: true, encoding: .utf8)
         daemon.notify.reset()
         daemon.signal(Signals.hangup)
@@ -138,14 +139,16 @@ import Testing
         // The derived tables now follow H = 1 h, and records that arrive later are joined under it.
         let connection = try Connection(path: db, mode: .readOnly)
         #expect(try connection.scalarText("SELECT value FROM meta WHERE key = 'derived_holding_ms'") == "3600000")
-        #expect(try Self.run(report).output.contains(#""lapsed":1,"voided":0,"held":0,"pending":0,"commissionMinor":0"#))
+        #expect(
+            try Self.run(report).output.contains(#""lapsed":1,"voided":0,"held":0,"pending":0,"commissionMinor":0"#))
         let other = Self.converting.map { $0.replacingOccurrences(of: "u-late", with: "u-two") }
             .map { $0.replacingOccurrences(of: #""id":""#, with: #""id":"two-"#) }
             .map { $0.replacingOccurrences(of: #""offerId":"p1""#, with: #""offerId":"two-p1""#) }
         #expect(client.exchange(other).map(\.status) == ["accepted", "accepted", "accepted"])
         let verify = try Self.run(["verify", "--db", db, "--rules", rules])
         #expect(verify.status == 0 && !verify.output.contains("FAILED"), "\(verify.output)")
-        #expect(try Self.run(report).output.contains(#""lapsed":1,"voided":0,"held":0,"pending":0,"commissionMinor":500"#))
+        #expect(
+            try Self.run(report).output.contains(#""lapsed":1,"voided":0,"held":0,"pending":0,"commissionMinor":500"#))
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
     }

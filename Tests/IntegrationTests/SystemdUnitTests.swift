@@ -7,7 +7,8 @@ import Testing
 @Suite struct SystemdUnitTests {
     static let units = [
         "offertrackd.socket", "offertrackd.service", "offertrack-export.service", "offertrack-export.timer",
-        "offertrack-backup.service", "offertrack-backup.timer",
+        "offertrack-backup.service", "offertrack-backup.timer", "offertrack-payouts.service",
+        "offertrack-payouts.timer",
     ]
 
     /// Copies the units into `directory` with the installed paths pointed at this build: `systemd-analyze
@@ -51,7 +52,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ["offertrackd.service", "offertrack-export.service", "offertrack-backup.service"])
+    @Test(arguments: [
+        "offertrackd.service", "offertrack-export.service", "offertrack-backup.service", "offertrack-payouts.service",
+    ])
     func securityExposureIsAtMostOne(unit: String) throws {
         let directory = ScratchDirectory()
         let paths = try Self.installedForTest(in: directory)
@@ -111,6 +114,30 @@ import Testing
         let timer = try UnitFile("offertrack-export.timer")
         #expect(timer.value("OnCalendar") == "*-*-* 00:15:00 UTC")
         #expect(timer.value("Persistent") == "true")
+    }
+
+    /// The payouts run as the export does, in the same sandbox and directory, after it, early in each month.
+    @Test func thePayoutsRunMonthlyAfterTheExportInItsSandbox() throws {
+        let export = try UnitFile("offertrack-export.service")
+        let payouts = try UnitFile("offertrack-payouts.service")
+        #expect(payouts.value("Type") == "oneshot")
+        #expect(payouts.value("After")?.split(separator: " ").contains("offertrack-export.service") == true)
+        let ignored: Set<String> = ["ExecStart", "Description", "After"]
+        // Every other setting (user, directories, hardening) is the export's, line for line.
+        let settings = { (unit: UnitFile) in
+            unit.text.split(separator: "\n").filter { line in
+                !line.hasPrefix("#") && line.contains("=") && !ignored.contains(String(line.prefix { $0 != "=" }))
+            }
+        }
+        #expect(settings(payouts) == settings(export))
+        let command = try #require(payouts.command("ExecStart"))
+        #expect(command.first == "/usr/local/lib/offertrack/offertrack-payouts-catchup")
+        let out = try #require(command.firstIndex(of: "--out").map { command[$0 + 1] })
+        #expect(payouts.values("ReadWritePaths").contains(out))
+        let timer = try UnitFile("offertrack-payouts.timer")
+        #expect(timer.value("OnCalendar") == "*-*-01..07 01:30:00 UTC")
+        #expect(timer.value("Persistent") == "true")
+        #expect(timer.value("Unit") == "offertrack-payouts.service")
     }
 
     @Test func theBackupRunsNightlyAfterTheExportAsTheDaemonsUser() throws {

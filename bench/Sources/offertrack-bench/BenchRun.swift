@@ -54,7 +54,7 @@ final class BenchRun {
             ("returning", { try self.measureReturning() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
-            ("fleet", { try self.measureFleet() }),
+            ("payouts", { try self.measurePayouts() }), ("fleet", { try self.measureFleet() }),
         ]
         for (name, measure) in sections where options.measures(name) {
             // Each section starts on a quiet disk: the previous one's dirty pages written back first, so that
@@ -126,6 +126,11 @@ final class BenchRun {
         let (row, milliseconds, rows) = try QueryCost.exportRow(cli: cli, scratch: scratch, users: scale.busyDayUsers)
         add(row)
         busyDayExport = (milliseconds, rows)
+    }
+
+    private func measurePayouts() throws {
+        progress("payouts: a month of \(Format.grouped(Double(scale.payoutMonthRows))) export rows, then its statement")
+        add(try QueryCost.payoutsRow(cli: options.resolvedCLIPath, scratch: scratch, rows: scale.payoutMonthRows))
     }
 
     private func measureIngest(_ workload: Workload) throws {

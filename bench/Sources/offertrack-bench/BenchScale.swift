@@ -17,6 +17,9 @@ struct BenchScale {
     var queryRecords = 1_000_000
     /// Users simulated on the one busy day whose export is timed (about 0.15 commission rows each).
     var busyDayUsers = 700_000
+    /// Export rows in the month whose payout statement is timed: a month of 10M records' exports (a busy day's
+    /// 2.7M records gave 102,270 rows, so 10M give about 378,000; rounded up).
+    var payoutMonthRows = 400_000
     /// Alternating with/without runs behind each join-cost ratio (the machine's speed drifts between runs).
     var pairs = 5
     /// The returning-user workload (`simulate --returning`): users, records, and how many latency runs.
@@ -34,7 +37,8 @@ struct BenchScale {
     static let smoke = BenchScale(
         records: 600, baselineBatches: [100], clientCounts: [1, 4],
         latencyLoads: [1000, 10_000], latencySeconds: [0.1, 0.02], latencyClients: 4, jsonPasses: 1,
-        idleConnections: 100, queryRecords: 2000, busyDayUsers: 300, pairs: 1, returningUsers: 300,
+        idleConnections: 100, queryRecords: 2000, busyDayUsers: 300, payoutMonthRows: 3000, pairs: 1,
+        returningUsers: 300,
         returningRecords: 1_500, returningLatencyRuns: 2, peerRecords: 400)
 
     /// Records needed by the latency runs, one slice after another.
