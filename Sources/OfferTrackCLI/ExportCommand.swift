@@ -40,15 +40,7 @@ struct ExportCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        for path in options.databasePaths where CurrentProcess.fileSize(path) == nil {
-            throw CLIError(.noInput, "no journal at \(path)")
-        }
-        let output: OutputDirectory
-        do {
-            output = try OutputDirectory.ownedByUserOrRoot(outputDirectory)
-        } catch {
-            throw CLIError(.cannotCreate, "--out: \(error)")
-        }
+        let output = try PublicationOutput(options: options, path: outputDirectory)
         let files: CommissionExporter.Files
         do {
             if options.databasePaths.count > 1 {
@@ -70,14 +62,9 @@ struct ExportCommand {
         } catch {
             throw CLIError(.tryAgain, "exporting \(day) from \(options.databasePath): \(error)")
         }
-        let base = "\(outputDirectory)/commissions-\(day)"
-        do {
-            try output.writeAtomically(files.csv, named: "commissions-\(day).csv")
-            try output.writeAtomically(files.manifest, named: "commissions-\(day).manifest.json")
-        } catch {
-            throw CLIError(.cannotCreate, "writing \(base): \(error) (the day is published; export it again)")
-        }
-        try Output.write("\(files.republished ? "rewrote" : "published") \(base).csv and \(base).manifest.json\n")
+        try output.write(
+            csv: files.csv, manifest: files.manifest, name: "commissions-\(day)", republished: files.republished,
+            period: "day")
         return 0
     }
 }

@@ -43,15 +43,7 @@ struct PayoutsCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        for path in options.databasePaths where CurrentProcess.fileSize(path) == nil {
-            throw CLIError(.noInput, "no journal at \(path)")
-        }
-        let output: OutputDirectory
-        do {
-            output = try OutputDirectory.ownedByUserOrRoot(outputDirectory)
-        } catch {
-            throw CLIError(.cannotCreate, "--out: \(error)")
-        }
+        let output = try PublicationOutput(options: options, path: outputDirectory)
         let files: PayoutPublisher.Files
         do {
             files = try PayoutPublisher.publish(
@@ -67,16 +59,9 @@ struct PayoutsCommand {
         } catch {
             throw CLIError(.tryAgain, "publishing the payouts of \(month) from \(options.databasePath): \(error)")
         }
-        let name = "payouts-\(month)"
-        do {
-            try output.writeAtomically(files.csv, named: "\(name).csv")
-            try output.writeAtomically(files.manifest, named: "\(name).manifest.json")
-        } catch {
-            throw CLIError(
-                .cannotCreate, "writing \(outputDirectory)/\(name): \(error) (the month is published; run it again)")
-        }
-        let base = "\(outputDirectory)/\(name)"
-        try Output.write("\(files.republished ? "rewrote" : "published") \(base).csv and \(base).manifest.json\n")
+        try output.write(
+            csv: files.csv, manifest: files.manifest, name: "payouts-\(month)", republished: files.republished,
+            period: "month")
         return 0
     }
 }

@@ -347,12 +347,12 @@ public enum RecordValidator {
                 "conversion must be a record id: 1 to 128 characters from A-Z, a-z, 0-9, '.', '_', ':' and '-'")
         }
         guard let decisionValue = fields.decision else { throw missing("decision") }
-        guard case .string(let decisionName) = decisionValue, let decision = reviewDecision(named: decisionName) else {
+        guard case .string(let decisionName) = decisionValue, let decision: ReviewDecision = named(decisionName) else {
             throw invalid("decision", "decision must be void, hold or release")
         }
         var reason: ReviewReason?
         if let value = fields.reason {
-            guard case .string(let name) = value, let known = reviewReason(named: name) else {
+            guard case .string(let name) = value, let known: ReviewReason = named(name) else {
                 throw invalid("reason", "reason must be fraud, refund, duplicate, test, policy or other")
             }
             reason = known
@@ -365,12 +365,9 @@ public enum RecordValidator {
         return .review(Review(conversion: conversion, decision: decision, reason: reason, note: note))
     }
 
-    private static func reviewDecision(named name: String) -> ReviewDecision? {
-        ReviewDecision.allCases.first { ExactText.equals(name, $0.rawValue) }
-    }
-
-    private static func reviewReason(named name: String) -> ReviewReason? {
-        ReviewReason.allCases.first { ExactText.equals(name, $0.rawValue) }
+    /// The case whose raw value is exactly `name` (compared by bytes).
+    private static func named<Case: CaseIterable & RawRepresentable<String>>(_ name: String) -> Case? {
+        Case.allCases.first { ExactText.equals(name, $0.rawValue) }
     }
 
     // MARK: - Helpers
