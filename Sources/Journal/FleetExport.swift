@@ -69,7 +69,7 @@ public enum FleetExport {
                         + ": run the same export again (every --db) to complete the day")
             }
         }
-        return merge(parts, day: day, currency: rules.rules.currency, rulesSha256: rules.sha256)
+        return try merge(parts, day: day, currency: rules.rules.currency, rulesSha256: rules.sha256)
     }
 
     /// Published together or not at all: a day some journals hold is completed in the others only when every
@@ -95,7 +95,7 @@ public enum FleetExport {
     /// One file from several journals' files of the same day.
     static func merge(
         _ parts: [CommissionExporter.Files], day: String, currency: String, rulesSha256: String
-    ) -> CommissionExporter.Files {
+    ) throws(MoneyOverflow) -> CommissionExporter.Files {
         // Every row: (converted_at, conversion_id) is its SPEC order key (those fields are never quoted), and a
         // conversion lives in one journal, so keeping each journal's own order among equal keys keeps a reversal
         // before the row replacing it.
@@ -111,8 +111,8 @@ public enum FleetExport {
                 rows.append((fields[2], fields[1], part, index, line))
             }
             let manifest = Manifest(files.manifest)
-            commission += manifest.commissionMinor
-            adjustment += manifest.adjustmentMinor
+            commission = try Money.sum(commission, manifest.commissionMinor)
+            adjustment = try Money.sum(adjustment, manifest.adjustmentMinor)
             if let at = manifest.generatedAt, generatedAt.map({ at < $0 }) ?? true { generatedAt = at }
         }
         rows.sort { lhs, rhs in
