@@ -12,6 +12,8 @@ import Testing
     static let serviceUID: UInt32 = 65534
     static let serviceGID: UInt32 = 65534
     static let writersGID: UInt32 = 4242
+    /// What sysusers.d's `offertrack-reviewers` group is here (no such group exists on the test machine).
+    static let reviewersGID: UInt32 = 4243
 
     @Test func theServiceRunsWithItsOwnCommandLineInsideItsSandbox() throws {
         let directory = ScratchDirectory("ot-unit")
@@ -27,9 +29,11 @@ import Testing
         #expect(command.first == "/usr/bin/offertrackd")
         command[0] = Binaries.daemon
         command = command.map { word in
-            word == socketUnit.value("SocketGroup")
-                ? "\(Self.writersGID)" : word.replacingOccurrences(of: "/etc/offertrack/", with: "\(etc)/")
+            if word == socketUnit.value("SocketGroup") { return "\(Self.writersGID)" }
+            if word == "offertrack-reviewers" { return "\(Self.reviewersGID)" }
+            return word.replacingOccurrences(of: "/etc/offertrack/", with: "\(etc)/")
         }
+        #expect(command.contains("\(Self.reviewersGID)"), "the unit grants offertrack-reviewers: \(command)")
         #expect(!command.contains { $0.hasPrefix("/etc/") || $0.hasPrefix("/usr/bin/") }, "\(command)")
 
         // StateDirectory= (owned by the service user, StateDirectoryMode=), where the database defaults to.
