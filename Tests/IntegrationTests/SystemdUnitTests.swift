@@ -131,7 +131,7 @@ import Testing
         }
         #expect(settings(payouts) == settings(export))
         let command = try #require(payouts.command("ExecStart"))
-        #expect(command.first == "/usr/local/lib/offertrack/offertrack-payouts-catchup")
+        #expect(command.first == "/usr/lib/offertrack/offertrack-payouts-catchup")
         let out = try #require(command.firstIndex(of: "--out").map { command[$0 + 1] })
         #expect(payouts.values("ReadWritePaths").contains(out))
         let timer = try UnitFile("offertrack-payouts.timer")
@@ -229,8 +229,9 @@ extension SystemdUnitTests {
         }
         #expect(dropIn.value("IPAddressDeny") == "any")
         #expect(dropIn.value("IPAddressAllow")?.split(separator: " ").map(String.init) == hosts)
-        // The daemon accepts exactly these flags (the writers' group, absent here, as a number).
-        let flags = fleet.dropFirst().map { $0 == "offertrack-writers" ? "4242" : $0 }
+        // The daemon accepts exactly these flags (the writers' and reviewers' groups, absent here, as numbers).
+        let groups = ["offertrack-writers": "4242", "offertrack-reviewers": "4243"]
+        let flags = fleet.dropFirst().map { groups[$0] ?? $0 }
         let parsed = try Shell.run(Binaries.daemon, flags + ["--help"])
         #expect(parsed.status == 0, "\(parsed.output)")
     }
