@@ -133,7 +133,9 @@ import WireFormat
         #expect(forwarder.progress.acknowledgedThrough < firstHalf, "\(forwarder.progress) of \(firstHalf)")
         try server.start()
         #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq()), "\(forwarder.progress)")
-        #expect(forwarder.progress.failures >= 1, "no publish failed: none was cut in flight")
+        // Whether publishes that were in flight at the cut fail, or wait in libnats's reconnect buffer and go out
+        // after the restart, depends on timing (a CI run saw no failure): what must hold either way is that
+        // nothing was acknowledged during the outage (above) and every record is in the stream once (below).
         forwarder.stop()
         try Self.checkExactlyOnce(server, journal: lines)
     }

@@ -25,9 +25,11 @@ import WireFormat
         let socketUnit = try UnitFile("offertrackd.socket")
         var daemonCommand = try #require(try UnitFile("offertrackd.service").command("ExecStart"))
         daemonCommand[0] = Binaries.daemon
+        // The writers' and reviewers' groups (sysusers.d's, absent on this machine) as numbers.
         daemonCommand = daemonCommand.map { word in
-            word == socketUnit.value("SocketGroup")
-                ? "4242" : word.replacingOccurrences(of: "/etc/offertrack/", with: "\(etc)/")
+            if word == socketUnit.value("SocketGroup") { return "4242" }
+            if word == "offertrack-reviewers" { return "4243" }
+            return word.replacingOccurrences(of: "/etc/offertrack/", with: "\(etc)/")
         }
         let notify = try NotifyListener(in: directory)
         let socketPath = directory.file("offertrack.sock")
