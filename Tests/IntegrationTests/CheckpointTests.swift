@@ -1,0 +1,118 @@
+import Foundation
+import Posix
+import SQLite
+import Synchronization
+import TestSupport
+import Testing
+
+/// The checkpoint thread with the real daemon and SQLite: under a flood the WAL stays under its limit plus a
+/// commit's growth, and a reader holding a snapshot makes it grow only by what is committed while it holds it,
+/// after which the WAL file comes back under the bound. The limit is set small (`OFFERTRACK_WAL_LIMIT_FRAMES`,
+/// 512 frames: 2 MiB) so that a flood of a few seconds writes many times more than it.
+@Suite(.serialized) struct CheckpointTests {
+    static let limitFrames = 512
+    static let frameBytes = 4096 + 24
+
+    /// Samples the WAL file's size every 5 ms on a thread of its own.
+    final class WALSampler: Sendable {
+        private let sizes = Mutex<[Int]>([])
+        private let running = Atomic<Bool>(true)
+        private let thread: Thread
+
+        init(path: String) {
+            let sizes = self.sizes
+            let running = self.running
+            thread = Thread {
+                while running.load(ordering: .relaxed) {
+                    let size = Int(CurrentProcess.fileSize(path) ?? 0)
+                    sizes.withLock { $0.append(size) }
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+            }
+            thread.start()
+        }
+
+        /// The sizes sampled since the last call.
+        func take() -> [Int] { sizes.withLock { taken in defer { taken.removeAll() }; return taken } }
+
+        func stop() { running.store(false, ordering: .relaxed) }
+    }
+
+    /// Floods the daemon from `clients` pipelining connections, `count` records each; returns when all are
+    /// answered, expecting every one accepted.
+    static func flood(_ socketPath: String, prefix: String, clients: Int, count: Int) throws {
+        let connections = try (0..<clients).map { _ in try LineClient(path: socketPath, receiveTimeoutSeconds: 60) }
+        let readers = connections.enumerated().map { index, client in
+            let lines = TestRecords.stream(prefix: "\(prefix)-\(index)", count: count)
+            nonisolated(unsafe) let client = client
+            let accepted = Atomic<Int>(0)
+            let fd = client.fd
+            Thread { try? FileDescriptor.writeAll(fd, Array(lines.map { $0 + "\n" }.joined().utf8)) }.start()
+            let reader = Thread {
+                accepted.store(client.readAnswers(count).filter { $0.status == "accepted" }.count, ordering: .relaxed)
+            }
+            return (reader, accepted)
+        }
+        for (reader, _) in readers { reader.start() }
+        while readers.contains(where: { $0.0.isExecuting || !$0.0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
+        for (_, accepted) in readers {
+            #expect(accepted.load(ordering: .relaxed) == count, "a flood's records were not all accepted")
+        }
+        _ = connections
+    }
+
+    static func size(_ path: String) -> Int { Int(CurrentProcess.fileSize(path) ?? 0) }
+
+    @Test func theWALStaysBoundedUnderAFloodAndAfterAReaderLetsGo() throws {
+        let directory = ScratchDirectory()
+        let daemon = try DaemonProcess(
+            in: directory, environment: ["OFFERTRACK_WAL_LIMIT_FRAMES": "\(Self.limitFrames)"])
+        defer {
+            daemon.signal(SIGTERM)
+            _ = daemon.waitExit()
+        }
+        guard daemon.waitReady() else { return }
+        let walPath = daemon.databasePath + "-wal"
+        let sampler = WALSampler(path: walPath)
+        defer { sampler.stop() }
+
+        // The flood alone. The file grows from nothing to the limit commit by commit: its largest step between
+        // two samples is what one commit (or two) adds, this run's allowance past the limit.
+        let databaseBefore = Self.size(daemon.databasePath)
+        try Self.flood(daemon.socketPath, prefix: "alone", clients: 4, count: 12_000)
+        let alone = sampler.take()
+        let step = zip(alone.dropFirst(), alone).map { $0 - $1 }.max() ?? 0
+        let bound = Self.limitFrames * Self.frameBytes + 2 * step + 32
+        let longestAlone = alone.max() ?? 0
+        let written = Self.size(daemon.databasePath) - databaseBefore
+        print(
+            "checkpoints under a flood: longest WAL \(longestAlone >> 10) KiB, bound \(bound >> 10) KiB (limit "
+                + "\(Self.limitFrames * Self.frameBytes >> 10) KiB + 2 × largest step \(step >> 10) KiB); database "
+                + "grew \(written >> 10) KiB")
+        #expect(written > 3 * bound, "the flood wrote too little to tell a bounded WAL from an unchecked one")
+        #expect(longestAlone <= bound, "the WAL reached \(longestAlone) bytes under the flood, bound \(bound)")
+
+        // A reader holds a snapshot through a second flood: frames it may need cannot be copied, so the WAL grows,
+        // but by no more than what is committed meanwhile (the database's growth, with the bound to spare).
+        let reader = try Connection(path: daemon.databasePath, mode: .readOnly)
+        try reader.execute("BEGIN")
+        _ = try reader.scalarInt("SELECT count(*) FROM records")
+        let databaseHeld = Self.size(daemon.databasePath)
+        try Self.flood(daemon.socketPath, prefix: "held", clients: 4, count: 6_000)
+        let held = sampler.take().max() ?? 0
+        try reader.execute("COMMIT")
+        // The database file grows only once frames are copied: measure what was committed once they are.
+        try Self.flood(daemon.socketPath, prefix: "after", clients: 4, count: 12_000)
+        let after = sampler.take()
+        let committedWhileHeld = Self.size(daemon.databasePath) - databaseHeld
+        let settled = Array(after.suffix(after.count / 4))
+        let longestSettled = settled.max() ?? 0
+        print(
+            "a reader held a snapshot: WAL reached \(held >> 10) KiB; after it let go the last quarter of the next "
+                + "flood's samples peaked at \(longestSettled >> 10) KiB (bound \(bound >> 10) KiB); database grew "
+                + "\(committedWhileHeld >> 10) KiB over both floods")
+        #expect(held <= committedWhileHeld + bound, "the WAL grew \(held) bytes while a reader held a snapshot")
+        #expect(longestSettled <= bound, "the WAL stayed at \(longestSettled) bytes after the reader let go")
+        #expect(!daemon.stderr.contains("checkpoint failed"), "\(daemon.stderr)")
+    }
+}
