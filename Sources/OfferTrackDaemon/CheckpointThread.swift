@@ -35,8 +35,8 @@ final class CheckpointThread: @unchecked Sendable {
     private let queue = DispatchQueue(label: "offertrack.checkpointer")
     private let walPath: String
 
-    /// New frames that start a passive checkpoint.
-    static let passiveFrames = 600
+    /// New frames that start a passive checkpoint (fewer when the limit is small).
+    let passiveFrames: Int
     /// The WAL's limit by default, in frames (of a 4 KiB page and a 24-byte header: 32 MiB): past it the writer
     /// waits for a blocking checkpoint. `OFFERTRACK_WAL_LIMIT_FRAMES` sets another (tests use a small one).
     static let defaultLimitFrames = 8192
@@ -68,7 +68,8 @@ final class CheckpointThread: @unchecked Sendable {
     private var backoff: Int64 = 0
 
     init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames) {
-        self.limitFrames = max(limitFrames, 2 * Self.passiveFrames)
+        self.limitFrames = max(limitFrames, 64)
+        passiveFrames = min(600, self.limitFrames / 2)
         checkpointer = WALCheckpointer(path: journalPath)
         walPath = journalPath + "-wal"
     }
@@ -81,7 +82,7 @@ final class CheckpointThread: @unchecked Sendable {
         let next = state.withLock { state -> Next in
             if frames < state.checkpointedFrames { state.checkpointedFrames = 0 }  // the WAL started over
             if frames >= limitFrames, now >= state.blockingRetryAt { return .blocking }
-            guard !state.queued, frames - state.checkpointedFrames >= Self.passiveFrames else { return .nothing }
+            guard !state.queued, frames - state.checkpointedFrames >= passiveFrames else { return .nothing }
             state.queued = true
             return .passive
         }

@@ -40,7 +40,8 @@ final class CommitPipeline: Sendable {
         let thread = JournalWriterThread(writer: writer, backlog: backlog)
         let wakeup = try EventCounter()
         let steps = CommitSteps(
-            thread: thread, metrics: metrics, clock: clock, checkpoints: CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames),
+            thread: thread, metrics: metrics, clock: clock,
+            checkpoints: CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames),
             learning: UserLearningChunks(thread: thread, clock: clock),
             recomputes: RecomputeChunks(thread: thread, wakeup: wakeup))
         self.thread = thread

@@ -41,14 +41,14 @@ import WireFormat
             let frames = pipeline.runOnWriter { $0.framesInWAL }
             longestCommit = max(longestCommit, frames >= framesBefore ? frames - framesBefore : frames)
             framesBefore = frames
-            print("DEBUG frames \(frames) file \(Self.size(path + "-wal") / 4120)")
         }
         let database = Self.size(path)
         let bound = (limit + longestCommit) * Int(CheckpointThread.frameBytes) + 32
         print(
-            "after 30,000 records from the stream: longest WAL \(longest >> 10) KiB (bound \(bound >> 10) KiB, "
+            "after 40,000 records from the stream: longest WAL \(longest >> 10) KiB (bound \(bound >> 10) KiB, "
                 + "longest commit \(longestCommit) frames), "
-                + "database \(database >> 10) KiB, \(pipeline.checkpoints.health.withLock { $0.blocking }) blocking checkpoints")
+                + "database \(database >> 10) KiB, \(pipeline.checkpoints.health.withLock { $0.blocking }) blocking checkpoints"
+        )
         #expect(database > 3 * bound, "too few records to tell a bounded WAL from an unchecked one")
         #expect(longest <= bound, "the WAL reached \(longest) bytes, past the limit and a commit (\(bound) bytes)")
     }

@@ -327,8 +327,10 @@ final class BenchRun {
                 value: Self.latencyFigures(returningLatencies, median),
                 comparison: "medians of \(returningLatencies.count) runs; worst run (by p999) "
                     + Self.latencyFigures(
-                        Array(returningLatencies.sorted { $0.p999Milliseconds < $1.p999Milliseconds }.suffix(1)), median)
-                    + "; p99 runs " + returningLatencies.map { Format.fixed($0.p99Milliseconds, 2) }.joined(separator: ", ")
+                        Array(returningLatencies.sorted { $0.p999Milliseconds < $1.p999Milliseconds }.suffix(1)), median
+                    )
+                    + "; p99 runs "
+                    + returningLatencies.map { Format.fixed($0.p99Milliseconds, 2) }.joined(separator: ", ")
                     + " ms; targets p99 5 ms, p999 15 ms"))
         // The peer a user would build: each record committed to PostgreSQL as it arrives.
         if let peers = options.peersPath, FileManager.default.isExecutableFile(atPath: "\(peers)/postgres-peer") {
@@ -355,7 +357,8 @@ final class BenchRun {
         let figures: [KeyPath<LatencyResult, Double>] = [
             \.p50Milliseconds, \.p99Milliseconds, \.p999Milliseconds, \.maxMilliseconds,
         ]
-        return figures.map { Format.fixed(median(runs.map($0)), 2) }.joined(separator: " / ") + " ms"
+        return figures.map { figure in Format.fixed(median(runs.map { $0[keyPath: figure] }), 2) }.joined(
+            separator: " / ") + " ms"
     }
 
     /// Acknowledgement latency at the middle load with the metrics endpoint on, without and with a scraper
