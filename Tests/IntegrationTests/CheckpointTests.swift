@@ -105,7 +105,7 @@ import Testing
         let held = sampler.take().max() ?? 0
         try reader.execute("COMMIT")
         // The database file grows only once frames are copied: measure what was committed once they are.
-        try Self.flood(daemon.socketPath, prefix: "after", clients: 4, count: 8_000)
+        try Self.flood(daemon.socketPath, prefix: "after", clients: 4, count: 12_000)
         let after = sampler.take()
         let committedWhileHeld = Self.size(daemon.databasePath) - databaseHeld
         let settled = Array(after.suffix(after.count / 4))
