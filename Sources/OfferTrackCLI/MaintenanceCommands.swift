@@ -76,6 +76,10 @@ struct VerifyCommand {
         var passed = true
         func add(_ checks: [JournalVerifier.Check]) {
             for check in checks {
+                if let reason = check.skipped {
+                    text += "skipped: \(check.name): \(reason)\n"
+                    continue
+                }
                 text += "\(check.passed ? "ok" : "FAILED"): \(check.name)\n"
                 for problem in check.problems { text += "  \(problem)\n" }
                 passed = passed && check.passed
