@@ -23,6 +23,8 @@ public final class EdgeForwarder: Sendable {
         public var lagRecords: Int64
         /// Failed publishes since start (each followed by a resend from the watermark).
         public var failures: Int
+        /// Published and not yet acknowledged by the stream, now.
+        public var inFlight: Int
     }
 
     private struct State: Sendable {
@@ -90,7 +92,9 @@ public final class EdgeForwarder: Sendable {
 
     public var progress: Progress {
         state.withLock {
-            Progress(acknowledgedThrough: $0.acknowledgedThrough, lagRecords: $0.lagRecords, failures: $0.failures)
+            Progress(
+                acknowledgedThrough: $0.acknowledgedThrough, lagRecords: $0.lagRecords, failures: $0.failures,
+                inFlight: $0.inFlight.count)
         }
     }
 
