@@ -56,14 +56,37 @@ public final class CentralConsumer: Sendable {
     /// Fetchers running now (of any generation).
     private let running = Mutex(0)
 
-    /// A partition's fetched messages, with the subscription they came on (kept alive until they are
-    /// acknowledged) and what the stream still holds for that partition.
+    /// One connection per partition: a partition's fetches and acknowledgements run on its fetcher's thread
+    /// and connection only (libnats 3.4 is used from one thread per subscription, as before the fetches were
+    /// concurrent).
+    private let partitionClients: [JetStreamClient]
+
+    /// A partition's fetched messages and its fetcher.
     private struct FetchedBatch: Sendable {
-        let index: Int
         let messages: [NATSMessage]
-        let subscription: PullSubscription
-        /// Signalled once the batch is committed and acknowledged (or given up): its fetcher may fetch again.
-        let slots: DispatchSemaphore
+        let fetcher: Fetcher
+    }
+
+    /// What the committer and one partition's fetcher share: batches it may still fetch ahead, and the messages
+    /// to acknowledge (committed, or refused) on its thread before its next fetch.
+    private final class Fetcher: Sendable {
+        let slots = DispatchSemaphore(value: CentralConsumer.batchesAheadPerPartition)
+        let acknowledgements = Mutex<[NATSMessage]>([])
+
+        /// Hands `messages` to the fetcher to acknowledge and lets it fetch again.
+        func finished(acknowledging messages: [NATSMessage]) {
+            acknowledgements.withLock { $0 += messages }
+            slots.signal()
+        }
+
+        /// Acknowledges what the committer handed back (on the fetcher's thread).
+        func acknowledge() {
+            let taken = acknowledgements.withLock { pending in
+                defer { pending.removeAll() }
+                return pending
+            }
+            for message in taken { try? message.acknowledge() }
+        }
     }
 
     private struct Inbox: Sendable {
@@ -87,6 +110,9 @@ public final class CentralConsumer: Sendable {
         log: @escaping @Sendable (String) -> Void
     ) throws {
         client = try JetStreamClient(servers: servers, name: "offertrack-central")
+        partitionClients = try partitions.map { partition in
+            try JetStreamClient(servers: servers, name: "offertrack-central-\(partition)")
+        }
         try stream.checkAgreement(on: client)
         self.stream = stream
         self.partitions = partitions
@@ -126,8 +152,8 @@ public final class CentralConsumer: Sendable {
             return nil
         }
         do {
-            return try partitions.map { partition in
-                try client.pullSubscription(
+            return try zip(partitions, partitionClients).map { partition, partitionClient in
+                try partitionClient.pullSubscription(
                     stream: stream.name, durable: Self.durable(partition), filterSubject: Partition.subject(partition))
             }
         } catch {
@@ -218,9 +244,7 @@ public final class CentralConsumer: Sendable {
                 continue
             }
             lastActivity = now
-            let committed = consume(batches.flatMap(\.messages))
-            for batch in batches { batch.slots.signal() }
-            guard committed else {
+            guard consume(batches) else {
                 backoff = min(5_000, max(100, backoff * 2))
                 continue
             }
@@ -229,7 +253,7 @@ public final class CentralConsumer: Sendable {
         }
         inbox.withLock {
             $0.generation += 1
-            for batch in $0.batches { batch.slots.signal() }
+            for batch in $0.batches { batch.fetcher.finished(acknowledging: []) }
             $0.batches.removeAll()
         }
     }
@@ -276,16 +300,17 @@ public final class CentralConsumer: Sendable {
     /// Fetches partition `index` until its generation ends: each batch handed to the committer, at most
     /// `batchesAheadPerPartition` not yet committed; a failure handed over, and the fetcher ends.
     private func fetchLoop(index: Int, subscription: PullSubscription, generation: Int) {
-        let slots = DispatchSemaphore(value: Self.batchesAheadPerPartition)
+        let fetcher = Fetcher()
+        defer { fetcher.acknowledge() }
         while isCurrent(generation) {
-            guard slots.wait(timeout: .now() + .milliseconds(Int(Self.idleWaitMilliseconds))) == .success else {
-                continue
-            }
+            let slot = fetcher.slots.wait(timeout: .now() + .milliseconds(Int(Self.idleWaitMilliseconds)))
+            fetcher.acknowledge()
+            guard slot == .success else { continue }
             let messages: [NATSMessage]
             do {
                 messages = try subscription.fetch(batch: batch, timeoutMilliseconds: Self.fetchWaitMilliseconds)
             } catch {
-                slots.signal()
+                fetcher.slots.signal()
                 health.failed("fetching partition \(partitions[index]) of \(stream.name) failed: \(error)")
                 inbox.withLock { $0.failures.append("\(error)") }
                 arrived.signal()
@@ -296,11 +321,10 @@ public final class CentralConsumer: Sendable {
             let handed = inbox.withLock { inbox in
                 inbox.pending[index] = (newest?.pending ?? 0, newest?.storedAtNanoseconds)
                 guard !messages.isEmpty, inbox.generation == generation else { return false }
-                inbox.batches.append(
-                    FetchedBatch(index: index, messages: messages, subscription: subscription, slots: slots))
+                inbox.batches.append(FetchedBatch(messages: messages, fetcher: fetcher))
                 return true
             }
-            if handed { arrived.signal() } else { slots.signal() }
+            if handed { arrived.signal() } else { fetcher.slots.signal() }
         }
     }
 
@@ -315,33 +339,35 @@ public final class CentralConsumer: Sendable {
             wrongPartition: progress.wrongPartition)
     }
 
-    /// Commits one fetched batch and acknowledges it; false when the commit failed (nothing acknowledged).
-    private func consume(_ messages: [NATSMessage]) -> Bool {
+    /// Commits the fetched batches in one transaction and hands their messages back to their fetchers to
+    /// acknowledge; false when the commit failed (only the refused messages are acknowledged then).
+    private func consume(_ batches: [FetchedBatch]) -> Bool {
         var submissions: [Submission] = []
-        var carriers: [NATSMessage] = []
+        var refused: [[NATSMessage]] = batches.map { _ in [] }
         var invalid = 0
         var wrongPartition = 0
-        for message in messages {
-            let line = message.data
-            guard case .valid(let record) = RecordValidator.validate(line) else {
-                invalid += 1
-                logRefusal("stream message \(message.header("Nats-Msg-Id") ?? "?") is not a valid record; dropped")
-                try? message.acknowledge()
-                continue
+        for (index, batch) in batches.enumerated() {
+            for message in batch.messages {
+                let line = message.data
+                guard case .valid(let record) = RecordValidator.validate(line) else {
+                    invalid += 1
+                    logRefusal("stream message \(message.header("Nats-Msg-Id") ?? "?") is not a valid record; dropped")
+                    refused[index].append(message)
+                    continue
+                }
+                let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
+                guard partitions.contains(partition) else {
+                    wrongPartition += 1
+                    logRefusal(
+                        "record \(record.id) on \(message.subject) belongs to partition \(partition) of "
+                            + "\(stream.partitionsTotal), not to this journal's "
+                            + "\(partitions.map(String.init).joined(separator: ",")); refused, not journaled (an edge "
+                            + "with another --partitions-total, or a publisher other than an edge)")
+                    refused[index].append(message)
+                    continue
+                }
+                submissions.append(Submission(record: record, line: line))
             }
-            let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
-            guard partitions.contains(partition) else {
-                wrongPartition += 1
-                logRefusal(
-                    "record \(record.id) on \(message.subject) belongs to partition \(partition) of "
-                        + "\(stream.partitionsTotal), not to this journal's \(partitions.map(String.init).joined(separator: ",")); "
-                        + "refused, not journaled (an edge with another --partitions-total, or a publisher other than an edge)"
-                )
-                try? message.acknowledge()
-                continue
-            }
-            submissions.append(Submission(record: record, line: line))
-            carriers.append(message)
         }
         let outcomes: [AppendOutcome]
         do {
@@ -350,8 +376,14 @@ public final class CentralConsumer: Sendable {
             log(
                 "committing \(submissions.count) records from the stream failed (they will be delivered again): \(error)"
             )
+            for (index, batch) in batches.enumerated() { batch.fetcher.finished(acknowledging: refused[index]) }
+            state.withLock {
+                $0.invalid += invalid
+                $0.wrongPartition += wrongPartition
+            }
             return false
         }
+        for batch in batches { batch.fetcher.finished(acknowledging: batch.messages) }
         var counts = (accepted: 0, duplicates: 0, conflicts: 0)
         for (index, outcome) in outcomes.enumerated() {
             switch outcome {
@@ -363,7 +395,6 @@ public final class CentralConsumer: Sendable {
                     "record \(submissions[index].record.id) from the stream conflicts with the journaled one; kept")
             }
         }
-        for message in carriers { try? message.acknowledge() }
         state.withLock {
             $0.accepted += counts.accepted
             $0.duplicates += counts.duplicates
