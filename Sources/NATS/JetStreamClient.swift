@@ -267,7 +267,7 @@ public final class JetStreamClient: @unchecked Sendable {
         }
         try NATSError.check("js_PullSubscribe", subscribed, jetStreamCode: code)
         guard let subscription else { throw NATSError("js_PullSubscribe", NATS_ERR) }
-        return PullSubscription(subscription)
+        return PullSubscription(subscription, client: self)
     }
 }
 

@@ -1,10 +1,20 @@
 import CNATS
 
 /// A bound pull subscription of a durable consumer: fetch a batch, process it, acknowledge each message.
+///
+/// Lifetimes follow libnats's raw pointers: a fetched message points at its subscription (an acknowledgement
+/// goes through it) and a subscription at its connection, and none of them counts those references. So each
+/// `NATSMessage` keeps its subscription alive and each subscription its client: whatever order callers drop them
+/// in, a message is destroyed (or acknowledged) before its subscription, and a subscription before its connection.
 public final class PullSubscription: @unchecked Sendable {
     private let subscription: OpaquePointer
+    /// The connection this subscription's messages are acknowledged over; released only after the subscription.
+    private let client: JetStreamClient
 
-    init(_ subscription: OpaquePointer) { self.subscription = subscription }
+    init(_ subscription: OpaquePointer, client: JetStreamClient) {
+        self.subscription = subscription
+        self.client = client
+    }
 
     deinit { natsSubscription_Destroy(subscription) }
 
@@ -19,7 +29,7 @@ public final class PullSubscription: @unchecked Sendable {
         messages.reserveCapacity(Int(list.Count))
         for index in 0..<Int(list.Count) {
             guard let message = list.Msgs[index] else { continue }
-            messages.append(NATSMessage(message))
+            messages.append(NATSMessage(message, subscription: self))
             list.Msgs[index] = nil
         }
         natsMsgList_Destroy(&list)
@@ -30,8 +40,13 @@ public final class PullSubscription: @unchecked Sendable {
 /// A message fetched from a stream; it owns the C message and destroys it when released.
 public final class NATSMessage: @unchecked Sendable {
     private let message: OpaquePointer
+    /// The subscription the C message points at (for acknowledgements); released only after the message.
+    private let subscription: PullSubscription
 
-    init(_ message: OpaquePointer) { self.message = message }
+    init(_ message: OpaquePointer, subscription: PullSubscription) {
+        self.message = message
+        self.subscription = subscription
+    }
 
     deinit { natsMsg_Destroy(message) }
 
