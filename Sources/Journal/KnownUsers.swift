@@ -56,7 +56,7 @@ public final class KnownUsers {
             synchronize(journalLastSeq: try JournalRows.lastSeq(on: connection))
             guard !isComplete else { return false }
             let scan = try connection.prepare(
-                static: "SELECT user FROM records WHERE user > ?1 ORDER BY user LIMIT ?2")
+                static: "SELECT user FROM users WHERE user > ?1 ORDER BY user LIMIT ?2")
             // Users are never empty (SPEC 3), so "" starts before the first.
             try scan.bind(scannedThrough ?? "", at: 1)
             try scan.bind(Int64(limit), at: 2)

@@ -248,6 +248,7 @@ extension JournalWriterTests {
             """
             PRAGMA user_version = 4;
             INSERT INTO meta VALUES ('derived_window_ms', '2592000000'), ('derived_freshness_ms', '86400000');
+            INSERT INTO records (id, type, ts, user, received_at, subscribed, line) VALUES ('o1', 2, 5, 'u', 5, 1, '{}');
             INSERT INTO derived_conversions (ts, id, user, reason) VALUES (5, 'o1', 'u', NULL);
             INSERT INTO conversion_days VALUES (0, 1, 'a', '', 'join', 3), (0, 0, '', '', '', 2);
             """)
