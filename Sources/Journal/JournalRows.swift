@@ -52,13 +52,11 @@ enum JournalRows {
     static func readUsers(
         after user: String?, on connection: Connection, _ body: (String, [Record]) throws -> Bool
     ) throws -> Bool {
-        let statement: Statement
-        if let user {
-            statement = try connection.prepare("\(byUser) WHERE u.user > ?1 ORDER BY u.user")
-            try statement.bind(user, at: 1)
-        } else {
-            statement = try connection.prepare("\(byUser) ORDER BY u.user")
-        }
+        // Always a range on the users' name index, which makes SQLite walk users in name order (outer loop)
+        // instead of scanning the per-user index and sorting every record. Users are never empty (SPEC 3), so
+        // "" starts before the first.
+        let statement = try connection.prepare("\(byUser) WHERE u.user > ?1 ORDER BY u.user")
+        try statement.bind(user ?? "", at: 1)
         defer { statement.reset() }
         var currentUser: String?
         var records: [Record] = []

@@ -78,13 +78,15 @@ enum UserKeysMigration {
                 progress.say("migrating the journal to schema 8 (per-user index on integer keys): \(records) records")
             }
             try connection.execute(tables)
-            try connection.execute("INSERT INTO users (k, user) SELECT NULL, user FROM records GROUP BY user ORDER BY user")
+            try connection.execute(
+                "INSERT INTO users (k, user) SELECT NULL, user FROM records GROUP BY user ORDER BY user")
             let users = try connection.scalarInt("SELECT coalesce(max(k), 0) FROM users") ?? 0
             progress.step()
             let fill = try connection.prepare(
                 """
                 INSERT INTO by_user (k, ts, seq)
-                    SELECT u.k, r.ts, r.seq FROM users u JOIN records r ON r.user = u.user WHERE u.k > ?1 AND u.k <= ?2
+                    SELECT u.k, r.ts, r.seq FROM users u CROSS JOIN records r ON r.user = u.user
+                    WHERE u.k > ?1 AND u.k <= ?2
                 """)
             var done: Int64 = 0
             var first: Int64 = 0
@@ -138,7 +140,8 @@ enum UserKeysMigration {
             let now = Clock.monotonicMilliseconds()
             guard now - lastSaid >= 5000 else { return }
             lastSaid = now
-            say("migrating: \(done) of \(total) records indexed (\(total > 0 ? done * 100 / total : 100)%), \(elapsedSeconds) s")
+            let percent = total > 0 ? done * 100 / total : 100
+            say("migrating: \(done) of \(total) records indexed (\(percent)%), \(elapsedSeconds) s")
         }
 
         func say(_ line: String) { FileDescriptor.printError("offertrack: \(line)") }

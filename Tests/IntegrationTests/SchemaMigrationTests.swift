@@ -146,8 +146,10 @@ import Testing
             #expect(verify.status == 0, "\(context): \(verify.output)")
             let report = try Shell.run(
                 Binaries.cli,
-                ["report", "--db", path, "--rules", Self.rules, "--as-of", "2026-12-31", "--by", "campaign",
-                 "--format", "csv"])
+                [
+                    "report", "--db", path, "--rules", Self.rules, "--as-of", "2026-12-31", "--by", "campaign",
+                    "--format", "csv",
+                ])
             #expect(report.output == oldReport, "\(context)")
         }
         #expect(outcomes[7] != nil && outcomes[8] != nil, "killed always at one side of COMMIT: \(outcomes)")
