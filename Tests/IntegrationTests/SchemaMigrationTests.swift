@@ -35,6 +35,13 @@ import Testing
         return daemon.stderr
     }
 
+    /// Every table's and index's definition, in name order.
+    static func tableDefinitions(_ path: String) throws -> String? {
+        try Connection(path: path, mode: .readOnly).scalarText(
+            "SELECT group_concat(name || ': ' || coalesce(sql, ''), '; ') FROM (SELECT * FROM sqlite_master ORDER BY name)"
+        )
+    }
+
     /// Every file under `directory`, relative to it, sorted.
     static func files(under directory: String) -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: directory)
@@ -101,29 +108,33 @@ import Testing
         #expect(report.status == 0 && report.output == old, "\(report.output)")
     }
 
-    /// kill -9 at seeded random steps of the migration (a test hook makes it SIGKILL itself; steps of 25 users):
-    /// the journal is then either schema 7 exactly as before (no table of schema 8, the text index there) or
-    /// schema 8, never between; it passes SQLite's integrity check, the next start migrates it if needed, and
-    /// it verifies and reports as schema 7 did.
+    /// kill -9 at every step of the migration (a test hook makes it SIGKILL itself), with a seeded random number
+    /// of users per index step so that the steps fall at other places each run: the journal is then either
+    /// schema 7 exactly as before (no table of schema 8, the text index there) or schema 8, never between; it
+    /// passes SQLite's integrity check, the next start migrates it if needed, and it verifies and reports as
+    /// schema 7 did.
     @Test func killedAnywhereDuringMigrationLeavesTheOldOrTheNewSchema() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         var random = SeededGenerator(seed: seed)
-        // Steps: BEGIN, users, 400 / 25 = 16 index chunks, conversions, the old index dropped, COMMIT.
-        let steps = 2 + 16 + 3
+        let usersPerStep = 10 + Int64(random.next() % 90)
+        // Steps: BEGIN, users, one per index step, conversions, the old index dropped, COMMIT.
+        let indexSteps = Int((Self.fixtureUsers + usersPerStep - 1) / usersPerStep)
+        let steps = 2 + indexSteps + 3
         var outcomes: [Int64: Int] = [:]
         let oldReport = try String(
             contentsOfFile: "\(Self.fixture)/outputs/report-campaign.csv", encoding: .utf8)
-        for round in 0..<6 {
-            // The first and last rounds kill at the very start and right after COMMIT; the others anywhere.
-            let step = round == 0 ? 0 : round == 5 ? steps - 1 : Int(random.next() % UInt64(steps))
-            let context = "round \(round), kill after step \(step) (seed \(seed))"
+        let originalTables = try Self.tableDefinitions("\(Self.fixture)/journal.db")
+        var order = Array(0..<steps)
+        order.shuffle(using: &random)
+        for step in order {
+            let context = "kill after step \(step) of \(steps), \(usersPerStep) users a step (seed \(seed))"
             let directory = ScratchDirectory()
             let path = try Self.copyOfFixture(in: directory)
             let killed = try DaemonProcess(
                 in: directory, arguments: ["--rules", Self.rules],
                 environment: [
                     "OFFERTRACK_TEST_MIGRATION_KILL_AFTER_STEP": String(step),
-                    "OFFERTRACK_TEST_MIGRATION_USERS_PER_STEP": "25",
+                    "OFFERTRACK_TEST_MIGRATION_USERS_PER_STEP": String(usersPerStep),
                 ])
             _ = killed.waitExit()
             #expect(killed.stderr.contains("SIGKILL after step \(step)"), "\(context): \(killed.stderr)")
@@ -136,7 +147,9 @@ import Testing
             let textIndex = try connection.scalarInt(
                 "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_user'")
             switch version {
-            case 7: #expect(tables == 0 && textIndex == 1, "\(context): half of schema 8")
+            case 7:
+                #expect(tables == 0 && textIndex == 1, "\(context): half of schema 8")
+                #expect(try Self.tableDefinitions(path) == originalTables, "\(context): schema 7 changed")
             case 8: #expect(tables == 2 && textIndex == 0, "\(context): half of schema 7")
             default: Issue.record("\(context): schema \(version)")
             }
