@@ -277,7 +277,7 @@ extension JournalWriter {
         try JournalRows.lastSeq(on: currentConnection())
     }
 
-    /// Teaches the join which users the journal holds, reading at most `limit` index entries; returns whether
+    /// Teaches the join which users the journal holds, reading at most `limit` users; returns whether
     /// more remain. Until it has all of them (or when another connection appended records), every user of a
     /// batch costs an index probe; after, only users seen before do. An empty journal needs no learning.
     public func learnJournaledUsers(limit: Int = KnownUsers.defaultChunk) throws -> Bool {

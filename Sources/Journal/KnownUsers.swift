@@ -49,8 +49,8 @@ public final class KnownUsers {
         expectedLastSeq = nil
     }
 
-    /// Adds the journal's next users, reading at most `limit` index entries in one read transaction; returns
-    /// whether more remain.
+    /// Adds the journal's next users, reading at most `limit` of them (from `users`, one entry each) in one read
+    /// transaction; returns whether more remain.
     func learn(limit: Int, on connection: Connection) throws -> Bool {
         try connection.readTransaction {
             synchronize(journalLastSeq: try JournalRows.lastSeq(on: connection))
