@@ -26,15 +26,17 @@ enum UserKeys {
     }
 
     /// Lists every record under its user's key again from `records` alone (`offertrack rebuild`): keys of users
-    /// with records are kept, users without records are forgotten, users without a key are given one.
+    /// with records are kept, users without records are forgotten, users without a key are given one. One scan
+    /// of `records`; the entries are sorted before they are inserted, so the index is written in order.
     static func rebuild(on connection: Connection) throws {
         try connection.execute(
             """
             DELETE FROM by_user;
-            DELETE FROM users WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.user = users.user);
+            DELETE FROM users WHERE user NOT IN (SELECT user FROM records);
             INSERT INTO users (user) SELECT user FROM records WHERE user NOT IN (SELECT user FROM users)
                 GROUP BY user ORDER BY user;
-            INSERT INTO by_user (k, ts, seq) SELECT u.k, r.ts, r.seq FROM records r JOIN users u ON u.user = r.user;
+            INSERT INTO by_user (k, ts, seq)
+                SELECT u.k, r.ts, r.seq FROM records r JOIN users u ON u.user = r.user ORDER BY 1, 2, 3;
             """)
     }
 }
