@@ -222,10 +222,10 @@ enum DerivedTables {
     ) throws {
         let insert = try tables.prepare(
             """
-            INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
+            INSERT INTO derived_conversions (k, id, ts, reason, offer_id, presented_at, affiliate_token,
                 campaign_token, message_identifier, item_id, lapse_id, lapse_ts, review_id, review_ts,
                 review_decision, review_reason)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            VALUES ((SELECT k FROM users WHERE user = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """, on: connection)
         try insert.bind(user, at: 1)
         try insert.bind(conversion.id, at: 2)

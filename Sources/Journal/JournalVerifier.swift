@@ -36,17 +36,19 @@ public enum JournalVerifier {
                 problems: try ids(
                     connection,
                     """
-                    SELECT d.id FROM derived_conversions d LEFT JOIN records r ON r.id = d.id
-                    LEFT JOIN records p ON p.id = d.offer_id
-                    WHERE r.id IS NULL OR r.type != 2 OR r.subscribed != 1 OR r.user != d.user OR r.ts != d.ts
-                       OR (d.offer_id IS NOT NULL AND (p.id IS NULL OR p.type != 1 OR p.user != d.user))
+                    SELECT d.id FROM derived_conversions d LEFT JOIN users u ON u.k = d.k
+                    LEFT JOIN records r ON r.id = d.id LEFT JOIN records p ON p.id = d.offer_id
+                    WHERE u.k IS NULL OR r.id IS NULL OR r.type != 2 OR r.subscribed != 1 OR r.user != u.user
+                       OR r.ts != d.ts
+                       OR (d.offer_id IS NOT NULL AND (p.id IS NULL OR p.type != 1 OR p.user != u.user))
                     """)))
+        checks.append(try perUserIndexCheck(connection))
         checks.append(
             Check(
                 name: "lapses are lapse records of the same user within the holding period (rule 4.6)",
                 problems: try lapseProblems(connection)))
         let extraConversions =
-            try connection.scalarInt("SELECT count(*) - count(DISTINCT user) FROM derived_conversions") ?? 0
+            try connection.scalarInt("SELECT count(*) - count(DISTINCT k) FROM derived_conversions") ?? 0
         checks.append(
             Check(
                 name: "at most one conversion per user",
@@ -56,14 +58,31 @@ public enum JournalVerifier {
         return checks
     }
 
+    /// The per-user index (schema 8) lists every record exactly once, under its own user's key and time: as many
+    /// entries as records, and none that names a missing record, a missing key or another user's key.
+    private static func perUserIndexCheck(_ connection: Connection) throws -> Check {
+        var problems = try ids(
+            connection,
+            """
+            SELECT b.seq || ' (per-user index entry under key ' || b.k || ' at ' || b.ts || ')' FROM by_user b
+            LEFT JOIN records r ON r.seq = b.seq LEFT JOIN users u ON u.k = b.k
+            WHERE r.seq IS NULL OR u.k IS NULL OR r.user != u.user OR r.ts != b.ts
+            """)
+        let records = try connection.scalarInt("SELECT count(*) FROM records") ?? 0
+        let entries = try connection.scalarInt("SELECT count(*) FROM by_user") ?? 0
+        if records != entries { problems.append("\(records) records, \(entries) per-user index entries") }
+        return Check(name: "the per-user index lists every record once, under its user", problems: problems)
+    }
+
     /// Every named lapse is a lapse record of the conversion's user, after it and at most H after it, and only
     /// attributed conversions name one.
     private static func lapseProblems(_ connection: Connection) throws -> [String] {
         guard let settings = try DerivedTables.settings(on: connection) else { return [] }
         let statement = try connection.prepare(
             """
-            SELECT d.id FROM derived_conversions d LEFT JOIN records l ON l.id = d.lapse_id
-            WHERE d.lapse_id IS NOT NULL AND (d.reason IS NOT NULL OR l.id IS NULL OR l.user != d.user
+            SELECT d.id FROM derived_conversions d LEFT JOIN users u ON u.k = d.k
+            LEFT JOIN records l ON l.id = d.lapse_id
+            WHERE d.lapse_id IS NOT NULL AND (d.reason IS NOT NULL OR l.id IS NULL OR u.k IS NULL OR l.user != u.user
                 OR l.ts != d.lapse_ts OR l.ts <= d.ts OR l.ts - d.ts > ?1
                 OR NOT ((l.type = 0 AND l.decision IN (?2, ?3)) OR (l.type = 2 AND l.subscribed = 0)))
             LIMIT 20
@@ -170,7 +189,7 @@ public enum JournalVerifier {
                     p.text(6), p.int64(7) == 1))
         }
         let conversions = try connection.prepare(
-            "SELECT user, \(DerivedTables.conversionColumns) FROM derived_conversions")
+            "SELECT u.user, \(DerivedTables.conversionColumns) FROM derived_conversions JOIN users u USING (k)")
         defer { conversions.reset() }
         while try conversions.step() {
             let c = conversions
@@ -223,7 +242,7 @@ extension JournalVerifier {
     public static func usersAreDisjoint(_ readers: [JournalReader]) throws -> Check {
         let name = "every user's records are in one journal"
         let statements = try readers.map {
-            try $0.connection.prepare("SELECT DISTINCT user FROM records ORDER BY user")
+            try $0.connection.prepare("SELECT user FROM users ORDER BY user")
         }
         defer { statements.forEach { $0.reset() } }
         var heads: [[UInt8]?] = try statements.map { try $0.step() ? $0.bytes(0) : nil }

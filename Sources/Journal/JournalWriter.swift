@@ -99,8 +99,9 @@ public final class JournalWriter {
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
                 let firstSeq = lastSeq + 1
+                var lastKey: (user: String, key: Int64)?
                 for submission in batch {
-                    let outcome = try append(submission, receivedAt: receivedAt, on: connection)
+                    let outcome = try append(submission, receivedAt: receivedAt, lastKey: &lastKey, on: connection)
                     if case .accepted(let seq) = outcome { lastSeq = seq }
                     outcomes.append(outcome)
                 }
@@ -174,8 +175,12 @@ public final class JournalWriter {
         return reopened
     }
 
-    private func append(_ submission: Submission, receivedAt: Int64, on connection: Connection) throws -> AppendOutcome
-    {
+    /// Journals one record and lists it under its user's key; `lastKey` carries the previous record's user and
+    /// key within the batch (a user's records usually arrive together).
+    private func append(
+        _ submission: Submission, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?,
+        on connection: Connection
+    ) throws -> AppendOutcome {
         let insert = try connection.prepare(
             static: """
                 INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
@@ -211,7 +216,17 @@ public final class JournalWriter {
         }
         try insert.bindText(submission.line, at: 14)
         try insert.run()
-        if connection.changes == 1 { return .accepted(seq: connection.lastInsertRowID) }
+        if connection.changes == 1 {
+            let seq = connection.lastInsertRowID
+            if let last = lastKey, last.user.utf8.elementsEqual(record.user.utf8) {
+                try UserKeys.index(seq: seq, ts: record.ts, key: last.key, on: connection)
+            } else {
+                let key = try UserKeys.key(of: record.user, on: connection)
+                lastKey = (record.user, key)
+                try UserKeys.index(seq: seq, ts: record.ts, key: key, on: connection)
+            }
+            return .accepted(seq: seq)
+        }
 
         let existing = try connection.prepare(static: "SELECT seq, line FROM records WHERE id = ?1")
         try existing.bind(record.id, at: 1)
@@ -262,7 +277,7 @@ extension JournalWriter {
         try JournalRows.lastSeq(on: currentConnection())
     }
 
-    /// Teaches the join which users the journal holds, reading at most `limit` index entries; returns whether
+    /// Teaches the join which users the journal holds, reading at most `limit` users; returns whether
     /// more remain. Until it has all of them (or when another connection appended records), every user of a
     /// batch costs an index probe; after, only users seen before do. An empty journal needs no learning.
     public func learnJournaledUsers(limit: Int = KnownUsers.defaultChunk) throws -> Bool {
@@ -321,9 +336,13 @@ extension JournalWriter {
     /// Users recomputed so far by the recompute in progress; nil when none runs.
     public var recomputedUsers: Int? { recompute?.users }
 
-    /// Recomputes every derived table from the journal under `settings`, in one transaction.
+    /// `offertrack rebuild`: lists every record under its user's key again (`by_user`), then recomputes every
+    /// derived table from the journal under `settings`, in one transaction.
     public func rebuildDerivedTables(settings: AttributionSettings) throws {
         let connection = try currentConnection()
-        try connection.transaction { try DerivedTables.rebuild(settings: settings, on: connection) }
+        try connection.transaction {
+            try UserKeys.rebuild(on: connection)
+            try DerivedTables.rebuild(settings: settings, on: connection)
+        }
     }
 }
