@@ -19,7 +19,36 @@ public final class PullSubscription: @unchecked Sendable {
     deinit { natsSubscription_Destroy(subscription) }
 
     /// Up to `batch` messages, waiting at most `timeoutMilliseconds` for the first; empty when none came.
+    ///
+    /// Messages that arrived after an earlier fetch gave up (its time ran out while the server was still
+    /// sending) wait in the subscription's queue; they are taken one fetch of one at a time. libnats 3.4.1's
+    /// `natsSubscription_Fetch` overflows its array of `batch` messages when it starts with more than half a batch
+    /// queued and more arrive (fixed in nats.c 3.9.0, #749), so a fetch of more than one starts only on an empty
+    /// queue. Not used from two threads at once.
     public func fetch(batch: Int, timeoutMilliseconds: Int64) throws(NATSError) -> [NATSMessage] {
+        var messages: [NATSMessage] = []
+        while messages.count < batch, queued > 0 {
+            do {
+                let taken = try fetchOnce(batch: 1, timeoutMilliseconds: timeoutMilliseconds)
+                guard !taken.isEmpty else { break }
+                messages += taken
+            } catch {
+                if messages.isEmpty { throw error }
+                break  // what was taken is returned; the failure comes again at the next fetch
+            }
+        }
+        if !messages.isEmpty { return messages }
+        return try fetchOnce(batch: batch, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Messages (user messages or the server's status messages) waiting in the subscription's queue.
+    private var queued: Int32 {
+        var count: Int32 = 0
+        guard natsSubscription_GetPending(subscription, &count, nil) == NATS_OK else { return 0 }
+        return count
+    }
+
+    private func fetchOnce(batch: Int, timeoutMilliseconds: Int64) throws(NATSError) -> [NATSMessage] {
         var list = natsMsgList()
         var code = jsErrCode(rawValue: 0)
         let status = natsSubscription_Fetch(&list, subscription, Int32(batch), timeoutMilliseconds, &code)
