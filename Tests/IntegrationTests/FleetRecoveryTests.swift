@@ -93,10 +93,7 @@ import Testing
         }
         #expect(try FleetEndToEndTests.lines(of: daemons[1].databasePath).isEmpty)
         // Without the flag the stream is sized to what the server can place; everything arrives.
-        for daemon in daemons {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly(daemons)
         daemons = try start([])
         guard daemons.allSatisfy({ $0.waitReady() }) else { return }
         #expect(try Self.eventually { try FleetEndToEndTests.lines(of: daemons[1].databasePath).count >= lines.count })
@@ -134,10 +131,7 @@ import Testing
         #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
         #expect(try Self.eventually { try Self.centralLines([central]).count >= lines.count })
         #expect(try Self.centralLines([central]).sorted() == lines.sorted())
-        for daemon in [edge, central] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly([edge, central])
     }
 
     @Test func consumersDeletedOnTheServerWhileRecordsFlowAreBoundAgain() throws {
@@ -163,10 +157,7 @@ import Testing
         let held = try Self.centralLines(centrals)
         #expect(held.count == lines.count && held.sorted() == lines.sorted(), "\(held.count) of \(lines.count)")
         #expect(centrals.contains { $0.stderr.contains("is gone from the stream OFFERTRACK; binding again") })
-        for daemon in centrals + [edge] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly(centrals + [edge])
     }
 
     /// The stream deleted and created again at once by an operator while records flow, with one central daemon
@@ -234,10 +225,7 @@ import Testing
             }
             #expect(drained, "\((try? FleetEndToEndTests.status(central)) ?? "")")
         }
-        for daemon in centrals + [edge] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly(centrals + [edge])
     }
 
     /// Records from the stream pass the corruption gate a socket batch does: damage found by a stream commit

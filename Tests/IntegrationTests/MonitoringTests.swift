@@ -194,10 +194,7 @@ import Testing
             try FileManager.default.contentsOfDirectory(atPath: textfiles).sorted() == [
                 "offertrack-backup.prom", "offertrack-export.prom",
             ])
-        for daemon in [edge, central] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly([edge, central])
         return names
     }
 
