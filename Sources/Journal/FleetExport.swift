@@ -15,7 +15,7 @@ public enum FleetExport {
     }
 
     /// Checks that `readers` cover every partition of one fleet exactly once; returns P.
-    public static func checkCoverage(_ readers: [JournalReader]) throws -> Int {
+    public static func checkCoverage(_ readers: [ReadOnlyJournal]) throws -> Int {
         let memberships: [FleetMembership?]
         do { memberships = try FleetJournals.check(readers) } catch let refusal as FleetJournals.Refusal {
             throw Refusal(description: refusal.description)
@@ -50,7 +50,7 @@ public enum FleetExport {
     public static func export(
         journalPaths: [String], day: String, rules: RulesFile, now: Int64
     ) throws -> CommissionExporter.Files {
-        let readers = try journalPaths.map { try JournalReader(path: $0) }
+        let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
         _ = try checkCoverage(readers)
         try checkCompletable(day, readers)
         var parts: [CommissionExporter.Files] = []
@@ -75,7 +75,7 @@ public enum FleetExport {
     /// Published together or not at all: a day some journals hold is completed in the others only when every
     /// journal published the same days before it and none a later one (what a stopped fleet export leaves);
     /// any other difference comes from exporting a journal alone and is refused before anything is published.
-    static func checkCompletable(_ day: String, _ readers: [JournalReader]) throws {
+    static func checkCompletable(_ day: String, _ readers: [ReadOnlyJournal]) throws {
         let histories = try readers.map { try $0.connection.allTexts("SELECT day FROM published_days ORDER BY day") }
         guard !histories.allSatisfy({ $0.contains(day) }) else { return }
         let before = histories.map { $0.filter { $0 < day } }

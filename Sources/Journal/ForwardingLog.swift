@@ -71,7 +71,7 @@ public final class ForwardingLog: @unchecked Sendable {
 
     /// How far forwarding is behind at `now`: the records journaled past the watermark and how long ago the
     /// first of them was received; nil when this journal was never forwarded (not an edge).
-    public static func lag(of reader: JournalReader, now: Int64) throws -> (
+    public static func lag(of reader: ReadOnlyJournal, now: Int64) throws -> (
         through: Int64, records: Int64, seconds: Double
     )? {
         let connection = reader.connection

@@ -13,7 +13,7 @@ public enum JournalVerifier {
     }
 
     /// Runs every check in one snapshot.
-    public static func verify(_ reader: JournalReader) throws -> [Check] {
+    public static func verify(_ reader: ReadOnlyJournal) throws -> [Check] {
         let connection = reader.connection
         try connection.execute("BEGIN")
         defer { connection.rollbackIfActive() }
@@ -88,8 +88,8 @@ public enum JournalVerifier {
             LIMIT 20
             """)
         try statement.bind(settings.holdingMs, at: 1)
-        try statement.bind(StoredRecord.decisionCode(.eligible), at: 2)
-        try statement.bind(StoredRecord.decisionCode(.ineligible), at: 3)
+        try statement.bind(RecordColumnCodes.decisionCode(.eligible), at: 2)
+        try statement.bind(RecordColumnCodes.decisionCode(.ineligible), at: 3)
         defer { statement.reset() }
         var found: [String] = []
         while try statement.step() { found.append("conversion \(statement.text(0) ?? "?") names a wrong lapse") }
@@ -154,7 +154,7 @@ public enum JournalVerifier {
                     + "reports recompute from the journal; a normal start or `offertrack rebuild` computes them)")
         }
         var expected: [String] = []
-        try JournalRows.forEachUser(on: connection) { user, records in
+        try RecordQueries.forEachUser(on: connection) { user, records in
             let attribution = Attribution.attribute(userRecords: records, settings: settings)
             for fact in attribution.presentations {
                 expected.append(
@@ -239,7 +239,7 @@ public enum JournalVerifier {
 extension JournalVerifier {
     /// For several journals read as one (SPEC section 10): no user has records in more than one of them. Each
     /// journal's users are read in index order and merged, so memory stays small whatever their number.
-    public static func usersAreDisjoint(_ readers: [JournalReader]) throws -> Check {
+    public static func usersAreDisjoint(_ readers: [ReadOnlyJournal]) throws -> Check {
         let name = "every user's records are in one journal"
         let statements = try readers.map {
             try $0.connection.prepare("SELECT user FROM users ORDER BY user")

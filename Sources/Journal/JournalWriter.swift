@@ -90,7 +90,7 @@ public final class JournalWriter {
             var lastSeq: Int64 = 0
             var copyChanges = DerivedTablesRecompute.Step()
             let outcomes = try connection.transaction {
-                lastSeq = try JournalRows.lastSeq(on: connection)
+                lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
                 knownUsers.synchronize(journalLastSeq: lastSeq)
                 // The join's pure part runs meanwhile on another thread.
@@ -191,13 +191,13 @@ public final class JournalWriter {
                 """)
         let record = submission.record
         try insert.bind(record.id, at: 1)
-        try insert.bind(StoredRecord.typeCode(record.type), at: 2)
+        try insert.bind(RecordColumnCodes.typeCode(record.type), at: 2)
         try insert.bind(record.ts, at: 3)
         try insert.bind(record.user, at: 4)
         try insert.bind(receivedAt, at: 5)
         switch record.body {
         case .capabilities(let decision):
-            try insert.bind(StoredRecord.decisionCode(decision), at: 6)
+            try insert.bind(RecordColumnCodes.decisionCode(decision), at: 6)
         case .presented(let offer, let loaded):
             try insert.bind(loaded ? 1 : 0, at: 8)
             try insert.bind(offer.affiliateToken, at: 10)
@@ -205,12 +205,12 @@ public final class JournalWriter {
             try insert.bind(offer.messageIdentifier, at: 12)
             try insert.bind(offer.itemID, at: 13)
         case .outcome(let subscribed, let decision, let offerId):
-            try insert.bind(decision.map(StoredRecord.decisionCode), at: 6)
+            try insert.bind(decision.map(RecordColumnCodes.decisionCode), at: 6)
             try insert.bind(subscribed ? 1 : 0, at: 7)
             try insert.bind(offerId, at: 9)
         case .review(let review):
             try insert.bind(review.conversion, at: 15)
-            try insert.bind(StoredRecord.reviewDecisionCode(review.decision), at: 16)
+            try insert.bind(RecordColumnCodes.reviewDecisionCode(review.decision), at: 16)
             try insert.bind(review.reason?.rawValue, at: 17)
             try insert.bind(review.note, at: 18)
         }
@@ -274,7 +274,7 @@ extension JournalWriter {
 
     /// The highest `seq` journaled so far (0 when empty).
     public func lastSeq() throws -> Int64 {
-        try JournalRows.lastSeq(on: currentConnection())
+        try RecordQueries.lastSeq(on: currentConnection())
     }
 
     /// Teaches the join which users the journal holds, reading at most `limit` users; returns whether

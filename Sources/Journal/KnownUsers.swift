@@ -53,7 +53,7 @@ public final class KnownUsers {
     /// transaction; returns whether more remain.
     func learn(limit: Int, on connection: Connection) throws -> Bool {
         try connection.readTransaction {
-            synchronize(journalLastSeq: try JournalRows.lastSeq(on: connection))
+            synchronize(journalLastSeq: try RecordQueries.lastSeq(on: connection))
             guard !isComplete else { return false }
             let scan = try connection.prepare(
                 static: "SELECT user FROM users WHERE user > ?1 ORDER BY user LIMIT ?2")

@@ -2,7 +2,7 @@ import OfferTrackDomain
 import SQLite
 
 /// Reading journaled records back as domain `Record`s, for attribution.
-enum JournalRows {
+enum RecordQueries {
     /// The columns `record(from:)` expects, in order (after any leading columns at `offset`).
     static let columns =
         "id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token, "
@@ -78,9 +78,9 @@ enum JournalRows {
         let id = row.text(offset) ?? ""
         let ts = row.int64(offset + 2)
         let body: RecordBody
-        switch StoredRecord.type(code: row.int64(offset + 1)) {
+        switch RecordColumnCodes.type(code: row.int64(offset + 1)) {
         case .capabilities:
-            guard let decision = StoredRecord.decision(code: row.int64(offset + 3)) else { return nil }
+            guard let decision = RecordColumnCodes.decision(code: row.int64(offset + 3)) else { return nil }
             body = .capabilities(decision)
         case .offerPresented:
             let offer = Offer(
@@ -88,11 +88,11 @@ enum JournalRows {
                 messageIdentifier: row.text(offset + 9), itemID: row.text(offset + 10))
             body = .presented(offer, loaded: row.int64(offset + 5) == 1)
         case .subscriptionOutcome:
-            let decision = row.isNull(offset + 3) ? nil : StoredRecord.decision(code: row.int64(offset + 3))
+            let decision = row.isNull(offset + 3) ? nil : RecordColumnCodes.decision(code: row.int64(offset + 3))
             body = .outcome(subscribed: row.int64(offset + 4) == 1, decision: decision, offerId: row.text(offset + 6))
         case .review:
             guard let conversion = row.text(offset + 11),
-                let decision = StoredRecord.reviewDecision(code: row.int64(offset + 12))
+                let decision = RecordColumnCodes.reviewDecision(code: row.int64(offset + 12))
             else { return nil }
             let reason = row.text(offset + 13).flatMap(ReviewReason.init(rawValue:))
             body = .review(
