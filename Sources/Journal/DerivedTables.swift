@@ -265,7 +265,8 @@ enum DerivedTables {
         }
         let lapse = row.text(offset + 9).map { RecordReference(id: $0, ts: row.int64(offset + 10)) }
         var review: ConversionReview?
-        if let id = row.text(offset + 11), let decision = RecordColumnCodes.reviewDecision(code: row.int64(offset + 13)) {
+        if let id = row.text(offset + 11), let decision = RecordColumnCodes.reviewDecision(code: row.int64(offset + 13))
+        {
             review = ConversionReview(
                 record: RecordReference(id: id, ts: row.int64(offset + 12)), decision: decision,
                 reason: row.text(offset + 14).flatMap(ReviewReason.init(rawValue:)))
