@@ -49,6 +49,54 @@ public final class CentralConsumer: Sendable {
     private let finished = Mutex(false)
     private let queue = DispatchQueue(label: "offertrack.consumer")
     private let batch: Int
+    /// What the partitions' fetchers have handed over and not yet committed, and their failures.
+    private let inbox = Mutex(Inbox())
+    /// Signalled when a fetcher hands something over.
+    private let arrived = DispatchSemaphore(value: 0)
+    /// Fetchers running now (of any generation).
+    private let running = Mutex(0)
+
+    /// One connection per partition: a partition's fetches and acknowledgements run on its fetcher's thread
+    /// and connection only (libnats 3.4 is used from one thread per subscription, as before the fetches were
+    /// concurrent).
+    private let partitionClients: [JetStreamClient]
+
+    /// A partition's fetched messages and its fetcher.
+    private struct FetchedBatch: Sendable {
+        let messages: [NATSMessage]
+        let fetcher: Fetcher
+    }
+
+    /// What the committer and one partition's fetcher share: batches it may still fetch ahead, and the messages
+    /// to acknowledge (committed, or refused) on its thread before its next fetch.
+    private final class Fetcher: Sendable {
+        let slots = DispatchSemaphore(value: CentralConsumer.batchesAheadPerPartition)
+        let acknowledgements = Mutex<[NATSMessage]>([])
+
+        /// Hands `messages` to the fetcher to acknowledge and lets it fetch again.
+        func finished(acknowledging messages: [NATSMessage]) {
+            acknowledgements.withLock { $0 += messages }
+            slots.signal()
+        }
+
+        /// Acknowledges what the committer handed back (on the fetcher's thread).
+        func acknowledge() {
+            let taken = acknowledgements.withLock { pending in
+                defer { pending.removeAll() }
+                return pending
+            }
+            for message in taken { try? message.acknowledge() }
+        }
+    }
+
+    private struct Inbox: Sendable {
+        /// Bumped at each binding: fetchers of an older generation stop.
+        var generation = 0
+        var batches: [FetchedBatch] = []
+        var failures: [String] = []
+        /// Messages still in the stream for each partition (by index), and when the newest consumed was stored.
+        var pending: [Int: (records: UInt64, storedAt: Int64?)] = [:]
+    }
 
     /// Consumes `partitions` of `stream` (created when absent) with a durable consumer `central-<partition>` on
     /// each partition's subject; the consumers are bound on the consumer's thread, again after a failure or when
@@ -62,6 +110,9 @@ public final class CentralConsumer: Sendable {
         log: @escaping @Sendable (String) -> Void
     ) throws {
         client = try JetStreamClient(servers: servers, name: "offertrack-central")
+        partitionClients = try partitions.map { partition in
+            try JetStreamClient(servers: servers, name: "offertrack-central-\(partition)")
+        }
         try stream.checkAgreement(on: client)
         self.stream = stream
         self.partitions = partitions
@@ -76,16 +127,21 @@ public final class CentralConsumer: Sendable {
         queue.async { [self] in run() }
     }
 
-    /// Stops after the current batch; waits up to `timeoutSeconds`.
+    /// Stops after the current batch; waits up to `timeoutSeconds` (for the partitions' fetchers too).
     public func stop(timeoutSeconds: Double = 5) {
         stopped.withLock { $0 = true }
+        arrived.signal()
         let deadline = Clock.monotonicMilliseconds() + Int64(timeoutSeconds * 1000)
-        while !finished.withLock({ $0 }) && Clock.monotonicMilliseconds() < deadline { Sleep.milliseconds(5) }
+        while !(finished.withLock { $0 } && running.withLock { $0 } == 0)
+            && Clock.monotonicMilliseconds() < deadline
+        {
+            Sleep.milliseconds(5)
+        }
     }
 
     public var progress: Progress { state.withLock { $0 } }
 
-    // MARK: - The consumer's thread
+    // MARK: - The committer's thread
 
     /// The stream and one bound consumer per partition, or nil while they cannot be had (reported to `health`).
     private func bind() -> [PullSubscription]? {
@@ -96,8 +152,8 @@ public final class CentralConsumer: Sendable {
             return nil
         }
         do {
-            return try partitions.map { partition in
-                try client.pullSubscription(
+            return try zip(partitions, partitionClients).map { partition, partitionClient in
+                try partitionClient.pullSubscription(
                     stream: stream.name, durable: Self.durable(partition), filterSubject: Partition.subject(partition))
             }
         } catch {
@@ -109,8 +165,8 @@ public final class CentralConsumer: Sendable {
 
     static func durable(_ partition: Int) -> String { "central-\(partition)" }
 
-    /// How often, while rounds find nothing, the consumers are checked to still exist on the server (one that
-    /// was deleted or lost with its stream answers nothing, as an empty partition would).
+    /// How often, while nothing arrives, the consumers are checked to still exist on the server (one that was
+    /// deleted or lost with its stream answers nothing, as an empty partition would).
     static let consumerCheckMilliseconds: Int64 = 2_000
 
     /// Whether every consumer is still on the server (true when the server cannot tell now).
@@ -125,14 +181,16 @@ public final class CentralConsumer: Sendable {
         return true
     }
 
+    /// The committer: binds the consumers and starts a fetcher for each partition, then commits, in one
+    /// transaction, whatever the fetchers have handed over since the last commit, and acknowledges it. The
+    /// partitions are fetched concurrently (each fetch is a round trip to the stream), and a commit runs while
+    /// the next batches are fetched.
     private func run() {
         defer { finished.withLock { $0 = true } }
         var backoff = 0
-        var pending: [UInt64] = Array(repeating: 0, count: partitions.count)
-        var bound: [PullSubscription]?
-        var waitingPartition = 0
+        var bound = false
         var lastRecorded: (lag: ConsumeLag, report: StreamReport, at: Int64)?
-        var lastCheck = Clock.monotonicMilliseconds()
+        var lastActivity = Clock.monotonicMilliseconds()
         while !stopped.withLock({ $0 }) {
             // The lag and the report, into the journal for `offertrack status`: when they change, at most once a
             // second (a new problem at once).
@@ -149,69 +207,131 @@ public final class CentralConsumer: Sendable {
                 lastRecorded = (lag, report, now)
             }
             if backoff > 0 { Sleep.milliseconds(backoff) }
-            guard let subscriptions = bound ?? bind() else {
-                backoff = min(5_000, max(250, backoff * 2))
-                continue
-            }
-            bound = subscriptions
-            // One round: what every partition has (up to `batch` each), committed in one transaction. Only a
-            // round that has found nothing yet waits, on one partition at a time in turn.
-            var gathered: [NATSMessage] = []
-            var newestStoredAt: Int64?
-            var fetchFailure: NATSError?
-            for (index, subscription) in subscriptions.enumerated() {
-                guard !stopped.withLock({ $0 }) else { break }
-                let wait: Int64 = gathered.isEmpty && index == waitingPartition ? Self.idleWaitMilliseconds : 1
-                let messages: [NATSMessage]
-                do {
-                    messages = try subscription.fetch(batch: batch, timeoutMilliseconds: wait)
-                } catch {
-                    fetchFailure = error
-                    health.failed("fetching partition \(partitions[index]) of \(stream.name) failed: \(error)")
+            if !bound {
+                guard let subscriptions = bind() else {
+                    backoff = min(5_000, max(250, backoff * 2))
                     continue
                 }
-                let newest = messages.last?.metadata
-                pending[index] = newest?.pending ?? 0
-                if let storedAt = newest?.storedAtNanoseconds {
-                    newestStoredAt = max(newestStoredAt ?? storedAt, storedAt)
-                }
-                gathered += messages
+                startFetchers(subscriptions)
+                bound = true
+                lastActivity = now
             }
-            waitingPartition = (waitingPartition + 1) % subscriptions.count
-            if fetchFailure != nil {
-                // Bound again after the backoff: the consumer or its stream may be gone.
+            _ = arrived.wait(timeout: .now() + .milliseconds(Int(Self.idleWaitMilliseconds)))
+            let (batches, failures) = inbox.withLock { inbox in
+                defer {
+                    inbox.batches.removeAll()
+                    inbox.failures.removeAll()
+                }
+                return (inbox.batches, inbox.failures)
+            }
+            if !failures.isEmpty {
+                // Bound again after the backoff: a consumer or the stream may be gone (said in the log). The
+                // fetchers stop.
+                inbox.withLock { $0.generation += 1 }
+                _ = consumersExist()
+                bound = false
                 backoff = min(5_000, max(100, backoff * 2))
-                bound = nil
-            } else {
-                health.succeeded()
             }
-            guard !gathered.isEmpty else {
-                state.withLock {
-                    $0.lagRecords = 0
-                    $0.lagSeconds = 0
-                }
-                if bound != nil, now - lastCheck >= Self.consumerCheckMilliseconds {
-                    lastCheck = now
-                    if !consumersExist() { bound = nil }
+            guard !batches.isEmpty else {
+                updateLag()
+                if bound, now - lastActivity >= Self.consumerCheckMilliseconds {
+                    lastActivity = now
+                    if !consumersExist() {
+                        inbox.withLock { $0.generation += 1 }
+                        bound = false
+                    }
                 }
                 continue
             }
-            lastCheck = now
-            guard consume(gathered) else {
+            lastActivity = now
+            guard consume(batches) else {
                 backoff = min(5_000, max(100, backoff * 2))
                 continue
             }
-            if fetchFailure == nil { backoff = 0 }
-            let total = pending.reduce(0, +)
-            let seconds =
-                total == 0
-                ? 0 : newestStoredAt.map { Double(max(0, Clock.wallMilliseconds() - $0 / 1_000_000)) / 1000 } ?? 0
-            state.withLock {
-                $0.lagRecords = total
-                $0.lagSeconds = seconds
+            if failures.isEmpty { backoff = 0 }
+            updateLag()
+        }
+        inbox.withLock {
+            $0.generation += 1
+            for batch in $0.batches { batch.fetcher.finished(acknowledging: []) }
+            $0.batches.removeAll()
+        }
+    }
+
+    /// The consuming lag from what the fetchers last saw of each partition.
+    private func updateLag() {
+        let pending = inbox.withLock { $0.pending }
+        let total = pending.values.reduce(0) { $0 + $1.records }
+        let newest = pending.values.compactMap { $0.records > 0 ? $0.storedAt : nil }.max()
+        let seconds =
+            total == 0 ? 0 : newest.map { Double(max(0, Clock.wallMilliseconds() - $0 / 1_000_000)) / 1000 } ?? 0
+        state.withLock {
+            $0.lagRecords = total
+            $0.lagSeconds = seconds
+        }
+    }
+
+    // MARK: - The partitions' fetchers
+
+    /// Batches a fetcher may have fetched and not yet seen committed: it fetches the next while the committer
+    /// commits the last.
+    static let batchesAheadPerPartition = 2
+
+    /// One fetcher per partition, each on a thread of its own, for the current generation.
+    private func startFetchers(_ subscriptions: [PullSubscription]) {
+        let generation = inbox.withLock { inbox in
+            inbox.generation += 1
+            inbox.pending.removeAll()
+            return inbox.generation
+        }
+        for (index, subscription) in subscriptions.enumerated() {
+            running.withLock { $0 += 1 }
+            DispatchQueue(label: "offertrack.consumer.\(partitions[index])").async { [self] in
+                defer { running.withLock { $0 -= 1 } }
+                fetchLoop(index: index, subscription: subscription, generation: generation)
             }
         }
     }
+
+    private func isCurrent(_ generation: Int) -> Bool {
+        !stopped.withLock { $0 } && inbox.withLock { $0.generation } == generation
+    }
+
+    /// Fetches partition `index` until its generation ends: each batch handed to the committer, at most
+    /// `batchesAheadPerPartition` not yet committed; a failure handed over, and the fetcher ends.
+    private func fetchLoop(index: Int, subscription: PullSubscription, generation: Int) {
+        let fetcher = Fetcher()
+        defer { fetcher.acknowledge() }
+        while isCurrent(generation) {
+            let slot = fetcher.slots.wait(timeout: .now() + .milliseconds(Int(Self.idleWaitMilliseconds)))
+            fetcher.acknowledge()
+            guard slot == .success else { continue }
+            let messages: [NATSMessage]
+            do {
+                messages = try subscription.fetch(batch: batch, timeoutMilliseconds: Self.fetchWaitMilliseconds)
+            } catch {
+                fetcher.slots.signal()
+                health.failed("fetching partition \(partitions[index]) of \(stream.name) failed: \(error)")
+                inbox.withLock { $0.failures.append("\(error)") }
+                arrived.signal()
+                return
+            }
+            health.succeeded()
+            let newest = messages.last?.metadata
+            let handed = inbox.withLock { inbox in
+                inbox.pending[index] = (newest?.pending ?? 0, newest?.storedAtNanoseconds)
+                guard !messages.isEmpty, inbox.generation == generation else { return false }
+                inbox.batches.append(FetchedBatch(messages: messages, fetcher: fetcher))
+                return true
+            }
+            if handed { arrived.signal() } else { fetcher.slots.signal() }
+        }
+    }
+
+    /// How long a fetch waits for its partition's messages when the stream holds none now (a fetch returns at
+    /// once with what the stream holds when it holds some), and how long the committer waits for the fetchers.
+    static let fetchWaitMilliseconds: Int64 = 100
+    static let idleWaitMilliseconds: Int64 = 250
 
     private func report(_ progress: Progress) -> StreamReport {
         StreamReport(
@@ -219,36 +339,35 @@ public final class CentralConsumer: Sendable {
             wrongPartition: progress.wrongPartition)
     }
 
-    /// How long a round that has found nothing waits on one partition for a message, in milliseconds.
-    static let idleWaitMilliseconds: Int64 = 50
-
-    /// Commits one fetched batch and acknowledges it; false when the commit failed (nothing acknowledged).
-    private func consume(_ messages: [NATSMessage]) -> Bool {
+    /// Commits the fetched batches in one transaction and hands their messages back to their fetchers to
+    /// acknowledge; false when the commit failed (only the refused messages are acknowledged then).
+    private func consume(_ batches: [FetchedBatch]) -> Bool {
         var submissions: [Submission] = []
-        var carriers: [NATSMessage] = []
+        var refused: [[NATSMessage]] = batches.map { _ in [] }
         var invalid = 0
         var wrongPartition = 0
-        for message in messages {
-            let line = message.data
-            guard case .valid(let record) = RecordValidator.validate(line) else {
-                invalid += 1
-                logRefusal("stream message \(message.header("Nats-Msg-Id") ?? "?") is not a valid record; dropped")
-                try? message.acknowledge()
-                continue
+        for (index, batch) in batches.enumerated() {
+            for message in batch.messages {
+                let line = message.data
+                guard case .valid(let record) = RecordValidator.validate(line) else {
+                    invalid += 1
+                    logRefusal("stream message \(message.header("Nats-Msg-Id") ?? "?") is not a valid record; dropped")
+                    refused[index].append(message)
+                    continue
+                }
+                let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
+                guard partitions.contains(partition) else {
+                    wrongPartition += 1
+                    logRefusal(
+                        "record \(record.id) on \(message.subject) belongs to partition \(partition) of "
+                            + "\(stream.partitionsTotal), not to this journal's "
+                            + "\(partitions.map(String.init).joined(separator: ",")); refused, not journaled (an edge "
+                            + "with another --partitions-total, or a publisher other than an edge)")
+                    refused[index].append(message)
+                    continue
+                }
+                submissions.append(Submission(record: record, line: line))
             }
-            let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
-            guard partitions.contains(partition) else {
-                wrongPartition += 1
-                logRefusal(
-                    "record \(record.id) on \(message.subject) belongs to partition \(partition) of "
-                        + "\(stream.partitionsTotal), not to this journal's \(partitions.map(String.init).joined(separator: ",")); "
-                        + "refused, not journaled (an edge with another --partitions-total, or a publisher other than an edge)"
-                )
-                try? message.acknowledge()
-                continue
-            }
-            submissions.append(Submission(record: record, line: line))
-            carriers.append(message)
         }
         let outcomes: [AppendOutcome]
         do {
@@ -257,8 +376,14 @@ public final class CentralConsumer: Sendable {
             log(
                 "committing \(submissions.count) records from the stream failed (they will be delivered again): \(error)"
             )
+            for (index, batch) in batches.enumerated() { batch.fetcher.finished(acknowledging: refused[index]) }
+            state.withLock {
+                $0.invalid += invalid
+                $0.wrongPartition += wrongPartition
+            }
             return false
         }
+        for batch in batches { batch.fetcher.finished(acknowledging: batch.messages) }
         var counts = (accepted: 0, duplicates: 0, conflicts: 0)
         for (index, outcome) in outcomes.enumerated() {
             switch outcome {
@@ -270,7 +395,6 @@ public final class CentralConsumer: Sendable {
                     "record \(submissions[index].record.id) from the stream conflicts with the journaled one; kept")
             }
         }
-        for message in carriers { try? message.acknowledge() }
         state.withLock {
             $0.accepted += counts.accepted
             $0.duplicates += counts.duplicates

@@ -14,6 +14,11 @@ import Synchronization
 /// and after any failure it publishes again from the watermark, with backoff (duplicates are harmless: the
 /// stream's window and the central journal's unique ids absorb them). A publish the stream never answers (it
 /// died holding it) counts as failed once nothing has been acknowledged for `acknowledgementTimeoutMilliseconds`.
+///
+/// The watermark holds for one stream: a stream deleted and created again (by an operator, or by a daemon after
+/// it was lost) has lost whatever the centrals had not consumed yet, and nothing says what that was. So the
+/// forwarder notes the stream's creation time with the watermark, checks it every few seconds, and on a new one
+/// forwards the whole journal again (the central journals count what they hold as duplicates).
 public final class EdgeForwarder: Sendable {
     /// How far forwarding has come.
     public struct Progress: Sendable, Equatable {
@@ -23,6 +28,8 @@ public final class EdgeForwarder: Sendable {
         public var lagRecords: Int64
         /// Failed publishes since start (each followed by a resend from the watermark).
         public var failures: Int
+        /// Published and not yet acknowledged by the stream, now.
+        public var inFlight: Int
     }
 
     private struct State: Sendable {
@@ -48,6 +55,9 @@ public final class EdgeForwarder: Sendable {
     private let state = Mutex(State())
     private let client = Mutex<JetStreamClient?>(nil)
     private let finished = Mutex(false)
+    /// When the stream the watermark holds for was created (UTC nanoseconds); nil until known. The forwarder's
+    /// thread only.
+    private let streamCreated = Mutex<Int64?>(nil)
     private let queue = DispatchQueue(label: "offertrack.forwarder")
 
     /// Forwards the journal at `journalPath` to `stream` on `servers` (created when absent), from the stored
@@ -65,6 +75,8 @@ public final class EdgeForwarder: Sendable {
         health = StreamHealth(what: "forwarding to the stream \(stream.name)", log: log)
         self.logLine = log
         let watermark = try startingAfter ?? self.log.watermark()
+        let created = try self.log.streamCreated()
+        streamCreated.withLock { $0 = created }
         state.withLock {
             $0.sentThrough = watermark
             $0.acknowledgedThrough = watermark
@@ -90,7 +102,9 @@ public final class EdgeForwarder: Sendable {
 
     public var progress: Progress {
         state.withLock {
-            Progress(acknowledgedThrough: $0.acknowledgedThrough, lagRecords: $0.lagRecords, failures: $0.failures)
+            Progress(
+                acknowledgedThrough: $0.acknowledgedThrough, lagRecords: $0.lagRecords, failures: $0.failures,
+                inFlight: $0.inFlight.count)
         }
     }
 
@@ -103,6 +117,7 @@ public final class EdgeForwarder: Sendable {
         var lastStored: Int64 = -1
         var lastStoredAt = Clock.monotonicMilliseconds()
         var lastReported: String??
+        var lastIncarnationCheck: Int64?
         defer { finished.withLock { $0 = true } }
         while !state.withLock({ $0.stopped }) {
             let now = Clock.monotonicMilliseconds()
@@ -131,11 +146,16 @@ public final class EdgeForwarder: Sendable {
                                 + "replicas, --partitions-total \(stream.partitionsTotal))")
                     }
                     streamReady = true
+                    lastIncarnationCheck = nil
                 } catch {
                     health.failed("\(error)", immediate: error.isPersistent)
                     backoff = Self.nextBackoff(backoff)
                     continue
                 }
+            }
+            if lastIncarnationCheck.map({ now - $0 >= Self.incarnationCheckMilliseconds }) ?? true, client.isConnected {
+                lastIncarnationCheck = now
+                if startOverIfCreatedAgain(client) { lastStored = -1 }
             }
             failIfUnanswered(now: now)
             if restartAfterFailure() {
@@ -178,6 +198,40 @@ public final class EdgeForwarder: Sendable {
         }
         let watermark = updateWatermark()
         try? log.setWatermark(watermark)
+    }
+
+    /// How often the stream's creation time is checked (a stream created again is found within this).
+    static let incarnationCheckMilliseconds: Int64 = 2_000
+
+    /// Checks that the stream is the one the watermark holds for; when it was created again, forwards the whole
+    /// journal again (from `seq` 0) and returns true. The first stream seen is recorded.
+    private func startOverIfCreatedAgain(_ client: JetStreamClient) -> Bool {
+        guard let created = (try? client.streamInfo(stream.name))?.created else { return false }
+        let known = streamCreated.withLock { $0 }
+        guard known != created else { return false }
+        guard known != nil else {
+            if (try? log.setStream(created: created, watermark: state.withLock { $0.acknowledgedThrough })) != nil {
+                streamCreated.withLock { $0 = created }
+            }
+            return false
+        }
+        // What is in flight may be answered by the stream that is gone: waited for, then forgotten.
+        try? client.waitForPublishes(timeoutMilliseconds: 2_000)
+        guard (try? log.setStream(created: created, watermark: 0)) != nil else { return false }
+        streamCreated.withLock { $0 = created }
+        let through = state.withLock { state in
+            defer {
+                state.inFlight.removeAll()
+                state.failed = false
+                state.sentThrough = 0
+                state.acknowledgedThrough = 0
+            }
+            return state.acknowledgedThrough
+        }
+        logLine(
+            "the stream \(stream.name) was created again (it may have lost records the central daemons had not "
+                + "consumed yet): forwarding the whole journal again, \(through) records forwarded before")
+        return true
     }
 
     /// Every record up to the returned `seq` is acknowledged: just below the oldest unacknowledged one.

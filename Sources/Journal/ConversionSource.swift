@@ -11,7 +11,7 @@ enum ConversionSource {
             try forEachFromDerivedTables(connection, range: range, rules: rules, body)
             return
         }
-        try JournalRows.forEachUser(on: connection) { _, records in
+        try RecordQueries.forEachUser(on: connection) { _, records in
             let attribution = Attribution.attribute(userRecords: records, settings: rules.settings)
             if let conversion = attribution.conversion, range.contains(conversion.ts) {
                 body(EvaluatedConversion(conversion, rules: rules))

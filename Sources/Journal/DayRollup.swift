@@ -24,7 +24,7 @@ struct DayRollup: Sendable {
 
     /// A conversion group (absent tokens as ""; unattributed conversions with no tokens; `lapsed` 1 for an
     /// attributed conversion that lapsed, rule 4.6; `review` the decision of an attributed conversion's review
-    /// that did not lapse, rule 4.7: 0 none, else `StoredRecord.reviewDecisionCode`).
+    /// that did not lapse, rule 4.7: 0 none, else `RecordColumnCodes.reviewDecisionCode`).
     struct ConversionKey: Hashable, Sendable {
         var day: Int64
         var attributed: Int64
@@ -80,7 +80,7 @@ struct DayRollup: Sendable {
             key.attributed = 1
             key.lapsed = conversion.lapse == nil ? 0 : 1
             if conversion.lapse == nil, let review = conversion.review {
-                key.review = StoredRecord.reviewDecisionCode(review.decision)
+                key.review = RecordColumnCodes.reviewDecisionCode(review.decision)
             }
             key.affiliate = ExactString(offer.affiliateToken ?? "")
             key.campaign = ExactString(offer.campaignToken ?? "")

@@ -43,7 +43,7 @@ enum DerivedTables {
         rollup: inout DayRollup, tables: DerivedTableSet = .live, on connection: Connection
     ) throws {
         // The user's records, this batch's included, read once (no separate probe for earlier ones).
-        let records = mayHaveEarlier ? try JournalRows.records(of: user, on: connection) : added
+        let records = mayHaveEarlier ? try RecordQueries.records(of: user, on: connection) : added
         let addedIDs = Set(added.map { ExactString($0.id) })
         let earlier = records.count > added.count ? records.filter { !addedIDs.contains(ExactString($0.id)) } : []
         guard !earlier.isEmpty else {
@@ -89,7 +89,7 @@ enum DerivedTables {
             DELETE FROM presentation_rollup; DELETE FROM conversion_days;
             """)
         var rollup = DayRollup()
-        try JournalRows.forEachUser(on: connection) { user, records in
+        try RecordQueries.forEachUser(on: connection) { user, records in
             let attribution = Attribution.attribute(userRecords: records, settings: settings)
             try insert(user: user, attribution, into: &rollup, on: connection)
         }
@@ -222,10 +222,10 @@ enum DerivedTables {
     ) throws {
         let insert = try tables.prepare(
             """
-            INSERT INTO derived_conversions (user, id, ts, reason, offer_id, presented_at, affiliate_token,
+            INSERT INTO derived_conversions (k, id, ts, reason, offer_id, presented_at, affiliate_token,
                 campaign_token, message_identifier, item_id, lapse_id, lapse_ts, review_id, review_ts,
                 review_decision, review_reason)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            VALUES ((SELECT k FROM users WHERE user = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """, on: connection)
         try insert.bind(user, at: 1)
         try insert.bind(conversion.id, at: 2)
@@ -246,7 +246,7 @@ enum DerivedTables {
         if let review = conversion.review {
             try insert.bind(review.record.id, at: 13)
             try insert.bind(review.record.ts, at: 14)
-            try insert.bind(StoredRecord.reviewDecisionCode(review.decision), at: 15)
+            try insert.bind(RecordColumnCodes.reviewDecisionCode(review.decision), at: 15)
             try insert.bind(review.reason?.rawValue, at: 16)
         }
         try insert.run()
@@ -265,7 +265,8 @@ enum DerivedTables {
         }
         let lapse = row.text(offset + 9).map { RecordReference(id: $0, ts: row.int64(offset + 10)) }
         var review: ConversionReview?
-        if let id = row.text(offset + 11), let decision = StoredRecord.reviewDecision(code: row.int64(offset + 13)) {
+        if let id = row.text(offset + 11), let decision = RecordColumnCodes.reviewDecision(code: row.int64(offset + 13))
+        {
             review = ConversionReview(
                 record: RecordReference(id: id, ts: row.int64(offset + 12)), decision: decision,
                 reason: row.text(offset + 14).flatMap(ReviewReason.init(rawValue:)))

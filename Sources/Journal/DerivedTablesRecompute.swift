@@ -97,7 +97,7 @@ struct DerivedTablesRecompute: Sendable {
     func chunk(on connection: Connection, shouldStop: () -> Bool) throws -> Step {
         var step = Step(lastUser: lastUser)
         let settings = settings
-        let readAll = try JournalRows.readUsers(after: lastUser, on: connection) { user, records in
+        let readAll = try RecordQueries.readUsers(after: lastUser, on: connection) { user, records in
             let attribution = Attribution.attribute(userRecords: records, settings: settings)
             try DerivedTables.insert(user: user, attribution, into: &step.rollup, tables: .recompute, on: connection)
             step.lastUser = user

@@ -15,7 +15,7 @@ public enum FleetExport {
     }
 
     /// Checks that `readers` cover every partition of one fleet exactly once; returns P.
-    public static func checkCoverage(_ readers: [JournalReader]) throws -> Int {
+    public static func checkCoverage(_ readers: [ReadOnlyJournal]) throws -> Int {
         let memberships: [FleetMembership?]
         do { memberships = try FleetJournals.check(readers) } catch let refusal as FleetJournals.Refusal {
             throw Refusal(description: refusal.description)
@@ -50,7 +50,7 @@ public enum FleetExport {
     public static func export(
         journalPaths: [String], day: String, rules: RulesFile, now: Int64
     ) throws -> CommissionExporter.Files {
-        let readers = try journalPaths.map { try JournalReader(path: $0) }
+        let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
         _ = try checkCoverage(readers)
         try checkCompletable(day, readers)
         var parts: [CommissionExporter.Files] = []
@@ -75,7 +75,7 @@ public enum FleetExport {
     /// Published together or not at all: a day some journals hold is completed in the others only when every
     /// journal published the same days before it and none a later one (what a stopped fleet export leaves);
     /// any other difference comes from exporting a journal alone and is refused before anything is published.
-    static func checkCompletable(_ day: String, _ readers: [JournalReader]) throws {
+    static func checkCompletable(_ day: String, _ readers: [ReadOnlyJournal]) throws {
         let histories = try readers.map { try $0.connection.allTexts("SELECT day FROM published_days ORDER BY day") }
         guard !histories.allSatisfy({ $0.contains(day) }) else { return }
         let before = histories.map { $0.filter { $0 < day } }
@@ -92,39 +92,38 @@ public enum FleetExport {
                 + "from their backups of before, then export each day with every --db")
     }
 
-    /// One file from several journals' files of the same day.
+    /// One file from several journals' files of the same day: each journal's CSV read as SPEC 7's rows (the
+    /// presentation's CSV reader), the rows merged in SPEC order and written again, the sums added from the rows'
+    /// amounts with checked arithmetic.
     static func merge(
         _ parts: [CommissionExporter.Files], day: String, currency: String, rulesSha256: String
-    ) throws(MoneyOverflow) -> CommissionExporter.Files {
-        // Every row: (converted_at, conversion_id) is its SPEC order key (those fields are never quoted), and a
-        // conversion lives in one journal, so keeping each journal's own order among equal keys keeps a reversal
-        // before the row replacing it.
-        var rows: [(convertedAt: Substring, id: Substring, part: Int, index: Int, line: Substring)] = []
+    ) throws -> CommissionExporter.Files {
+        // Every row: (converted_at, conversion_id) is its SPEC order key, and a conversion lives in one journal, so
+        // keeping each journal's own order among equal keys keeps a reversal before the row replacing it.
+        var rows: [MergedRow] = []
         var commission: Int64 = 0
         var adjustment: Int64 = 0
         var generatedAt: String?
         for (part, files) in parts.enumerated() {
-            let text = String(decoding: files.csv, as: UTF8.self)
-            for (index, line) in text.split(separator: "\n").dropFirst().enumerated() {
-                let fields = line.split(separator: ",", maxSplits: 3, omittingEmptySubsequences: false)
-                guard fields.count >= 3 else { continue }
-                rows.append((fields[2], fields[1], part, index, line))
+            var index = 0
+            try CSVReader.forEachRecord(in: files.csv) { record in
+                defer { index += 1 }
+                guard index > 0 else { return }  // the header
+                let row = try MergedRow(record, part: part, index: index)
+                switch row.fields[MergedRow.kind] {
+                case ExportPlan.Line.Kind.commission.rawValue: commission = try Money.sum(commission, row.amount)
+                default: adjustment = try Money.sum(adjustment, row.amount)
+                }
+                rows.append(row)
             }
-            let manifest = Manifest(files.manifest)
-            commission = try Money.sum(commission, manifest.commissionMinor)
-            adjustment = try Money.sum(adjustment, manifest.adjustmentMinor)
-            if let at = manifest.generatedAt, generatedAt.map({ at < $0 }) ?? true { generatedAt = at }
+            if let at = Manifest(files.manifest).generatedAt, generatedAt.map({ at < $0 }) ?? true {
+                generatedAt = at
+            }
         }
-        rows.sort { lhs, rhs in
-            if lhs.convertedAt != rhs.convertedAt { return lhs.convertedAt < rhs.convertedAt }
-            if lhs.id != rhs.id { return lhs.id.utf8.lexicographicallyPrecedes(rhs.id.utf8) }
-            return (lhs.part, lhs.index) < (rhs.part, rhs.index)
-        }
-        var csv = Array((ExportPlan.header.joined(separator: ",") + "\n").utf8)
-        for row in rows {
-            csv += Array(row.line.utf8)
-            csv.append(UInt8(ascii: "\n"))
-        }
+        rows.sort(by: MergedRow.precedes)
+        var csv: [UInt8] = []
+        CSVField.append(line: ExportPlan.header, to: &csv)
+        for row in rows { CSVField.append(line: row.fields, to: &csv) }
         let manifest = ExportPlan.manifest(
             day: day, rows: rows.count, commissionMinor: commission, adjustmentMinor: adjustment, csv: csv,
             currency: currency, rulesSha256: rulesSha256, generatedAt: generatedAt ?? "")
@@ -132,16 +131,46 @@ public enum FleetExport {
             csv: csv, manifest: manifest, republished: parts.allSatisfy(\.republished))
     }
 
-    /// The fields of one journal's manifest (SPEC 7) the whole's sums and dates are made of.
+    /// One row of a journal's export file, with where it came from.
+    private struct MergedRow {
+        static let kind = ExportPlan.header.firstIndex(of: "kind") ?? 0
+        static let conversionID = ExportPlan.header.firstIndex(of: "conversion_id") ?? 1
+        static let convertedAt = ExportPlan.header.firstIndex(of: "converted_at") ?? 2
+        static let amountMinor = ExportPlan.header.firstIndex(of: "amount_minor") ?? 9
+
+        let fields: [String]
+        let amount: Int64
+        let part: Int
+        let index: Int
+
+        init(_ record: CSVRecord, part: Int, index: Int) throws {
+            guard record.count == ExportPlan.header.count, let amount = record.int64(Self.amountMinor) else {
+                throw Refusal(
+                    description: "line \(record.line) of a journal's export file is not a row of SPEC 7's CSV")
+            }
+            fields = (0..<record.count).map(record.text)
+            self.amount = amount
+            self.part = part
+            self.index = index
+        }
+
+        /// SPEC order (`converted_at`, which sorts as text, then `conversion_id` bytes), then each journal's own.
+        static func precedes(_ lhs: MergedRow, _ rhs: MergedRow) -> Bool {
+            let (left, right) = (lhs.fields, rhs.fields)
+            if left[convertedAt] != right[convertedAt] { return left[convertedAt] < right[convertedAt] }
+            if left[conversionID] != right[conversionID] {
+                return left[conversionID].utf8.lexicographicallyPrecedes(right[conversionID].utf8)
+            }
+            return (lhs.part, lhs.index) < (rhs.part, rhs.index)
+        }
+    }
+
+    /// What the whole's manifest takes from one journal's (SPEC 7): when it was first published.
     private struct Manifest {
-        var commissionMinor: Int64 = 0
-        var adjustmentMinor: Int64 = 0
         var generatedAt: String?
 
         init(_ bytes: [UInt8]) {
             guard case .object(let object)? = try? JSONParser.parse(bytes) else { return }
-            if case .number(let number)? = object["commissionMinor"] { commissionMinor = number.int64Value ?? 0 }
-            if case .number(let number)? = object["adjustmentMinor"] { adjustmentMinor = number.int64Value ?? 0 }
             if case .string(let text)? = object["generatedAt"] { generatedAt = text }
         }
     }

@@ -30,7 +30,7 @@ public struct FleetMembership: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The membership recorded in the journal, if any.
-    public static func recorded(on reader: JournalReader) throws -> FleetMembership? {
+    public static func recorded(on reader: ReadOnlyJournal) throws -> FleetMembership? {
         try read(reader.connection)
     }
 
@@ -136,7 +136,7 @@ public struct FleetIdentity: Sendable, Equatable, CustomStringConvertible {
 
     /// The stream and P recorded in the journal (a stream of `OFFERTRACK` for a journal from before the stream's
     /// name was recorded), if it is an edge's or a central's.
-    public static func recorded(on reader: JournalReader) throws -> FleetIdentity? {
+    public static func recorded(on reader: ReadOnlyJournal) throws -> FleetIdentity? {
         let recorded = try read(reader.connection)
         return recorded.total.map { FleetIdentity(stream: recorded.stream ?? "OFFERTRACK", partitionsTotal: $0) }
     }
@@ -162,7 +162,7 @@ public enum FleetJournals {
     /// Refuses a set that names one journal twice, repeats a partition or mixes P (SPEC 10: such a set would
     /// count records twice); returns each journal's partitions (nil for a journal that records none).
     @discardableResult
-    public static func check(_ readers: [JournalReader]) throws -> [FleetMembership?] {
+    public static func check(_ readers: [ReadOnlyJournal]) throws -> [FleetMembership?] {
         var files: [FileIdentity: String] = [:]
         var holder: [Int: String] = [:]
         var totals: [Int: String] = [:]
@@ -212,7 +212,7 @@ public struct ConsumeLag: Sendable, Equatable {
     static let key = "fleet_consume_lag"
 
     /// The lag last recorded in the journal, if it is a central one.
-    public static func recorded(on reader: JournalReader) throws -> ConsumeLag? {
+    public static func recorded(on reader: ReadOnlyJournal) throws -> ConsumeLag? {
         let statement = try reader.connection.prepare("SELECT value FROM meta WHERE key = ?1")
         try statement.bind(key, at: 1)
         defer { statement.reset() }
@@ -263,7 +263,7 @@ public struct StreamReport: Sendable, Equatable {
     var entry: (String, String) { (Self.key, "\(invalid) \(conflicts) \(wrongPartition) \(problem ?? "")") }
 
     /// The report last recorded in the journal, if its daemon is an edge or a central one.
-    public static func recorded(on reader: JournalReader) throws -> StreamReport? {
+    public static func recorded(on reader: ReadOnlyJournal) throws -> StreamReport? {
         let statement = try reader.connection.prepare("SELECT value FROM meta WHERE key = ?1")
         try statement.bind(key, at: 1)
         defer { statement.reset() }

@@ -1,7 +1,8 @@
 import SQLite
 
-/// What an edge daemon forwards (SPEC section 10): the journal's records in `seq` order, and the durable
-/// watermark below which the stream has acknowledged every record (`meta` key `forward_acked_seq`).
+/// What an edge daemon forwards (SPEC section 10): the journal's records in `seq` order, the durable watermark
+/// below which the stream has acknowledged every record (`meta` key `forward_acked_seq`), and which stream
+/// acknowledged them (its creation time, `forward_stream_created`).
 ///
 /// It has connections of its own (one to read, one to store the watermark in a short transaction), so the
 /// forwarder never touches the writer's connection and the writer never waits on the stream. One thread uses
@@ -19,6 +20,7 @@ public final class ForwardingLog: @unchecked Sendable {
     }
 
     static let watermarkKey = "forward_acked_seq"
+    static let streamCreatedKey = "forward_stream_created"
 
     private let reader: Connection
     private let writer: Connection
@@ -69,7 +71,7 @@ public final class ForwardingLog: @unchecked Sendable {
 
     /// How far forwarding is behind at `now`: the records journaled past the watermark and how long ago the
     /// first of them was received; nil when this journal was never forwarded (not an edge).
-    public static func lag(of reader: JournalReader, now: Int64) throws -> (
+    public static func lag(of reader: ReadOnlyJournal, now: Int64) throws -> (
         through: Int64, records: Int64, seconds: Double
     )? {
         let connection = reader.connection
@@ -109,6 +111,25 @@ public final class ForwardingLog: @unchecked Sendable {
             try statement.bind(Self.watermarkKey, at: 1)
             try statement.bind(String(seq), at: 2)
             try statement.run()
+        }
+    }
+
+    /// When the stream that acknowledged the records below the watermark was created (UTC nanoseconds); nil
+    /// when not yet recorded.
+    public func streamCreated() throws -> Int64? {
+        let statement = try reader.prepare(static: "SELECT value FROM meta WHERE key = ?1")
+        try statement.bind(Self.streamCreatedKey, at: 1)
+        defer { statement.reset() }
+        return try statement.step() ? Int64(statement.text(0) ?? "") : nil
+    }
+
+    /// Records the stream's creation time with the watermark `seq`, in one transaction: forwarding to a stream
+    /// created again starts over from `seq`.
+    public func setStream(created: Int64, watermark seq: Int64) throws {
+        try writer.transaction {
+            try storeMeta(
+                [(Self.watermarkKey, String(seq)), (Self.streamCreatedKey, String(created))], on: writer,
+                replacing: true)
         }
     }
 }

@@ -9,7 +9,7 @@ import SQLite
 public enum FunnelQuery {
     /// The report's rows, read in one snapshot of the journal, with conversions seen at `asOf` (rule 4.6).
     public static func rows(
-        _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64
+        _ reader: ReadOnlyJournal, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64
     ) throws -> [ReportRow] {
         try rows(reader, grouping: grouping, range: range, rules: rules, asOf: asOf, recompute: false)
     }
@@ -17,7 +17,7 @@ public enum FunnelQuery {
     /// The report over several journals read as one (SPEC section 10): each user's records are in exactly one
     /// of them, so the groups add up.
     public static func rows(
-        _ readers: [JournalReader], grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64
+        _ readers: [ReadOnlyJournal], grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64
     ) throws -> [ReportRow] {
         guard readers.count != 1 else {
             return try rows(readers[0], grouping: grouping, range: range, rules: rules, asOf: asOf)
@@ -33,7 +33,7 @@ public enum FunnelQuery {
 
     /// `recompute` forces the in-memory path (tests compare both paths).
     static func rows(
-        _ reader: JournalReader, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64,
+        _ reader: ReadOnlyJournal, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64,
         recompute: Bool
     ) throws -> [ReportRow] {
         let connection = reader.connection
@@ -162,7 +162,7 @@ public enum FunnelQuery {
             let amount = rule?.amountMinor ?? 0
             var state: QualificationState?
             if attributed {
-                let review = StoredRecord.reviewDecision(code: rows.int64(3))
+                let review = RecordColumnCodes.reviewDecision(code: rows.int64(3))
                 state =
                     rows.int64(2) == 1
                     ? .lapsed
@@ -211,7 +211,7 @@ public enum FunnelQuery {
         _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
         into accumulator: inout ReportAccumulator
     ) throws {
-        try JournalRows.forEachUser(on: connection) { _, records in
+        try RecordQueries.forEachUser(on: connection) { _, records in
             let attribution = Attribution.attribute(userRecords: records, settings: rules.settings)
             for presentation in attribution.presentations {
                 accumulator.add(presentation, grouping: grouping, range: range)

@@ -90,7 +90,7 @@ public final class JournalWriter {
             var lastSeq: Int64 = 0
             var copyChanges = DerivedTablesRecompute.Step()
             let outcomes = try connection.transaction {
-                lastSeq = try JournalRows.lastSeq(on: connection)
+                lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
                 knownUsers.synchronize(journalLastSeq: lastSeq)
                 // The join's pure part runs meanwhile on another thread.
@@ -99,8 +99,9 @@ public final class JournalWriter {
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
                 let firstSeq = lastSeq + 1
+                var lastKey: (user: String, key: Int64)?
                 for submission in batch {
-                    let outcome = try append(submission, receivedAt: receivedAt, on: connection)
+                    let outcome = try append(submission, receivedAt: receivedAt, lastKey: &lastKey, on: connection)
                     if case .accepted(let seq) = outcome { lastSeq = seq }
                     outcomes.append(outcome)
                 }
@@ -174,8 +175,12 @@ public final class JournalWriter {
         return reopened
     }
 
-    private func append(_ submission: Submission, receivedAt: Int64, on connection: Connection) throws -> AppendOutcome
-    {
+    /// Journals one record and lists it under its user's key; `lastKey` carries the previous record's user and
+    /// key within the batch (a user's records usually arrive together).
+    private func append(
+        _ submission: Submission, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?,
+        on connection: Connection
+    ) throws -> AppendOutcome {
         let insert = try connection.prepare(
             static: """
                 INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
@@ -186,13 +191,13 @@ public final class JournalWriter {
                 """)
         let record = submission.record
         try insert.bind(record.id, at: 1)
-        try insert.bind(StoredRecord.typeCode(record.type), at: 2)
+        try insert.bind(RecordColumnCodes.typeCode(record.type), at: 2)
         try insert.bind(record.ts, at: 3)
         try insert.bind(record.user, at: 4)
         try insert.bind(receivedAt, at: 5)
         switch record.body {
         case .capabilities(let decision):
-            try insert.bind(StoredRecord.decisionCode(decision), at: 6)
+            try insert.bind(RecordColumnCodes.decisionCode(decision), at: 6)
         case .presented(let offer, let loaded):
             try insert.bind(loaded ? 1 : 0, at: 8)
             try insert.bind(offer.affiliateToken, at: 10)
@@ -200,18 +205,28 @@ public final class JournalWriter {
             try insert.bind(offer.messageIdentifier, at: 12)
             try insert.bind(offer.itemID, at: 13)
         case .outcome(let subscribed, let decision, let offerId):
-            try insert.bind(decision.map(StoredRecord.decisionCode), at: 6)
+            try insert.bind(decision.map(RecordColumnCodes.decisionCode), at: 6)
             try insert.bind(subscribed ? 1 : 0, at: 7)
             try insert.bind(offerId, at: 9)
         case .review(let review):
             try insert.bind(review.conversion, at: 15)
-            try insert.bind(StoredRecord.reviewDecisionCode(review.decision), at: 16)
+            try insert.bind(RecordColumnCodes.reviewDecisionCode(review.decision), at: 16)
             try insert.bind(review.reason?.rawValue, at: 17)
             try insert.bind(review.note, at: 18)
         }
         try insert.bindText(submission.line, at: 14)
         try insert.run()
-        if connection.changes == 1 { return .accepted(seq: connection.lastInsertRowID) }
+        if connection.changes == 1 {
+            let seq = connection.lastInsertRowID
+            if let last = lastKey, last.user.utf8.elementsEqual(record.user.utf8) {
+                try UserKeys.index(seq: seq, ts: record.ts, key: last.key, on: connection)
+            } else {
+                let key = try UserKeys.key(of: record.user, on: connection)
+                lastKey = (record.user, key)
+                try UserKeys.index(seq: seq, ts: record.ts, key: key, on: connection)
+            }
+            return .accepted(seq: seq)
+        }
 
         let existing = try connection.prepare(static: "SELECT seq, line FROM records WHERE id = ?1")
         try existing.bind(record.id, at: 1)
@@ -251,10 +266,10 @@ extension JournalWriter {
 
     /// The highest `seq` journaled so far (0 when empty).
     public func lastSeq() throws -> Int64 {
-        try JournalRows.lastSeq(on: currentConnection())
+        try RecordQueries.lastSeq(on: currentConnection())
     }
 
-    /// Teaches the join which users the journal holds, reading at most `limit` index entries; returns whether
+    /// Teaches the join which users the journal holds, reading at most `limit` users; returns whether
     /// more remain. Until it has all of them (or when another connection appended records), every user of a
     /// batch costs an index probe; after, only users seen before do. An empty journal needs no learning.
     public func learnJournaledUsers(limit: Int = KnownUsers.defaultChunk) throws -> Bool {
@@ -313,9 +328,13 @@ extension JournalWriter {
     /// Users recomputed so far by the recompute in progress; nil when none runs.
     public var recomputedUsers: Int? { recompute?.users }
 
-    /// Recomputes every derived table from the journal under `settings`, in one transaction.
+    /// `offertrack rebuild`: lists every record under its user's key again (`by_user`), then recomputes every
+    /// derived table from the journal under `settings`, in one transaction.
     public func rebuildDerivedTables(settings: AttributionSettings) throws {
         let connection = try currentConnection()
-        try connection.transaction { try DerivedTables.rebuild(settings: settings, on: connection) }
+        try connection.transaction {
+            try UserKeys.rebuild(on: connection)
+            try DerivedTables.rebuild(settings: settings, on: connection)
+        }
     }
 }

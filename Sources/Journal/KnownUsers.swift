@@ -49,14 +49,14 @@ public final class KnownUsers {
         expectedLastSeq = nil
     }
 
-    /// Adds the journal's next users, reading at most `limit` index entries in one read transaction; returns
-    /// whether more remain.
+    /// Adds the journal's next users, reading at most `limit` of them (from `users`, one entry each) in one read
+    /// transaction; returns whether more remain.
     func learn(limit: Int, on connection: Connection) throws -> Bool {
         try connection.readTransaction {
-            synchronize(journalLastSeq: try JournalRows.lastSeq(on: connection))
+            synchronize(journalLastSeq: try RecordQueries.lastSeq(on: connection))
             guard !isComplete else { return false }
             let scan = try connection.prepare(
-                static: "SELECT user FROM records WHERE user > ?1 ORDER BY user LIMIT ?2")
+                static: "SELECT user FROM users WHERE user > ?1 ORDER BY user LIMIT ?2")
             // Users are never empty (SPEC 3), so "" starts before the first.
             try scan.bind(scannedThrough ?? "", at: 1)
             try scan.bind(Int64(limit), at: 2)

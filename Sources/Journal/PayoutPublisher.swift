@@ -52,7 +52,7 @@ public enum PayoutPublisher {
     ) throws -> Files {
         // A fleet's statement covers every partition: a central journal alone (unless it holds them all) would
         // store a statement of part of the fleet, which a later run over every journal would copy to the others.
-        let readers = try journalPaths.map { try JournalReader(path: $0) }
+        let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
         let central = try readers.contains { try FleetMembership.recorded(on: $0) != nil }
         if readers.count > 1 || central { _ = try FleetExport.checkCoverage(readers) }
         let writers = try journalPaths.map {

@@ -197,8 +197,8 @@ public enum Schema {
         """,
     ]
 
-    /// The version a fully migrated journal has.
-    public static var currentVersion: Int64 { Int64(migrations.count) }
+    /// The version a fully migrated journal has: the SQL migrations, then `UserKeysMigration` (8).
+    public static var currentVersion: Int64 { Int64(migrations.count) + 1 }
 
     /// Why a journal cannot be used.
     public struct NewerSchemaError: Error, CustomStringConvertible {
@@ -208,15 +208,17 @@ public enum Schema {
         }
     }
 
-    /// Applies every migration the database lacks, each in its own transaction.
+    /// Applies every migration the database lacks, each in its own transaction (so a crash leaves the journal
+    /// at one version or the next, never between).
     static func migrate(_ connection: Connection) throws {
         let version = try connection.scalarInt("PRAGMA user_version") ?? 0
         guard version <= currentVersion else { throw NewerSchemaError(found: version) }
-        for target in Int(version)..<migrations.count {
+        for target in min(Int(version), migrations.count)..<migrations.count {
             try connection.transaction {
                 try connection.execute(migrations[target])
                 try connection.execute("PRAGMA user_version = \(target + 1)")
             }
         }
+        if version < currentVersion { try UserKeysMigration.run(on: connection) }
     }
 }

@@ -46,6 +46,8 @@ public struct StreamInfo: Sendable, Equatable {
     public let maxBytes: Int64
     /// Messages stored now.
     public let messages: UInt64
+    /// When the stream was created (UTC nanoseconds): a stream deleted and created again has another.
+    public let created: Int64
 }
 
 /// The account's JetStream storage limits (-1: no limit set for the account).
@@ -140,7 +142,8 @@ public final class JetStreamClient: @unchecked Sendable {
         }
         return StreamInfo(
             description: config.pointee.Description.map { String(cString: $0) } ?? "", subjects: subjects,
-            replicas: config.pointee.Replicas, maxBytes: config.pointee.MaxBytes, messages: info.pointee.State.Msgs)
+            replicas: config.pointee.Replicas, maxBytes: config.pointee.MaxBytes, messages: info.pointee.State.Msgs,
+            created: info.pointee.Created)
     }
 
     /// The account's JetStream storage limits.
@@ -264,7 +267,7 @@ public final class JetStreamClient: @unchecked Sendable {
         }
         try NATSError.check("js_PullSubscribe", subscribed, jetStreamCode: code)
         guard let subscription else { throw NATSError("js_PullSubscribe", NATS_ERR) }
-        return PullSubscription(subscription)
+        return PullSubscription(subscription, client: self)
     }
 }
 

@@ -38,14 +38,14 @@ struct CommonOptions {
 
     /// Opens the journal read-only, refusing another schema version (SPEC section 6): 66 when it does not
     /// exist, 65 when it is corrupt, 69 when it cannot be read or has another schema (naming both versions).
-    func openJournal(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> JournalReader {
+    func openJournal(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> ReadOnlyJournal {
         try open(databasePath, schema: schema)
     }
 
     /// Every `--db`, opened as `openJournal` opens one; several must be distinct journals of one fleet that
     /// share no partition and one P (SPEC 10), else exit 65.
-    func openJournals(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> [JournalReader] {
-        var readers: [JournalReader] = []
+    func openJournals(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> [ReadOnlyJournal] {
+        var readers: [ReadOnlyJournal] = []
         for path in databasePaths { readers.append(try open(path, schema: schema)) }
         guard readers.count > 1 else { return readers }
         do {
@@ -58,9 +58,9 @@ struct CommonOptions {
         return readers
     }
 
-    private func open(_ path: String, schema: SchemaPolicy) throws(CLIError) -> JournalReader {
+    private func open(_ path: String, schema: SchemaPolicy) throws(CLIError) -> ReadOnlyJournal {
         do {
-            return try JournalReader(path: path, schema: schema)
+            return try ReadOnlyJournal(path: path, schema: schema)
         } catch {
             throw CLIError(journal: error, doing: "opening \(path)")
         }

@@ -52,7 +52,7 @@ struct ExplainCommand {
         // With several journals (a fleet's central ones) the user's records are all in one of them.
         for reader in try options.openJournals() where found == nil {
             do {
-                found = try UserRecords.read(reader, user: user, recordId: recordId)
+                found = try UserHistory.read(reader, user: user, recordId: recordId)
             } catch {
                 throw CLIError(.ioError, "reading \(reader.path): \(error)")
             }

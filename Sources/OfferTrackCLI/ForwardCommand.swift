@@ -74,7 +74,7 @@ struct ForwardCommand {
     private func stream() throws(CLIError) -> FleetStream {
         let recorded: FleetIdentity?
         do {
-            recorded = try FleetIdentity.recorded(on: JournalReader(path: databasePath, schema: .anyVersion))
+            recorded = try FleetIdentity.recorded(on: ReadOnlyJournal(path: databasePath, schema: .anyVersion))
         } catch {
             throw CLIError(journal: error, doing: "opening \(databasePath)")
         }

@@ -62,8 +62,8 @@ struct StatusCommand {
 
     /// One journal's status, in the chosen format, ending in a newline.
     private func describe(_ databasePath: String, daemonUp: Bool) throws(CLIError) -> String {
-        let reader: JournalReader
-        do { reader = try JournalReader(path: databasePath, schema: .anyVersion) } catch {
+        let reader: ReadOnlyJournal
+        do { reader = try ReadOnlyJournal(path: databasePath, schema: .anyVersion) } catch {
             throw CLIError(journal: error, doing: "opening \(databasePath)")
         }
         let size = ["", "-wal"].compactMap { CurrentProcess.fileSize(databasePath + $0) }.reduce(0, +)

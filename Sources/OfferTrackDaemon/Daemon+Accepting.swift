@@ -62,7 +62,7 @@ extension Daemon {
     func watchListener(_ watch: Bool) throws(PosixError) {
         guard let listener, watch != listenerWatched else { return }
         if watch {
-            try epoll.add(listener, events: .readable, token: Token.listener)
+            try epoll.add(listener, events: .readable, token: EpollToken.listener)
         } else {
             epoll.remove(listener)
         }

@@ -11,7 +11,9 @@ import WireFormat
 /// The daemon: one event loop thread doing all socket I/O, framing and validation, and one writer thread
 /// committing batches to the journal (see `CommitPipeline`).
 public final class Daemon {
-    enum Token {
+    /// What each registration in the event loop's epoll set carries in its data: the fixed sources, then
+    /// connections numbered from `firstConnection`.
+    enum EpollToken {
         static let listener: UInt64 = 1
         static let signals: UInt64 = 2
         static let commits: UInt64 = 3
@@ -57,7 +59,7 @@ public final class Daemon {
     var connections: [UInt64: ClientConnection] = [:]
     /// Refused peers lingering to read why.
     let refused: RefusedPeers
-    var nextToken = Token.firstConnection
+    var nextToken = EpollToken.firstConnection
     /// The records waiting for the writer, the batch it has, and the connections held back for them.
     var commits = CommitQueue()
     /// When the writer began recomputing the derived tables for reloaded windows; nil when it is not.
@@ -179,9 +181,9 @@ public final class Daemon {
             let now = startTurn()
             for event in events {
                 switch event.token {
-                case Token.listener: acceptConnections(now: now)
-                case Token.signals: handleSignals(now: now)
-                case Token.commits: handleCommitResults(now: now)
+                case EpollToken.listener: acceptConnections(now: now)
+                case EpollToken.signals: handleSignals(now: now)
+                case EpollToken.commits: handleCommitResults(now: now)
                 default: serviceConnection(event.token, events: event.events, now: now)
                 }
             }
@@ -196,8 +198,8 @@ public final class Daemon {
     /// false when the event loop cannot start.
     private func startEventLoop() -> Bool {
         do {
-            try epoll.add(signals.fd, events: .readable, token: Token.signals)
-            try epoll.add(pipeline.wakeup.fd, events: .readable, token: Token.commits)
+            try epoll.add(signals.fd, events: .readable, token: EpollToken.signals)
+            try epoll.add(pipeline.wakeup.fd, events: .readable, token: EpollToken.commits)
             try watchListener(true)
         } catch {
             log("cannot start the event loop: \(error)")

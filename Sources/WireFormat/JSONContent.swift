@@ -25,7 +25,7 @@ public enum JSONContent {
     }
 
     /// Exact scalar equality; Swift's `==` on `String` would apply canonical equivalence instead.
-    static func isSameString(_ a: String, _ b: String) -> Bool { ExactText.equals(a, b) }
+    static func isSameString(_ a: String, _ b: String) -> Bool { ExactString.equals(a, b) }
 
     /// Member sets compared regardless of order; member names are unique (the parser refuses repeats).
     private static func isSameObject(_ a: JSONObject, _ b: JSONObject) -> Bool {

@@ -135,7 +135,7 @@ public struct JSONParser {
         _ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<ExactString>?
     ) -> Bool {
         if members.count < 16 {
-            for member in members where ExactText.equals(member.key, key) { return true }
+            for member in members where ExactString.equals(member.key, key) { return true }
             return false
         }
         if seen == nil { seen = Set(members.map { ExactString($0.key) }) }

@@ -367,7 +367,7 @@ public enum RecordValidator {
 
     /// The case whose raw value is exactly `name` (compared by bytes).
     private static func named<Case: CaseIterable & RawRepresentable<String>>(_ name: String) -> Case? {
-        Case.allCases.first { ExactText.equals(name, $0.rawValue) }
+        Case.allCases.first { ExactString.equals(name, $0.rawValue) }
     }
 
     // MARK: - Helpers
@@ -452,7 +452,7 @@ public enum RecordValidator {
     /// Exact byte equality with a literal (never Unicode canonical equivalence).
     @inline(__always)
     private static func equals(_ string: String, _ literal: StaticString) -> Bool {
-        ExactText.equals(string, literal)
+        ExactString.equals(string, literal)
     }
 
     private static func recordType(named name: String) -> RecordType? {

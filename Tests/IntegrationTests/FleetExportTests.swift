@@ -48,9 +48,6 @@ import Testing
         // The day equals a single daemon's, and rewriting it gives the same bytes.
         try FleetEndToEndTests.compareWithASingleDaemon(
             centrals: centrals, lines: lines, rules: rulesPath, in: directory)
-        for daemon in centrals + [edge] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly(centrals + [edge])
     }
 }

@@ -1,8 +1,10 @@
+import Fleet
 import Foundation
 import NATS
 import OfferTrackDomain
 import Posix
 import Simulator
+import Synchronization
 import TestSupport
 import Testing
 
@@ -91,10 +93,7 @@ import Testing
         }
         #expect(try FleetEndToEndTests.lines(of: daemons[1].databasePath).isEmpty)
         // Without the flag the stream is sized to what the server can place; everything arrives.
-        for daemon in daemons {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly(daemons)
         daemons = try start([])
         guard daemons.allSatisfy({ $0.waitReady() }) else { return }
         #expect(try Self.eventually { try FleetEndToEndTests.lines(of: daemons[1].databasePath).count >= lines.count })
@@ -132,10 +131,7 @@ import Testing
         #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
         #expect(try Self.eventually { try Self.centralLines([central]).count >= lines.count })
         #expect(try Self.centralLines([central]).sorted() == lines.sorted())
-        for daemon in [edge, central] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly([edge, central])
     }
 
     @Test func consumersDeletedOnTheServerWhileRecordsFlowAreBoundAgain() throws {
@@ -161,10 +157,75 @@ import Testing
         let held = try Self.centralLines(centrals)
         #expect(held.count == lines.count && held.sorted() == lines.sorted(), "\(held.count) of \(lines.count)")
         #expect(centrals.contains { $0.stderr.contains("is gone from the stream OFFERTRACK; binding again") })
-        for daemon in centrals + [edge] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
+        DaemonProcess.terminateCleanly(centrals + [edge])
+    }
+
+    /// The stream deleted and created again at once by an operator while records flow, with one central daemon
+    /// down so that its partitions' records wait in the stream that is lost: the edge finds the new stream and
+    /// forwards its journal again, the consumers are bound again, and every record the edge acknowledged is in
+    /// one central journal once; the lags go to 0.
+    @Test func theStreamDeletedAndCreatedAgainWhileRecordsFlowLosesNothing() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        let common = ["--partitions-total", "4", "--stream-replicas", "1"]
+        let centralDirectories = [ScratchDirectory("ot-central-a"), ScratchDirectory("ot-central-b")]
+        let notify = try centralDirectories.map { try NotifyListener(in: $0) }
+        func central(_ index: Int) throws -> DaemonProcess {
+            notify[index].reset()
+            return try DaemonProcess(
+                in: centralDirectories[index],
+                arguments: ["--consume", server.url, "--partitions", index == 0 ? "0-1" : "2-3"] + common,
+                notify: notify[index])
         }
+        var centrals = try [central(0), central(1)]
+        let edge = try DaemonProcess(in: ScratchDirectory("ot-edge"), arguments: ["--forward", server.url] + common)
+        guard (centrals + [edge]).allSatisfy({ $0.waitReady() }) else { return }
+        let lines = Self.records(users: 300, seed: 23)
+        let third = lines.count / 3
+        let client = try LineClient(path: edge.socketPath)
+        #expect(client.exchange(Array(lines[..<third])).allSatisfy { $0.status == "accepted" })
+        #expect(try Self.eventually { try Self.centralLines(centrals).count >= third })
+        // Central b stops: the second third's records of its partitions wait in the stream, all forwarded.
+        centrals[1].signal(Signals.terminate)
+        #expect(centrals[1].waitExit() == 0)
+        #expect(client.exchange(Array(lines[third..<(2 * third)])).allSatisfy { $0.status == "accepted" })
+        #expect(try Self.eventually { try FleetEndToEndTests.status(edge).contains(#""lagRecords":0,"#) })
+        // The last third flows while an operator deletes the stream and creates it again.
+        let last = Array(lines[(2 * third)...])
+        let refused = Mutex<[String]>([])
+        let sent = DispatchSemaphore(value: 0)
+        let socket = edge.socketPath
+        Thread {
+            defer { sent.signal() }
+            guard let client = try? LineClient(path: socket) else { return refused.withLock { $0.append("connect") } }
+            for line in last {
+                let answer = client.exchange([line])
+                if answer.first?.status != "accepted" { refused.withLock { $0.append("\(answer)") } }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }.start()
+        Thread.sleep(forTimeInterval: 0.1)
+        let operatorClient = try JetStreamClient(servers: [server.url], name: "operator")
+        try operatorClient.deleteStream("OFFERTRACK")
+        try FleetStream(partitionsTotal: 4, replicas: 1, maxMegabytes: 256).ensure(on: operatorClient)
+        centrals[1] = try central(1)
+        guard centrals[1].waitReady() else { return }
+        sent.wait()
+        #expect(refused.withLock { $0 }.isEmpty, "\(refused.withLock { $0 })")
+        #expect(try Self.eventually(60) { try Self.centralLines(centrals).count >= lines.count })
+        Thread.sleep(forTimeInterval: 1)
+        let held = try Self.centralLines(centrals)
+        #expect(held.count == lines.count && held.sorted() == lines.sorted(), "\(held.count) of \(lines.count)")
+        #expect(edge.stderr.contains("was created again"), "\(edge.stderr)")
+        // The lags go to 0.
+        #expect(try Self.eventually(20) { try FleetEndToEndTests.status(edge).contains(#""lagRecords":0,"#) })
+        for central in centrals {
+            let drained = try Self.eventually(20) {
+                try FleetEndToEndTests.status(central).contains(#""lagRecords":0,"#)
+            }
+            #expect(drained, "\((try? FleetEndToEndTests.status(central)) ?? "")")
+        }
+        DaemonProcess.terminateCleanly(centrals + [edge])
     }
 
     /// Records from the stream pass the corruption gate a socket batch does: damage found by a stream commit

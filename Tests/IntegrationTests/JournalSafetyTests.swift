@@ -48,7 +48,7 @@ extension UnderAttack {
         @Test func aPageOverwrittenWithGarbageIsFoundAtStart() throws {
             let directory = ScratchDirectory()
             let path = try Self.journal(in: directory)
-            let page = try Self.rootPage(of: "records_by_user", in: path)
+            let page = try Self.rootPage(of: "by_user", in: path)
             #expect(page > 1)
             try Self.overwrite(path, offset: UInt64(page - 1) * 4096 + 8, count: 4000)
             try Self.expectCorruptionRefusal(path, in: directory)

@@ -164,6 +164,15 @@ import Testing
             Repository.file("scripts/offertrack-backup-nightly"),
             ["--out", backups, "--db", central.databasePath, "--rules", rules], environment: environment)
         #expect(backup.status == 0, "\(backup.output)")
+        // An edge's journal keeps no attribution; its nightly backup verifies all the same (verify skips the
+        // comparison with a recomputation and says so).
+        let edgeBackups = directory.file("edge-backups")
+        try FileManager.default.createDirectory(atPath: edgeBackups, withIntermediateDirectories: true)
+        let edgeBackup = try Shell.run(
+            Repository.file("scripts/offertrack-backup-nightly"),
+            ["--out", edgeBackups, "--db", edge.databasePath, "--rules", rules],
+            environment: ["PATH": "/usr/bin:/bin", "OFFERTRACK": Binaries.cli])
+        #expect(edgeBackup.status == 0 && edgeBackup.output.contains("backed up and verified"), "\(edgeBackup.output)")
         let export = try Shell.run(
             Repository.file("scripts/offertrack-export-catchup"),
             ["--out", exports, "--db", central.databasePath, "--rules", rules], environment: environment)
@@ -185,10 +194,7 @@ import Testing
             try FileManager.default.contentsOfDirectory(atPath: textfiles).sorted() == [
                 "offertrack-backup.prom", "offertrack-export.prom",
             ])
-        for daemon in [edge, central] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly([edge, central])
         return names
     }
 
@@ -206,15 +212,17 @@ import Testing
     }
 
     /// A backup that does not verify fails the nightly script with verify's exit code, prunes nothing and leaves
-    /// the success timestamp alone (so OfferTrackBackupNotRun fires). The journal is a `--journal-only` one,
-    /// whose derived tables were never computed: `verify` refuses it (README, "--journal-only").
+    /// the success timestamp alone (so OfferTrackBackupNotRun fires). The journal's records were deleted behind
+    /// the daemon's back, so its derived presentations name records that are not there.
     @Test func aBackupThatDoesNotVerifyFailsAndLeavesTheTimestamp() throws {
         let directory = ScratchDirectory()
-        let daemon = try DaemonProcess(in: directory, arguments: ["--journal-only"])
+        let daemon = try DaemonProcess(in: directory)
         guard daemon.waitReady() else { return }
         _ = try LineClient(path: daemon.socketPath).exchange(TestRecords.stream(prefix: "nv", count: 5))
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
+        let tamper = try Shell.run("/usr/bin/sqlite3", [daemon.databasePath, "DELETE FROM records"])
+        #expect(tamper.status == 0, "\(tamper.output)")
         let backups = directory.file("backups")
         let textfiles = directory.file("textfiles")
         for path in [backups, textfiles] {

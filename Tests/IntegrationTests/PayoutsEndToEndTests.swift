@@ -195,9 +195,6 @@ import Testing
                 .status == 0)
         #expect(try Self.read("\(outFleet)/payouts-2026-10.manifest.json") == manifest)
         #expect(try Self.read("\(outFleet)/payouts-2026-10.csv") == fleetCSV)
-        for daemon in centrals + [edge, single] {
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-        }
+        DaemonProcess.terminateCleanly(centrals + [edge, single])
     }
 }

@@ -38,13 +38,13 @@ import Testing
     }
 
     static func everyCheckPasses(_ path: String) throws -> Bool {
-        try JournalVerifier.verify(try JournalReader(path: path)).allSatisfy(\.passed)
+        try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed)
     }
 
     /// Every report row of every grouping under the new windows, from the derived tables (`recompute: false`,
     /// taken only when they follow those windows: checked first) or recomputed from the journal.
     static func reports(_ path: String, recompute: Bool = false) throws -> [[ReportRow]] {
-        let reader = try JournalReader(path: path)
+        let reader = try ReadOnlyJournal(path: path)
         let rules = CommissionRules(
             currency: "USD", settings: new,
             rules: [CommissionRule(affiliateToken: "*", campaignToken: nil, amountMinor: 500, from: nil, until: nil)])

@@ -16,7 +16,7 @@ import WireFormat
         let lines = Array(WorkloadSimulator(users: 300, seed: 21, days: 4).lines)
         var generator = SeededGenerator.announced("rollupsEqualARecomputation")
         _ = try writer.append(CommissionExportTests.submissions(lines.shuffled(using: &generator)), receivedAt: 0)
-        let reader = try JournalReader(path: path)
+        let reader = try ReadOnlyJournal(path: path)
         let start = WorkloadSimulator.defaultStart
         let hour: Int64 = 3_600_000
         // A rule that starts mid-day and one that ends mid-day: those days cannot come from the roll-ups.
@@ -71,7 +71,7 @@ import WireFormat
             lines.append(CommissionExportTests.lapseLine(user: submission.record.user, ts: ts, number: lines.count))
         }
         _ = try writer.append(CommissionExportTests.submissions(lines.shuffled(using: &generator)), receivedAt: 0)
-        let reader = try JournalReader(path: path)
+        let reader = try ReadOnlyJournal(path: path)
         let start = WorkloadSimulator.defaultStart
         let hour: Int64 = 3_600_000
         let asOfs = [start, start + 30 * hour, start + 54 * hour + 17, start + 80 * hour, start + 200 * hour, .max]

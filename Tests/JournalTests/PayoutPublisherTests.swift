@@ -111,7 +111,7 @@ import WireFormat
             throws: PayoutPublisher.Refusal.previousMonthMissing(
                 month: try Self.month("2026-12"), firstMissingMonth: try Self.month("2026-10"))
         ) { try publish("2026-12") }
-        #expect(try JournalReader(path: path).lastPublishedMonth() == nil)
+        #expect(try ReadOnlyJournal(path: path).lastPublishedMonth() == nil)
         _ = try publish("2026-10")
         #expect(
             throws: PayoutPublisher.Refusal.previousMonthMissing(
@@ -121,7 +121,7 @@ import WireFormat
         let december = try publish("2026-12")
         #expect(
             !december.republished && String(decoding: december.csv, as: UTF8.self).split(separator: "\n").count == 1)
-        #expect(try JournalReader(path: path).lastPublishedMonth() == "2026-12")
+        #expect(try ReadOnlyJournal(path: path).lastPublishedMonth() == "2026-12")
     }
 
     @Test func aMonthWhoseSumOverflowsIsAnErrorAndNothingIsStored() throws {
@@ -136,7 +136,7 @@ import WireFormat
             try PayoutPublisher.publish(
                 journalPaths: [path], month: try Self.month("2026-11"), rules: try Self.rules(minimum: 0), now: 5)
         }
-        #expect(try JournalReader(path: path).lastPublishedMonth() == nil)
+        #expect(try ReadOnlyJournal(path: path).lastPublishedMonth() == nil)
     }
 
     private func removeJournal() {

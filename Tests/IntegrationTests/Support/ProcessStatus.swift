@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// Figures about a running process, read from `/proc/PID`.
 struct ProcessStatus {
@@ -21,14 +22,7 @@ struct ProcessStatus {
     var residentMiB: Double? { kibibytes("VmRSS").map { Double($0) / 1024 } }
 
     /// User plus system CPU time used so far, in seconds (fields 14 and 15 of `/proc/PID/stat`).
-    var cpuSeconds: Double? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let end = text.lastIndex(of: ")")
-        else { return nil }
-        let fields = text[text.index(after: end)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    var cpuSeconds: Double? { ProcessCPU.seconds(pid: pid) }
 
     /// The CPU seconds the process uses in the next `seconds`, and the baseline for it measured in the same
     /// seconds: the CPU time a thread of this process spinning meanwhile gets. A process spinning on a failing call

@@ -8,6 +8,14 @@ extension ScratchDirectory {
 }
 
 extension DaemonProcess {
+    /// Stops each daemon with SIGTERM, in order, and expects each to drain and exit 0.
+    static func terminateCleanly(_ daemons: [DaemonProcess], sourceLocation: SourceLocation = #_sourceLocation) {
+        for daemon in daemons {
+            daemon.signal(Signals.terminate)
+            #expect(daemon.waitExit() == 0, sourceLocation: sourceLocation)
+        }
+    }
+
     /// Starts the freshly built daemon in `directory` (socket `offertrack.sock`, journal `offertrack.db` unless
     /// `databasePath` is given). `launcher` runs it through another program (e.g. `systemd-socket-activate`).
     convenience init(

@@ -33,8 +33,9 @@ struct FleetScale {
 /// Section 7: the fleet (SPEC section 10, issue 16). Three measurements, each on a fresh fleet (`FleetUnderTest`):
 ///
 /// 1. Throughput end to end: the returning-user records pipelined by the clients into two edges, timed from
-///    the first send until the two central journals hold every record, beside one daemon ingesting the same
-///    records from the same clients (alternating runs).
+///    the first send until the central journals (two central daemons, then one) hold every record, beside one
+///    daemon ingesting the same records from the same clients (alternating runs); and each kind of process's
+///    CPU seconds (edges, nats-server nodes, centrals) per 1,000 records.
 /// 2. Lag under a steady load offered to the edges: the edges' forwarding lag (`journal last seq − forwarded
 ///    watermark`, from their metrics every 100 ms) and each record's delay from its edge acknowledgement to
 ///    its central commit (the central journals polled every 5 ms).
@@ -80,16 +81,18 @@ final class FleetSection {
         }
     }
 
-    private func newFleet() throws -> (fleet: FleetUnderTest, warm: Int64) {
+    private func newFleet(centrals: Int = 2) throws -> (fleet: FleetUnderTest, warm: Int64) {
         fleetNumber += 1
         let start = Stopwatch.now()
         let fleet = try FleetUnderTest(
-            daemonPath: daemonPath, scratch: scratch, label: "fleet\(fleetNumber)", newDatabase: newDatabase)
+            daemonPath: daemonPath, scratch: scratch, label: "fleet\(fleetNumber)", centralCount: centrals,
+            newDatabase: newDatabase)
         let up = Stopwatch.seconds(since: start)
         let warm = try fleet.warmUp()
         progress(
-            "fleet \(fleetNumber): 3 nats-server nodes and 4 daemons up in \(Format.fixed(up, 1)) s, the warm-up "
-                + "records in the central journals \(Format.fixed(Stopwatch.seconds(since: start) - up, 1)) s later")
+            "fleet \(fleetNumber): 3 nats-server nodes and \(2 + centrals) daemons up in \(Format.fixed(up, 1)) s, "
+                + "the warm-up records in the central journals "
+                + "\(Format.fixed(Stopwatch.seconds(since: start) - up, 1)) s later")
         return (fleet, warm)
     }
 
@@ -97,42 +100,65 @@ final class FleetSection {
 
     // MARK: 1. Throughput
 
+    /// One fleet run of the throughput part: records/s end to end and at the edges' acknowledgements, and each
+    /// kind of process's CPU seconds from the first send until the central journals hold every record.
+    private struct FleetRun {
+        let rate: Double
+        let edgeRate: Double
+        let cpu: (edges: Double, servers: Double, centrals: Double)
+    }
+
+    private func runFleet(_ workload: Workload, centrals: Int) throws -> FleetRun {
+        FileSystem.syncAll()
+        let (fleet, warm) = try newFleet(centrals: centrals)
+        let slices = workload.interleaved(into: scale.clients)
+        let connections = try slices.enumerated().map { index, slice in
+            try PipelinedClient(socketPath: fleet.edgeSockets[index % fleet.edges.count], records: slice)
+        }
+        let watch = CentralWatch(paths: fleet.centralJournals, recordIDs: false)
+        let cpuBefore = fleet.cpuSeconds()
+        let start = Stopwatch.now()
+        let workers = connections.flatMap { $0.start() }
+        for worker in workers { worker.join() }
+        for connection in connections { try connection.check() }
+        let acknowledged = connections.map(\.finishedAt).max() ?? start
+        watch.start(interval: 0.005)
+        let end = CentralWatch.waitUntil(watch, holds: warm + Int64(workload.count), timeoutSeconds: 900)
+        watch.stop()
+        let cpuAfter = fleet.cpuSeconds()
+        guard let end else {
+            throw BenchFailure("the central journals hold \(watch.held) of \(warm + Int64(workload.count)) records")
+        }
+        try fleet.stop()
+        return FleetRun(
+            rate: Double(workload.count) / (Double(end - start) / 1e9),
+            edgeRate: Double(workload.count) / (Double(acknowledged - start) / 1e9),
+            cpu: (
+                cpuAfter.edges - cpuBefore.edges, cpuAfter.servers - cpuBefore.servers,
+                cpuAfter.centrals - cpuBefore.centrals
+            ))
+    }
+
     private func measureThroughput() throws {
         let workload = Workload(returningUsers: scale.throughputUsers, records: scale.throughputRecords)
         let clients = scale.clients
-        var edgeRates: [Double] = []
         progress(
             "fleet: \(Format.grouped(Double(workload.count))) returning-user records, \(clients) clients, fleet "
-                + "end to end and one daemon, alternating, \(scale.pairs) pairs")
-        let paired = try PairedRuns.measure(pairs: scale.pairs) {
-            FileSystem.syncAll()
-            let (fleet, warm) = try newFleet()
-            let slices = workload.interleaved(into: clients)
-            let connections = try slices.enumerated().map { index, slice in
-                try PipelinedClient(socketPath: fleet.edgeSockets[index % fleet.edges.count], records: slice)
-            }
-            let watch = CentralWatch(paths: fleet.centralJournals, recordIDs: false)
-            let start = Stopwatch.now()
-            let workers = connections.flatMap { $0.start() }
-            for worker in workers { worker.join() }
-            for connection in connections { try connection.check() }
-            let acknowledged = connections.map(\.finishedAt).max() ?? start
-            watch.start(interval: 0.005)
-            let end = CentralWatch.waitUntil(watch, holds: warm + Int64(workload.count), timeoutSeconds: 900)
-            watch.stop()
-            guard let end else {
-                throw BenchFailure("the central journals hold \(watch.held) of \(warm + Int64(workload.count)) records")
-            }
-            try fleet.stop()
-            edgeRates.append(Double(workload.count) / (Double(acknowledged - start) / 1e9))
-            return Double(workload.count) / (Double(end - start) / 1e9)
-        } without: {
+                + "end to end with two central daemons, one daemon, the fleet with one central daemon, alternating, "
+                + "\(scale.pairs) rounds")
+        var two: [FleetRun] = []
+        var one: [FleetRun] = []
+        var single: [Double] = []
+        for _ in 0..<max(1, scale.pairs) {
+            two.append(try runFleet(workload, centrals: 2))
             FileSystem.syncAll()
             let daemon = try DaemonProcess(
                 binary: daemonPath, scratch: scratch, databasePath: newDatabase(), label: "fleet-single")
-            defer { try? daemon.stop() }
-            return try IngestThroughput.measure(
-                workload, clients: clients, socketPath: daemon.socketPath, interleaved: true)
+            single.append(
+                try IngestThroughput.measure(
+                    workload, clients: clients, socketPath: daemon.socketPath, interleaved: true))
+            try daemon.stop()
+            one.append(try runFleet(workload, centrals: 1))
         }
         let runs = { (values: [Double]) in values.map(Format.grouped).joined(separator: ", ") }
         add(
@@ -140,22 +166,42 @@ final class FleetSection {
                 section: Self.section,
                 name: "**baseline**: one offertrackd (default, the join kept current), the same records and "
                     + "\(clients) clients",
-                value: "\(Format.grouped(paired.medianWithout)) records/s",
-                comparison: "runs: \(runs(paired.without))"))
-        add(
-            ResultRow(
-                section: Self.section,
-                name: "fleet end to end: 2 edges → JetStream R3 (3 nodes) → 2 central daemons (8 partitions each), "
-                    + "first send until both central journals hold every record",
-                value: "\(Format.grouped(paired.medianWith)) records/s",
-                comparison: "\(Format.ratio(paired.medianRatio)) of one daemon (median of \(paired.ratios.count) "
-                    + "alternating pairs: \(paired.ratiosDescription)); runs: \(runs(paired.with))"))
+                value: "\(Format.grouped(PairedRuns.median(single))) records/s",
+                comparison: "runs: \(runs(single))"))
+        for (centrals, fleetRuns) in [(2, two), (1, one)] {
+            let rates = fleetRuns.map(\.rate)
+            let ratios = zip(rates, single).map { $0 / $1 }
+            let layout = centrals == 2 ? "2 central daemons (8 partitions each)" : "1 central daemon (16 partitions)"
+            add(
+                ResultRow(
+                    section: Self.section,
+                    name: "fleet end to end: 2 edges → JetStream R3 (3 nodes) → \(layout), first send until the "
+                        + "central journals hold every record",
+                    value: "\(Format.grouped(PairedRuns.median(rates))) records/s",
+                    comparison: "\(Format.ratio(PairedRuns.median(ratios))) of one daemon (median of "
+                        + "\(ratios.count) rounds: \(ratios.map(Format.ratio).joined(separator: ", "))); runs: "
+                        + runs(rates)))
+            let perThousand = { (seconds: [Double]) in
+                Format.fixed(PairedRuns.median(seconds) / Double(workload.count) * 1000, 3)
+            }
+            add(
+                ResultRow(
+                    section: Self.section,
+                    name: "fleet with \(layout): CPU seconds per 1,000 records, edges (2) / nats-server (3 nodes) / "
+                        + "central\(centrals == 2 ? "s (2)" : "")",
+                    value: "\(perThousand(fleetRuns.map(\.cpu.edges))) / \(perThousand(fleetRuns.map(\.cpu.servers)))"
+                        + " / \(perThousand(fleetRuns.map(\.cpu.centrals))) s",
+                    comparison: "user + system time of each kind of process together, from the first send until the "
+                        + "central journals hold every record (median of \(fleetRuns.count) runs), over "
+                        + "\(Format.grouped(Double(workload.count))) records"))
+        }
         add(
             ResultRow(
                 section: Self.section,
                 name: "fleet: the edges' acknowledgements alone (`--journal-only`), \(clients / 2) clients each",
-                value: "\(Format.grouped(Self.median(edgeRates))) records/s",
-                comparison: "runs: \(runs(edgeRates)); the central journals finish after the edges have answered"))
+                value: "\(Format.grouped(Self.median(two.map(\.edgeRate) + one.map(\.edgeRate)))) records/s",
+                comparison: "runs: \(runs(two.map(\.edgeRate) + one.map(\.edgeRate))); the central journals finish "
+                    + "after the edges have answered"))
     }
 
     // MARK: 2. Lag under a steady load

@@ -4,8 +4,8 @@ import Posix
 import TestSupport
 
 /// A fleet as SPEC section 10 deploys it, on this machine: a three-node JetStream cluster (R3 stream), two edge
-/// daemons (`--forward`) and two central daemons (`--consume`, partitions 0–7 and 8–15 of 16), each daemon
-/// with its metrics endpoint on loopback. Every daemon and server is the release binary on the real disk.
+/// daemons (`--forward`) and two central daemons (`--consume`, partitions 0–7 and 8–15 of 16) or one (all 16),
+/// each daemon with its metrics endpoint on loopback. Every daemon and server is the release binary on the real disk.
 final class FleetUnderTest {
     static let partitionsTotal = 16
 
@@ -15,11 +15,14 @@ final class FleetUnderTest {
     let edgeMetricsPorts: [UInt16]
     let centralMetricsPorts: [UInt16]
 
-    init(daemonPath: String, scratch: ScratchDirectory, label: String, newDatabase: () -> String) throws {
+    init(
+        daemonPath: String, scratch: ScratchDirectory, label: String, centralCount: Int = 2,
+        newDatabase: () -> String
+    ) throws {
         cluster = try FleetCluster(scratch: scratch, label: label)
-        let ports = try FleetPorts.free(4)
+        let ports = try FleetPorts.free(2 + centralCount)
         edgeMetricsPorts = Array(ports[0..<2])
-        centralMetricsPorts = Array(ports[2..<4])
+        centralMetricsPorts = Array(ports[2...])
         let common = ["--partitions-total", String(Self.partitionsTotal)]
         let servers = cluster.servers
         edges = try (0..<2).map { index in
@@ -31,8 +34,10 @@ final class FleetUnderTest {
                 ] + common)
         }
         let half = Self.partitionsTotal / 2
-        let partitions = ["0-\(half - 1)", "\(half)-\(Self.partitionsTotal - 1)"]
-        centrals = try (0..<2).map { index in
+        let partitions =
+            centralCount == 1
+            ? ["0-\(Self.partitionsTotal - 1)"] : ["0-\(half - 1)", "\(half)-\(Self.partitionsTotal - 1)"]
+        centrals = try (0..<centralCount).map { index in
             try DaemonProcess(
                 binary: daemonPath, scratch: scratch, databasePath: newDatabase(),
                 label: "\(label)-central-\(index)",
@@ -44,6 +49,12 @@ final class FleetUnderTest {
     }
 
     var edgeSockets: [String] { edges.map(\.socketPath) }
+
+    /// The CPU seconds each kind of process has used so far: the edges, the stream servers, the centrals.
+    func cpuSeconds() -> (edges: Double, servers: Double, centrals: Double) {
+        let sum = { (pids: [Int32]) in pids.reduce(0) { $0 + (ProcessCPU.seconds(pid: $1) ?? 0) } }
+        return (sum(edges.map(\.pid)), sum(cluster.pids), sum(centrals.map(\.pid)))
+    }
     var centralJournals: [String] { centrals.map(\.databasePath) }
 
     /// Sends each edge one record for each central daemon and waits until both central journals hold them all:

@@ -79,7 +79,8 @@ enum QueryCost {
         let asOf = try milliseconds(cli: cli, base + ["--as-of", "2026-12-25T13:00:00Z"])
         let user =
             try Connection(path: path, mode: .readOnly).scalarText(
-                "SELECT user FROM derived_conversions WHERE lapse_id IS NOT NULL ORDER BY ts DESC LIMIT 1") ?? "none"
+                "SELECT u.user FROM derived_conversions JOIN users u USING (k) WHERE lapse_id IS NOT NULL "
+                    + "ORDER BY ts DESC LIMIT 1") ?? "none"
         let explain = try milliseconds(
             cli: cli, ["explain", "--db", path, "--rules", rulesPath, "--user", user, "--format", "json"])
         // What starting a process through Foundation's `Process` and reading its pipe costs by itself.

@@ -2,7 +2,7 @@ import OfferTrackDomain
 import SQLite
 
 /// A read-only view of the journal for the CLI. It sees every record committed before it opened.
-public final class JournalReader {
+public final class ReadOnlyJournal {
     let connection: Connection
     public let path: String
 
@@ -28,7 +28,7 @@ public final class JournalReader {
         var counts: [RecordType: Int64] = [:]
         for type in RecordType.allCases { counts[type] = 0 }
         while try statement.step() {
-            if let type = StoredRecord.type(code: statement.int64(0)) { counts[type] = statement.int64(1) }
+            if let type = RecordColumnCodes.type(code: statement.int64(0)) { counts[type] = statement.int64(1) }
         }
         return counts
     }
@@ -52,7 +52,7 @@ public final class JournalReader {
     }
 }
 
-extension JournalReader {
+extension ReadOnlyJournal {
     /// Whether export day `day` (`YYYY-MM-DD`) is published.
     public func isPublished(_ day: String) throws -> Bool {
         guard try hasTable("published_days") else { return false }
@@ -69,7 +69,7 @@ extension JournalReader {
     }
 }
 
-extension JournalReader {
+extension ReadOnlyJournal {
     /// The first published export day (`YYYY-MM-DD`), or nil: payout months start with its month (SPEC 7.1).
     public func firstPublishedDay() throws -> String? {
         guard try hasTable("published_days") else { return nil }
@@ -86,7 +86,7 @@ extension JournalReader {
     public func userOfOutcome(id: String) throws -> String? {
         let statement = try connection.prepare("SELECT user FROM records WHERE id = ?1 AND type = ?2")
         try statement.bind(id, at: 1)
-        try statement.bind(StoredRecord.typeCode(.subscriptionOutcome), at: 2)
+        try statement.bind(RecordColumnCodes.typeCode(.subscriptionOutcome), at: 2)
         defer { statement.reset() }
         return try statement.step() ? statement.text(0) : nil
     }

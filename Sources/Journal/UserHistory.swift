@@ -2,11 +2,11 @@ import OfferTrackDomain
 import SQLite
 
 /// One user's journaled records, found by user or by the id of any of their records (for `offertrack explain`).
-public enum UserRecords {
+public enum UserHistory {
     /// The user and all of their records, read in one snapshot; nil when the journal has no such user or
     /// record. Exactly one of `user` and `recordId` names whom to read.
     public static func read(
-        _ reader: JournalReader, user: String?, recordId: String?
+        _ reader: ReadOnlyJournal, user: String?, recordId: String?
     ) throws -> (user: String, records: [Record])? {
         let connection = reader.connection
         return try connection.readTransaction {
@@ -18,7 +18,7 @@ public enum UserRecords {
                 found = try owner.step() ? owner.text(0) : nil
             }
             guard let found else { return nil }
-            let records = try JournalRows.records(of: found, on: connection)
+            let records = try RecordQueries.records(of: found, on: connection)
             return records.isEmpty ? nil : (found, records)
         }
     }

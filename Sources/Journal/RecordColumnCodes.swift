@@ -1,7 +1,7 @@
 import OfferTrackDomain
 
 /// How a record's body is stored in the `records` table's decoded columns.
-enum StoredRecord {
+enum RecordColumnCodes {
     static func typeCode(_ type: RecordType) -> Int64 {
         switch type {
         case .capabilities: 0

@@ -2,7 +2,7 @@ import OfferTrackDomain
 import SQLite
 
 /// Reading journaled records back as domain `Record`s, for attribution.
-enum JournalRows {
+enum RecordQueries {
     /// The columns `record(from:)` expects, in order (after any leading columns at `offset`).
     static let columns =
         "id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token, "
@@ -13,9 +13,10 @@ enum JournalRows {
         // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`).
         let statement = try connection.prepare(
             static: """
-                SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
-                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note
-                FROM records WHERE user = ?1
+                SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
+                    r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
+                    r.review_reason, r.review_note
+                FROM by_user b JOIN records r ON r.seq = b.seq WHERE b.k = (SELECT k FROM users WHERE user = ?1)
                 """)
         try statement.bind(user, at: 1)
         defer { statement.reset() }
@@ -41,18 +42,21 @@ enum JournalRows {
         }
     }
 
+    /// Every record with its user's name, through the per-user index (`WHERE` and `ORDER BY u.user` follow).
+    private static let byUser =
+        "SELECT u.user, \(columns.split(separator: ", ").map { "r.\($0)" }.joined(separator: ", ")) "
+        + "FROM users u JOIN by_user b ON b.k = u.k JOIN records r ON r.seq = b.seq"
+
     /// Like `forEachUser`, from the first user after `user` (in the journal's byte order) when given; `body`
     /// returns false to stop after that user. The result is whether every user was read.
     static func readUsers(
         after user: String?, on connection: Connection, _ body: (String, [Record]) throws -> Bool
     ) throws -> Bool {
-        let statement: Statement
-        if let user {
-            statement = try connection.prepare("SELECT user, \(columns) FROM records WHERE user > ?1 ORDER BY user")
-            try statement.bind(user, at: 1)
-        } else {
-            statement = try connection.prepare("SELECT user, \(columns) FROM records ORDER BY user")
-        }
+        // Always a range on the users' name index, which makes SQLite walk users in name order (outer loop)
+        // instead of scanning the per-user index and sorting every record. Users are never empty (SPEC 3), so
+        // "" starts before the first.
+        let statement = try connection.prepare("\(byUser) WHERE u.user > ?1 ORDER BY u.user")
+        try statement.bind(user ?? "", at: 1)
         defer { statement.reset() }
         var currentUser: String?
         var records: [Record] = []
@@ -74,9 +78,9 @@ enum JournalRows {
         let id = row.text(offset) ?? ""
         let ts = row.int64(offset + 2)
         let body: RecordBody
-        switch StoredRecord.type(code: row.int64(offset + 1)) {
+        switch RecordColumnCodes.type(code: row.int64(offset + 1)) {
         case .capabilities:
-            guard let decision = StoredRecord.decision(code: row.int64(offset + 3)) else { return nil }
+            guard let decision = RecordColumnCodes.decision(code: row.int64(offset + 3)) else { return nil }
             body = .capabilities(decision)
         case .offerPresented:
             let offer = Offer(
@@ -84,11 +88,11 @@ enum JournalRows {
                 messageIdentifier: row.text(offset + 9), itemID: row.text(offset + 10))
             body = .presented(offer, loaded: row.int64(offset + 5) == 1)
         case .subscriptionOutcome:
-            let decision = row.isNull(offset + 3) ? nil : StoredRecord.decision(code: row.int64(offset + 3))
+            let decision = row.isNull(offset + 3) ? nil : RecordColumnCodes.decision(code: row.int64(offset + 3))
             body = .outcome(subscribed: row.int64(offset + 4) == 1, decision: decision, offerId: row.text(offset + 6))
         case .review:
             guard let conversion = row.text(offset + 11),
-                let decision = StoredRecord.reviewDecision(code: row.int64(offset + 12))
+                let decision = RecordColumnCodes.reviewDecision(code: row.int64(offset + 12))
             else { return nil }
             let reason = row.text(offset + 13).flatMap(ReviewReason.init(rawValue:))
             body = .review(
