@@ -29,11 +29,22 @@ struct CheckpointHealth: Sendable, Equatable {
 /// A failure (a full disk, an I/O error on the database file) is counted, logged and shown in `STATUS=`, and the
 /// next try waits 1 s, doubling up to a minute; the records stay safe in the WAL, which grows meanwhile.
 final class CheckpointThread: @unchecked Sendable {
-    // @unchecked: `checkpointer`, `retryAt` and `backoff` are touched only on `queue`; `state` and `health` are
-    // guarded by their Mutexes.
+    // @unchecked: `checkpointer`, `retryAt` and `backoff` are touched only on the checkpoint thread (`run`);
+    // `state`, `requests` and `health` are guarded by their Mutexes.
     private let checkpointer: WALCheckpointer
-    private let queue = DispatchQueue(label: "offertrack.checkpointer")
     private let walPath: String
+
+    /// Work for the checkpoint thread, in order.
+    private enum Request {
+        case passive
+        /// A blocking checkpoint; `done` is signalled when it ends (the writer waits a bounded time for it).
+        case blocking(done: DispatchSemaphore)
+        /// Close the connection and end the thread.
+        case close(done: DispatchSemaphore)
+    }
+    private let requests = Mutex<[Request]>([])
+    /// Signalled once per request queued.
+    private let wake = DispatchSemaphore(value: 0)
 
     /// New frames that start a passive checkpoint (fewer when the limit is small).
     let passiveFrames: Int
@@ -72,6 +83,40 @@ final class CheckpointThread: @unchecked Sendable {
         passiveFrames = min(600, self.limitFrames / 2)
         checkpointer = WALCheckpointer(path: journalPath)
         walPath = journalPath + "-wal"
+        // One thread for the daemon's life (a queue's worker held by `run`), so that every checkpoint runs on the
+        // same thread: what a thread's checkpoints have in common (strace's per-thread fault injection, `perf`)
+        // stays together.
+        DispatchQueue(label: "offertrack.checkpointer").async { [self] in run() }
+    }
+
+    /// The checkpoint thread: takes requests in order until `close`.
+    private func run() {
+        while true {
+            wake.wait()
+            let pending = requests.withLock { pending in
+                defer { pending.removeAll() }
+                return pending
+            }
+            for request in pending {
+                switch request {
+                case .passive:
+                    checkpoint(blocking: false)
+                    state.withLock { $0.queued = false }
+                case .blocking(let done):
+                    checkpoint(blocking: true)
+                    done.signal()
+                case .close(let done):
+                    checkpointer.close()
+                    done.signal()
+                    return
+                }
+            }
+        }
+    }
+
+    private func enqueue(_ request: Request) {
+        requests.withLock { $0.append(request) }
+        wake.signal()
     }
 
     /// On the writer thread, after a commit that left `walFrames` frames in the WAL: starts a passive checkpoint
@@ -89,23 +134,20 @@ final class CheckpointThread: @unchecked Sendable {
         switch next {
         case .nothing: return
         case .passive:
-            queue.async { [self] in
-                checkpoint(blocking: false)
-                state.withLock { $0.queued = false }
-            }
+            enqueue(.passive)
         case .blocking:
             let done = DispatchSemaphore(value: 0)
-            queue.async { [self] in
-                checkpoint(blocking: true)
-                done.signal()
-            }
+            enqueue(.blocking(done: done))
             _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
         }
     }
 
-    /// Closes the checkpoint connection (before the writer closes the journal, which removes the WAL).
+    /// Closes the checkpoint connection and ends the thread, after what is queued (before the writer closes the
+    /// journal, which removes the WAL). Call it once.
     func close() {
-        queue.sync { checkpointer.close() }
+        let done = DispatchSemaphore(value: 0)
+        enqueue(.close(done: done))
+        done.wait()
     }
 
     /// On the checkpoint thread: a passive checkpoint, followed when `blocking` by a `RESTART` (or `TRUNCATE`) one
