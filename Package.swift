@@ -61,9 +61,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The fleet (SPEC section 10): an edge's forwarder to NATS JetStream.
+        // The fleet (SPEC section 10): the stream, an edge's forwarder and what it records in its journal, a central
+        // daemon's consumer, the fleet a journal belongs to, several journals read as one, the fleet's export.
         .target(
-            name: "Fleet", dependencies: ["Journal", "NATS", "OfferTrackDomain", "WireFormat", "Posix"],
+            name: "Fleet",
+            dependencies: [
+                "Journal", "SQLite", "NATS", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Posix",
+            ],
             swiftSettings: strictSettings),
         // The CLI commands.
         .target(

@@ -12,6 +12,12 @@ public enum CommissionExporter {
         public let manifest: [UInt8]
         /// True when the day was published before: these are the bytes first published.
         public let republished: Bool
+
+        package init(csv: [UInt8], manifest: [UInt8], republished: Bool) {
+            self.csv = csv
+            self.manifest = manifest
+            self.republished = republished
+        }
     }
 
     /// Why a day cannot be exported.
@@ -209,7 +215,7 @@ extension Int64 {
 
 extension Connection {
     /// The first column of every row of `sql`, as text.
-    func allTexts(_ sql: String) throws -> [String] {
+    package func allTexts(_ sql: String) throws -> [String] {
         let statement = try prepare(sql)
         defer { statement.reset() }
         var values: [String] = []

@@ -166,7 +166,8 @@ public final class JournalWriter {
         try rollup.write(on: connection)
     }
 
-    func currentConnection() throws -> Connection {
+    /// The writer's connection, opened again when `close()` or a failure it distrusts dropped it.
+    package func currentConnection() throws -> Connection {
         if let connection { return connection }
         let reopened = try Self.open(
             path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,

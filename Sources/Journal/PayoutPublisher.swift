@@ -45,16 +45,12 @@ public enum PayoutPublisher {
     }
 
     /// Publishes `month` from the journals at `journalPaths` (one, or every central journal of a fleet): the stored
-    /// files when it is published, else the statement computed now with `rules`' payout minimum.
+    /// files when it is published, else the statement computed now with `rules`' payout minimum. Which sets of
+    /// journals make a whole is the fleet's to say: the caller checks them first (`FleetExport` in `Fleet`).
     public static func publish(
         journalPaths: [String], month: PayoutMonth, rules: RulesFile, now: Int64,
         busyTimeoutMilliseconds: Int32 = 30_000
     ) throws -> Files {
-        // A fleet's statement covers every partition: a central journal alone (unless it holds them all) would
-        // store a statement of part of the fleet, which a later run over every journal would copy to the others.
-        let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
-        let central = try readers.contains { try FleetMembership.recorded(on: $0) != nil }
-        if readers.count > 1 || central { _ = try FleetExport.checkCoverage(readers) }
         let writers = try journalPaths.map {
             try JournalWriter(
                 path: $0, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,

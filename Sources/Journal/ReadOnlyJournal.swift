@@ -3,7 +3,7 @@ import SQLite
 
 /// A read-only view of the journal for the CLI. It sees every record committed before it opened.
 public final class ReadOnlyJournal {
-    let connection: Connection
+    package let connection: Connection
     public let path: String
 
     /// Why the journal cannot be read.

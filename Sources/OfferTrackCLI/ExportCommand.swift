@@ -1,3 +1,4 @@
+import Fleet
 import Journal
 import OfferTrackDomain
 import Posix

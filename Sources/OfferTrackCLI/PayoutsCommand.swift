@@ -1,3 +1,4 @@
+import Fleet
 import Journal
 import OfferTrackDomain
 import Posix
@@ -46,6 +47,7 @@ struct PayoutsCommand {
         let output = try PublicationOutput(options: options, path: outputDirectory)
         let files: PayoutPublisher.Files
         do {
+            try FleetExport.checkPayoutCoverage(journalPaths: options.databasePaths)
             files = try PayoutPublisher.publish(
                 journalPaths: options.databasePaths, month: month, rules: rules, now: Clock.wallMilliseconds())
         } catch let refusal as PayoutPublisher.Refusal {

@@ -1,3 +1,4 @@
+import Journal
 import OfferTrackDomain
 import OfferTrackPresentation
 import WireFormat
@@ -37,6 +38,16 @@ public enum FleetExport {
                     + "of \(total): give every central journal")
         }
         return total
+    }
+
+    /// Checks the journals a payout statement is published from (SPEC 7.1): several journals, or a central journal
+    /// alone, must cover every partition of one fleet exactly once. A central journal alone (unless it holds them
+    /// all) would store a statement of part of the fleet, which a later run over every journal would copy to the
+    /// others.
+    public static func checkPayoutCoverage(journalPaths: [String]) throws {
+        let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
+        let central = try readers.contains { try FleetMembership.recorded(on: $0) != nil }
+        if readers.count > 1 || central { _ = try checkCoverage(readers) }
     }
 
     /// Why a fleet export stopped after some journals published the day (one was busy, a disk failed): a rerun

@@ -1,3 +1,4 @@
+import Journal
 import SQLite
 
 /// What an edge daemon forwards (SPEC section 10): the journal's records in `seq` order, the durable watermark

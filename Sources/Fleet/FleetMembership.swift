@@ -1,3 +1,4 @@
+import Journal
 import Posix
 import SQLite
 
