@@ -16,7 +16,7 @@ public final class JournalWriter {
     /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
     public let maintainsDerivedTables: Bool
     /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls
-    /// `checkpointIfNeeded()` at a better moment (the daemon: after a batch's acknowledgements are out).
+    /// checkpoints from another connection (the daemon's checkpoint thread, `WALCheckpointer`).
     public let checkpointsOnCommit: Bool
     /// The WAL's size in frames after the last commit, when `checkpointsOnCommit` is off.
     private let walFrames = WALFrameCount()
@@ -241,17 +241,9 @@ public final class JournalWriter {
 }
 
 extension JournalWriter {
-    /// Checkpoints the WAL (`PASSIVE`) once it holds `frames` frames or more; returns whether it did. Run from
-    /// the writer between batches, it keeps the WAL short: with no other writer the checkpoint completes and the
-    /// next commit starts the WAL over. Throws when the checkpoint fails (the WAL then keeps growing: the
-    /// records are safe in it, but the caller must say so and try again later).
-    @discardableResult
-    public func checkpointIfNeeded(frames threshold: Int32 = 600) throws -> Bool {
-        guard !checkpointsOnCommit, walFrames.frames >= threshold, let connection else { return false }
-        _ = try connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
-        walFrames.frames = 0
-        return true
-    }
+    /// The WAL's length in frames after the last commit, when `checkpointsOnCommit` is off (0 otherwise): the
+    /// owner checkpoints it from another connection (`WALCheckpointer`) as it grows.
+    public var framesInWAL: Int { Int(walFrames.frames) }
 
     /// Marks the derived tables as never computed, for a writer that will not maintain them (`--journal-only`):
     /// reports then recompute attribution from the journal, and the next writer that maintains them, or

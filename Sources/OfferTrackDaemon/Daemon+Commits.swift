@@ -21,8 +21,8 @@ extension Daemon {
 
     func handleCommitResults(now: Int64) {
         let results = pipeline.takeResults()
-        for outcome in pipeline.takeRecomputes() { finishRecompute(outcome, now: now) }
-        for commit in pipeline.takeStreamCommits() { noteStreamCommit(commit) }
+        for outcome in pipeline.recomputes.takeOutcomes() { finishRecompute(outcome, now: now) }
+        for commit in pipeline.stream.take() { noteStreamCommit(commit) }
         for result in results {
             commits.batchFinished()
             switch result.outcomes {
@@ -64,7 +64,7 @@ extension Daemon {
                     + "restore the latest backup (README \"Backups\") and start it again")
         }
         journalCorruption = failure.message
-        pipeline.refusingStreamCommits.withLock { $0 = failure }
+        pipeline.stream.refusing.withLock { $0 = failure }
         metrics.journalCorrupt.set(1)
         notifier.send("STATUS=\(statusLine())")
     }

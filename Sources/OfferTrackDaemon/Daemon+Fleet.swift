@@ -43,7 +43,7 @@ extension Daemon {
             if !configuration.consumeServers.isEmpty {
                 let consumer = try CentralConsumer(
                     servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
-                    commit: { [pipeline] submissions in try pipeline.commitFromStream(submissions) },
+                    commit: { [pipeline] submissions in try pipeline.stream.commit(submissions) },
                     record: { [pipeline] lag, report in _ = try? pipeline.runOnWriter { try $0.record(lag, report) } },
                     log: log)
                 return (consumer, nil)

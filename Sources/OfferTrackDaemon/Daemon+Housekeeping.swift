@@ -12,7 +12,7 @@ extension Daemon {
             if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
         }
         if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
-            let streamCommitSince = pipeline.streamCommitStartedAt.load(ordering: .relaxed)
+            let streamCommitSince = pipeline.stream.startedAt.load(ordering: .relaxed)
             let writerStuck =
                 (commits.writerBusySince.map { now - $0 > interval / 2 } ?? false)
                 || (streamCommitSince > 0 && now - streamCommitSince > interval / 2)
@@ -50,7 +50,7 @@ extension Daemon {
         } else if let storageFailure {
             line += "; JOURNAL FAILING: \(storageFailure)"
         }
-        let checkpoints = pipeline.checkpointHealth.withLock { $0 }
+        let checkpoints = pipeline.checkpoints.health.withLock { $0 }
         if let failing = checkpoints.failing {
             line += "; CHECKPOINT FAILING (\(checkpoints.failures) failures since start, backing off): \(failing)"
         } else if checkpoints.failures > 0 {
@@ -59,7 +59,7 @@ extension Daemon {
         line += fleetStatus()
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
         if recomputeStartedAt != nil {
-            let users = pipeline.recomputedUsers.load(ordering: .relaxed)
+            let users = pipeline.recomputes.recomputedUsers.load(ordering: .relaxed)
             line += "; recomputing the derived tables for new windows (\(users) users so far)"
         }
         return line.replacingNewlines()

@@ -31,7 +31,7 @@ extension Daemon {
         drainDeadline = now + Int64(configuration.drainTimeoutSeconds) * 1000
         if recomputeStartedAt != nil {
             // Not worth waiting for: the next start recomputes the derived tables from scratch.
-            pipeline.abandonRecompute()
+            pipeline.recomputes.abandon()
             recomputeStartedAt = nil
             log("abandoning the recompute for new windows; the next start recomputes from scratch")
         }
@@ -72,7 +72,7 @@ extension Daemon {
                 recomputeStartedAt = now
                 log("recomputing the derived tables for the new windows; the daemon keeps serving")
                 recomputeGeneration += 1
-                pipeline.recomputeDerivedTables(settings, generation: recomputeGeneration)
+                pipeline.recomputes.start(settings, generation: recomputeGeneration)
                 return
             }
         case .failure(let error):

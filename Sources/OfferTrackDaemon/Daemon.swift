@@ -135,8 +135,11 @@ public final class Daemon {
             epoll = try Epoll()
             refused = RefusedPeers(epoll: epoll, buffer: readBuffer)
             signals = try SignalChannel()
-            pipeline = try CommitPipeline(writer: writer, metrics: metrics, backlog: commits.backlog)
-            pipeline.startLearningUsers()
+            pipeline = try CommitPipeline(
+                writer: writer, metrics: metrics, backlog: commits.backlog,
+                walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
+                    ?? CheckpointThread.defaultLimitFrames)
+            pipeline.learning.start()
         } catch {
             socket.abandon(path: configuration.socketPath)
             if let error = error as? StartupError { throw error }
@@ -150,7 +153,7 @@ public final class Daemon {
                     let bytes = ["", "-wal"].compactMap { CurrentProcess.fileSize(path + $0) }.reduce(0, +)
                     return metrics.render(
                         journalBytes: Int64(bytes),
-                        checkpointFailures: pipeline.checkpointHealth.withLock { $0.failures },
+                        checkpointFailures: pipeline.checkpoints.health.withLock { $0.failures },
                         fleet: Self.fleetMetrics(forwarder: forwarder, consumer: consumer))
                 }
             } catch {
@@ -243,7 +246,7 @@ public final class Daemon {
         refused.closeAll()
         forwarder?.stop()
         consumer?.stop()
-        pipeline.runOnWriter { $0.close() }
+        pipeline.closeJournal()
         log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
     }
 

@@ -1,7 +1,11 @@
 /* The journal's physical limit as a C programmer would write it: NDJSON records from a file, the fields a
  * journal indexes picked out of each line, inserted into SQLite (WAL, synchronous=FULL, a unique index on id),
  * ROWS_PER_TRANSACTION rows a transaction. Prints the rows per second of the inserts (the file is read first).
- *   sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION]                                      */
+ * INDEX says which per-user index the rows also keep:
+ *   id       none: only the unique index on id (the bare insert)
+ *   text     records(user, ts, id), on the user's text (schema 5's per-user index)
+ *   integer  users(user -> k) written once per user, and by_user(k, ts, seq) WITHOUT ROWID
+ *   sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [INDEX]]                              */
 #include <sqlite3.h>
 #include <time.h>
 
@@ -15,10 +19,13 @@ static double now(void) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION]\n");
+        fprintf(stderr, "usage: sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [id|text|integer]]\n");
         return 64;
     }
     int batch = argc > 3 ? atoi(argv[3]) : 1000;
+    const char *index = argc > 4 ? argv[4] : "id";
+    int text = strcmp(index, "text") == 0, integer = strcmp(index, "integer") == 0;
+    if (!text && !integer && strcmp(index, "id") != 0) { fprintf(stderr, "unknown index %s\n", index); return 64; }
     size_t count;
     char **lines = read_lines(argv[1], &count);
     if (!lines) { perror(argv[1]); return 66; }
@@ -27,9 +34,19 @@ int main(int argc, char **argv) {
     sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                      "CREATE TABLE records (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"
                      " ts TEXT NOT NULL, user TEXT NOT NULL, line TEXT NOT NULL);", 0, 0, 0);
-    sqlite3_stmt *insert;
+    if (text) sqlite3_exec(db, "CREATE INDEX records_by_user ON records (user, ts, id);", 0, 0, 0);
+    if (integer)
+        sqlite3_exec(db, "CREATE TABLE users (k INTEGER PRIMARY KEY, user TEXT NOT NULL UNIQUE);"
+                         "CREATE TABLE by_user (k INTEGER NOT NULL, ts TEXT NOT NULL, seq INTEGER NOT NULL,"
+                         " PRIMARY KEY (k, ts, seq)) WITHOUT ROWID;", 0, 0, 0);
+    sqlite3_stmt *insert, *find_user = 0, *add_user = 0, *add_by_user = 0;
     sqlite3_prepare_v2(db, "INSERT INTO records (id, type, ts, user, line) VALUES (?1, ?2, ?3, ?4, ?5)", -1,
                        &insert, 0);
+    if (integer) {
+        sqlite3_prepare_v2(db, "SELECT k FROM users WHERE user = ?1", -1, &find_user, 0);
+        sqlite3_prepare_v2(db, "INSERT INTO users (user) VALUES (?1)", -1, &add_user, 0);
+        sqlite3_prepare_v2(db, "INSERT INTO by_user (k, ts, seq) VALUES (?1, ?2, ?3)", -1, &add_by_user, 0);
+    }
     double started = now();
     for (size_t i = 0; i < count; i++) {
         if (i % batch == 0) sqlite3_exec(db, "BEGIN", 0, 0, 0);
@@ -43,12 +60,33 @@ int main(int argc, char **argv) {
         sqlite3_bind_text(insert, 5, lines[i], -1, SQLITE_STATIC);
         if (sqlite3_step(insert) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
         sqlite3_reset(insert);
+        if (integer) {
+            sqlite3_int64 seq = sqlite3_last_insert_rowid(db), k;
+            sqlite3_bind_text(find_user, 1, values[3], lengths[3], SQLITE_STATIC);
+            if (sqlite3_step(find_user) == SQLITE_ROW) {
+                k = sqlite3_column_int64(find_user, 0);
+            } else {
+                sqlite3_bind_text(add_user, 1, values[3], lengths[3], SQLITE_STATIC);
+                if (sqlite3_step(add_user) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
+                sqlite3_reset(add_user);
+                k = sqlite3_last_insert_rowid(db);
+            }
+            sqlite3_reset(find_user);
+            sqlite3_bind_int64(add_by_user, 1, k);
+            sqlite3_bind_text(add_by_user, 2, values[2], lengths[2], SQLITE_STATIC);
+            sqlite3_bind_int64(add_by_user, 3, seq);
+            if (sqlite3_step(add_by_user) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
+            sqlite3_reset(add_by_user);
+        }
         if (i % batch == (size_t)batch - 1 || i == count - 1) {
             if (sqlite3_exec(db, "COMMIT", 0, 0, 0) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 74; }
         }
     }
     double seconds = now() - started;
     sqlite3_finalize(insert);
+    sqlite3_finalize(find_user);
+    sqlite3_finalize(add_user);
+    sqlite3_finalize(add_by_user);
     sqlite3_close(db);
     printf("%.0f\n", count / seconds);
     return 0;

@@ -1,0 +1,211 @@
+import Dispatch
+import Journal
+import Posix
+import Synchronization
+
+/// Failed checkpoints, as the event loop reports them.
+struct CheckpointHealth: Sendable, Equatable {
+    /// Checkpoints that failed since the daemon started.
+    var failures = 0
+    /// The last failure's message while checkpoints keep failing; nil once one succeeds.
+    var failing: String?
+    /// Blocking checkpoints (the WAL past `CheckpointThread.limitFrames`) that finished, since the daemon started.
+    var blocking = 0
+}
+
+/// Keeps the journal's WAL short from a thread and a connection of its own (`WALCheckpointer`), so that no commit,
+/// and no record waiting for one, waits for a checkpoint that can run beside the writer:
+/// - once the WAL holds `passiveFrames` frames more than were checkpointed, a `PASSIVE` checkpoint copies them
+///   while the writer goes on committing; when it ends before the next commit begins, that commit starts the WAL
+///   over (at 10,000 records/s the writer pauses often enough for that);
+/// - once the WAL holds `limitFrames` frames (a flood, where the writer never pauses), the writer waits at most
+///   `writerWaitMilliseconds` while this thread copies what the passive checkpoints left and starts the WAL over
+///   (`RESTART`, or `TRUNCATE` when the file has grown past twice the limit), waiting at most
+///   `blockingTimeoutMilliseconds` for readers;
+/// - a reader holding an old snapshot keeps frames it may need from being copied: the WAL then grows by what is
+///   committed until the reader ends (no blocking checkpoint is tried meanwhile, it would only hold commits back),
+///   and the first checkpoint after copies it all and truncates the file.
+///
+/// A failure (a full disk, an I/O error on the database file) is counted, logged and shown in `STATUS=`, and the
+/// next try waits 1 s, doubling up to a minute; the records stay safe in the WAL, which grows meanwhile.
+final class CheckpointThread: @unchecked Sendable {
+    // @unchecked: `checkpointer`, `retryAt` and `backoff` are touched only on the checkpoint thread (`run`);
+    // `state`, `requests` and `health` are guarded by their Mutexes.
+    private let checkpointer: WALCheckpointer
+    private let walPath: String
+
+    /// Work for the checkpoint thread, in order.
+    private enum Request {
+        case passive
+        /// A blocking checkpoint; `done` is signalled when it ends (the writer waits a bounded time for it).
+        case blocking(done: DispatchSemaphore)
+        /// Close the connection and end the thread.
+        case close(done: DispatchSemaphore)
+    }
+    private let requests = Mutex<[Request]>([])
+    /// Signalled once per request queued.
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// New frames that start a passive checkpoint (fewer when the limit is small).
+    let passiveFrames: Int
+    /// The WAL's limit by default, in frames (of a 4 KiB page and a 24-byte header: 32 MiB): past it the writer
+    /// waits for a blocking checkpoint. `OFFERTRACK_WAL_LIMIT_FRAMES` sets another (tests use a small one).
+    static let defaultLimitFrames = 8192
+    let limitFrames: Int
+    static let frameBytes: Int64 = 4096 + 24
+    /// How long the blocking checkpoint waits for each lock (readers of the WAL).
+    static let blockingTimeoutMilliseconds: Int32 = 100
+    /// How long the writer waits for a blocking checkpoint before it commits again anyway.
+    static let writerWaitMilliseconds = 250
+    /// After a blocking checkpoint could not finish (a reader), how long until the writer waits for one again.
+    static let blockingRetryMilliseconds: Int64 = 1000
+    static let backoffLimitMilliseconds: Int64 = 60_000
+
+    /// What the writer thread and this thread share.
+    private struct State {
+        /// Frames of the WAL known to be in the database file (0 once the WAL started over).
+        var checkpointedFrames = 0
+        /// Whether a passive checkpoint is queued or running.
+        var queued = false
+        /// No blocking checkpoint before this time (monotonic ms): the last one could not finish.
+        var blockingRetryAt: Int64 = 0
+    }
+    private let state = Mutex(State())
+    /// Checkpoint failures and blocking checkpoints, shared with the event loop.
+    let health = Mutex(CheckpointHealth())
+    /// No checkpoint is tried before this time after a failure (checkpoint thread only)…
+    private var retryAt: Int64 = 0
+    /// …and the wait doubles with each failure in a row, from 1 s up to a minute.
+    private var backoff: Int64 = 0
+
+    init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames) {
+        self.limitFrames = max(limitFrames, 64)
+        passiveFrames = min(600, self.limitFrames / 2)
+        checkpointer = WALCheckpointer(path: journalPath)
+        walPath = journalPath + "-wal"
+        // One thread for the daemon's life (a queue's worker held by `run`), so that every checkpoint runs on the
+        // same thread: what a thread's checkpoints have in common (strace's per-thread fault injection, `perf`)
+        // stays together.
+        DispatchQueue(label: "offertrack.checkpointer").async { [self] in run() }
+    }
+
+    /// The checkpoint thread: takes requests in order until `close`.
+    private func run() {
+        while true {
+            wake.wait()
+            let pending = requests.withLock { pending in
+                defer { pending.removeAll() }
+                return pending
+            }
+            for request in pending {
+                switch request {
+                case .passive:
+                    checkpoint(blocking: false)
+                    state.withLock { $0.queued = false }
+                case .blocking(let done):
+                    checkpoint(blocking: true)
+                    done.signal()
+                case .close(let done):
+                    checkpointer.close()
+                    done.signal()
+                    return
+                }
+            }
+        }
+    }
+
+    private func enqueue(_ request: Request) {
+        requests.withLock { $0.append(request) }
+        wake.signal()
+    }
+
+    /// On the writer thread, after a commit that left `walFrames` frames in the WAL: starts a passive checkpoint
+    /// when enough frames are new, or past the limit waits (a bounded time) for a blocking one.
+    func afterCommit(walFrames frames: Int) {
+        let now = Clock.monotonicMilliseconds()
+        enum Next { case nothing, passive, blocking }
+        let next = state.withLock { state -> Next in
+            if frames < state.checkpointedFrames { state.checkpointedFrames = 0 }  // the WAL started over
+            if frames >= limitFrames, now >= state.blockingRetryAt { return .blocking }
+            guard !state.queued, frames - state.checkpointedFrames >= passiveFrames else { return .nothing }
+            state.queued = true
+            return .passive
+        }
+        switch next {
+        case .nothing: return
+        case .passive:
+            enqueue(.passive)
+        case .blocking:
+            let done = DispatchSemaphore(value: 0)
+            enqueue(.blocking(done: done))
+            _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
+        }
+    }
+
+    /// Closes the checkpoint connection and ends the thread, after what is queued (before the writer closes the
+    /// journal, which removes the WAL). Call it once.
+    func close() {
+        let done = DispatchSemaphore(value: 0)
+        enqueue(.close(done: done))
+        done.wait()
+    }
+
+    /// On the checkpoint thread: a passive checkpoint, followed when `blocking` by a `RESTART` (or `TRUNCATE`) one
+    /// unless a reader keeps frames from being copied. Unless backing off after a failure.
+    private func checkpoint(blocking: Bool) {
+        guard Clock.monotonicMilliseconds() >= retryAt else { return }
+        do {
+            var result = try checkpointer.checkpoint(.passive, busyTimeoutMilliseconds: 0)
+            if blocking {
+                if result.isComplete {
+                    let truncates = (CurrentProcess.fileSize(walPath) ?? 0) > 2 * Self.frameBytes * Int64(limitFrames)
+                    result = try checkpointer.checkpoint(
+                        truncates ? .truncate : .restart, busyTimeoutMilliseconds: Self.blockingTimeoutMilliseconds)
+                }
+                let finished = result.isComplete
+                let retryAt = Clock.monotonicMilliseconds() + Self.blockingRetryMilliseconds
+                state.withLock {
+                    if !finished { $0.blockingRetryAt = retryAt }
+                }
+                if finished { health.withLock { $0.blocking += 1 } }
+            } else if result.isComplete,
+                (CurrentProcess.fileSize(walPath) ?? 0) > 2 * Self.frameBytes * Int64(limitFrames)
+            {
+                // A WAL a reader made long, now copied: give the disk space back.
+                result = try checkpointer.checkpoint(
+                    .truncate, busyTimeoutMilliseconds: Self.blockingTimeoutMilliseconds)
+            }
+            let checkpointed = result.checkpointedFrames
+            state.withLock { $0.checkpointedFrames = checkpointed }
+            succeeded()
+        } catch {
+            failed(error)
+        }
+    }
+
+    /// Ends the back-off, and says so when checkpoints had been failing.
+    private func succeeded() {
+        backoff = 0
+        let recovered = health.withLock { health -> Int? in
+            defer { health.failing = nil }
+            return health.failing == nil ? nil : health.failures
+        }
+        if let recovered {
+            FileDescriptor.printError("offertrackd: checkpoints succeed again (\(recovered) failed since start)")
+        }
+    }
+
+    /// Counts, logs and shows a failure; the next try waits `backoff` from now.
+    private func failed(_ error: any Error) {
+        backoff = min(max(backoff * 2, 1000), Self.backoffLimitMilliseconds)
+        retryAt = Clock.monotonicMilliseconds() + backoff
+        let failures = health.withLock { health in
+            health.failures += 1
+            health.failing = "\(error)"
+            return health.failures
+        }
+        FileDescriptor.printError(
+            "offertrackd: checkpoint failed (\(failures) since start; the WAL grows, records stay safe in it; "
+                + "next try in \(backoff / 1000) s): \(error)")
+    }
+}

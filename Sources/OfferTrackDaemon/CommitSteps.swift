@@ -1,0 +1,58 @@
+import Journal
+import Metrics
+import Posix
+
+/// What the writer thread does for every commit, a socket batch's or the stream's: the append, timed for the
+/// metrics, then the steps after it. No record waits for a checkpoint there (`CheckpointThread` runs them beside
+/// the writer, which only waits, a bounded time, once the WAL is past its limit), and a chunk of learning users
+/// or of a recompute runs after a commit only when no records wait, or when `chunkSpacingMilliseconds` passed
+/// since the last one (so both still move on under a flood, taking a bounded share of the writer).
+final class CommitSteps: @unchecked Sendable {
+    // @unchecked: `lastChunkAt` is touched only on the writer thread; the rest is immutable or thread-safe.
+    private let thread: JournalWriterThread
+    private let metrics: DaemonMetrics
+    private let clock: @Sendable () -> Int64
+    let checkpoints: CheckpointThread
+    let learning: UserLearningChunks
+    let recomputes: RecomputeChunks
+    /// When a chunk last ran after a commit (monotonic ms).
+    private var lastChunkAt: Int64 = 0
+    /// While records wait, the least time between two chunks run after commits.
+    static let chunkSpacingMilliseconds: Int64 = 100
+
+    init(
+        thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64,
+        checkpoints: CheckpointThread, learning: UserLearningChunks, recomputes: RecomputeChunks
+    ) {
+        self.thread = thread
+        self.metrics = metrics
+        self.clock = clock
+        self.checkpoints = checkpoints
+        self.learning = learning
+        self.recomputes = recomputes
+    }
+
+    /// On the writer thread: appends `submissions` in one transaction, timed for the metrics.
+    func append(_ submissions: [Submission], on writer: JournalWriter) -> Result<[AppendOutcome], JournalFailure> {
+        let started = Clock.monotonicMicroseconds()
+        do {
+            let outcomes = try writer.append(submissions, receivedAt: clock())
+            metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
+            metrics.commitRecords.observe(UInt64(submissions.count))
+            return .success(outcomes)
+        } catch {
+            return .failure(JournalFailure(error))
+        }
+    }
+
+    /// On the writer thread, after a commit's answers are on their way: tells the checkpoint thread how long the
+    /// WAL is, and moves learning users and a recompute on by a chunk when no records wait (or seldom when they do).
+    func afterCommit(_ writer: JournalWriter) {
+        checkpoints.afterCommit(walFrames: writer.framesInWAL)
+        let now = Clock.monotonicMilliseconds()
+        if thread.recordsWait, now - lastChunkAt < Self.chunkSpacingMilliseconds { return }
+        lastChunkAt = now
+        learning.chunk(writer)
+        recomputes.chunk(writer)
+    }
+}
