@@ -15,8 +15,8 @@ struct BenchOptions {
     /// The folder with the compiled peers (`sqlite-baseline`, `postgres-peer`, `run-postgres-peer`); nil: the
     /// returning-user section measures offertrackd alone.
     var peersPath: String?
-    /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `returning`, `json`, `big`, `payouts`,
-    /// `queries`, `fleet`); nil: all.
+    /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `exportstall`, `returning`, `json`,
+    /// `big`, `payouts`, `queries`, `fleet`); nil: all.
     var only: Set<String>?
     /// How long the fleet section's stream outage lasts (seconds); nil: its scale's (600 s, smoke 1.5 s).
     var fleetOutageSeconds: Double?
@@ -29,8 +29,8 @@ struct BenchOptions {
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
-          --only LIST      measure only these sections: baseline,ingest,latency,flood,returning,json,big,queries,
-                           payouts,fleet
+          --only LIST      measure only these sections: baseline,ingest,latency,flood,exportstall,returning,json,
+                           big,queries,payouts,fleet
           --fleet-outage-seconds N  the fleet section's stream outage (default 600; smoke 1.5)
           --fleet-parts LIST        only these parts of the fleet section: throughput,lag,outage
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)

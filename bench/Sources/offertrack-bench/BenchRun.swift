@@ -24,6 +24,7 @@ final class BenchRun {
     private var joinRatio = 0.0
     private var daemonJoinRatio = 0.0
     private var busyDayExport: (milliseconds: Double, rows: Int)?
+    private var exportStall: ExportStall.Result?
     /// Returning-user traffic: the plain SQLite C baselines (`id` index only, per-user text index, per-user
     /// integer index), and offertrackd's ratios to them.
     private var returningBaseline: Double?
@@ -53,6 +54,7 @@ final class BenchRun {
         let sections: [(String, () throws -> Void)] = [
             ("baseline", { try self.measureBaseline(workload) }), ("ingest", { try self.measureIngest(workload) }),
             ("latency", { try self.measureLatency(workload) }), ("flood", { try self.measureFloodProbe(workload) }),
+            ("exportstall", { try self.measureExportStall() }),
             ("returning", { try self.measureReturning() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
@@ -128,6 +130,20 @@ final class BenchRun {
         let (row, milliseconds, rows) = try QueryCost.exportRow(cli: cli, scratch: scratch, users: scale.busyDayUsers)
         add(row)
         busyDayExport = (milliseconds, rows)
+    }
+
+    private func measureExportStall() throws {
+        let plan = scale.exportStall
+        progress(
+            "exportstall: a busy day of \(Format.grouped(Double(scale.busyDayUsers))) users exported while "
+                + "\(Format.grouped(plan.recordsPerSecond)) records/s are offered by \(plan.clients) clients")
+        let result = try ExportStall.measure(
+            cli: options.resolvedCLIPath, scratch: scratch, busyDayUsers: scale.busyDayUsers, plan: plan
+        ) { path, arguments in
+            try self.startDaemon(label: "exportstall", databasePath: path, arguments: arguments)
+        }
+        exportStall = result
+        add(ExportStall.row(result, plan: plan))
     }
 
     private func measurePayouts() throws {
@@ -635,6 +651,17 @@ final class BenchRun {
                 name: "a probe's latency during a flood (8 pipelining clients)", goal: "p99 ≤ 100 ms",
                 measured: floodProbe.map { "p99 \(Format.fixed($0.p99Milliseconds, 2)) ms" } ?? "–",
                 met: judged ? floodProbe.map { $0.p99Milliseconds <= 100 } : nil))
+        report.targets.append(
+            TargetVerdict(
+                name: "answers while a busy day exports (\(Format.grouped(scale.exportStall.recordsPerSecond)) "
+                    + "records/s, \(scale.exportStall.clients) clients)",
+                goal: "≤ 250 ms longest answer while a busy day exports",
+                measured: exportStall.map {
+                    "max \(Format.fixed($0.during.maxMilliseconds, 2)) ms (p99 \(Format.fixed($0.during.p99Milliseconds, 2)) "
+                        + "ms) during a \(Format.fixed($0.exportMilliseconds, 0)) ms export of "
+                        + "\(Format.grouped(Double($0.exportRows))) rows"
+                } ?? "–",
+                met: judged ? exportStall.map { $0.during.maxMilliseconds <= 250 && $0.marginAfterSeconds >= 0 } : nil))
         report.targets.append(
             TargetVerdict(
                 name: "RSS, 1,000 idle connections", goal: "≤ 64 MiB",

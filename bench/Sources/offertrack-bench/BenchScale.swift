@@ -28,6 +28,8 @@ struct BenchScale {
     var returningLatencyRuns = 10
     /// Records the PostgreSQL peer commits (one transaction each: a few thousand a second).
     var peerRecords = 40_000
+    /// The export-stall run (issue 22): 10,000 records/s over 8 clients for 25 s, the busy day's export 5 s in.
+    var exportStall = ExportStall.Plan(recordsPerSecond: 10_000, clients: 8, leadSeconds: 5, totalSeconds: 25)
 
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
@@ -39,7 +41,8 @@ struct BenchScale {
         latencyLoads: [1000, 10_000], latencySeconds: [0.1, 0.02], latencyClients: 4, jsonPasses: 1,
         idleConnections: 100, queryRecords: 2000, busyDayUsers: 300, payoutMonthRows: 3000, pairs: 1,
         returningUsers: 300,
-        returningRecords: 1_500, returningLatencyRuns: 2, peerRecords: 400)
+        returningRecords: 1_500, returningLatencyRuns: 2, peerRecords: 400,
+        exportStall: ExportStall.Plan(recordsPerSecond: 2000, clients: 8, leadSeconds: 0.4, totalSeconds: 1.5))
 
     /// Records needed by the latency runs, one slice after another.
     var latencyRecords: [Int] {

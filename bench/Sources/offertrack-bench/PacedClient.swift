@@ -76,11 +76,20 @@ final class PacedClient: @unchecked Sendable {
         }
     }
 
+    /// One record's send moment (a value of `Stopwatch.now()`) and its latency, in nanoseconds.
+    struct Sample {
+        let sentAt: UInt64
+        let latency: UInt64
+    }
+
     /// Latencies in nanoseconds of every record (call after joining the workers); throws if any failed.
-    func latencies() throws -> [UInt64] {
+    func latencies() throws -> [UInt64] { try samples().map(\.latency) }
+
+    /// Every record's send moment and latency (call after joining the workers); throws if any failed.
+    func samples() throws -> [Sample] {
         if let failure { throw failure }
         if let writeFailure { throw writeFailure }
-        return zip(answeredAt, sentAt).map { $0 &- $1 }
+        return zip(answeredAt, sentAt).map { Sample(sentAt: $1, latency: $0 &- $1) }
     }
 
     /// When the first and last records were actually sent.
@@ -105,15 +114,9 @@ enum AckLatency {
     static func measure(
         _ records: ArraySlice<Submission>, recordsPerSecond: Double, clients: Int, socketPath: String
     ) throws -> LatencyResult {
-        let slices = Workload.split(records, into: clients)
-        let connections = try slices.map {
-            try PacedClient(socketPath: socketPath, records: $0, recordsPerSecond: recordsPerSecond / Double(clients))
-        }
-        // Stagger the clients evenly over one interval so the offered load is smooth.
-        let start = Stopwatch.now() + 20_000_000
-        let step = UInt64(1e9 / recordsPerSecond)
-        let workers = connections.enumerated().flatMap { $1.start(at: start + UInt64($0) * step) }
-        for worker in workers { worker.join() }
+        let connections = try offer(
+            records, recordsPerSecond: recordsPerSecond, clients: clients, socketPath: socketPath
+        ) { _ in }
         var latencies: [UInt64] = []
         latencies.reserveCapacity(records.count)
         for connection in connections { latencies += try connection.latencies() }
@@ -129,6 +132,38 @@ enum AckLatency {
             p99Milliseconds: Percentile.of(latencies, 0.99),
             p999Milliseconds: Percentile.of(latencies, 0.999),
             maxMilliseconds: Double(latencies.last ?? 0) / 1e6)
+    }
+
+    /// Offers `records` like `measure` while `meanwhile` runs on this thread (given the moment the first record
+    /// is due); returns every record's send moment and latency once all are answered.
+    static func samples(
+        _ records: ArraySlice<Submission>, recordsPerSecond: Double, clients: Int, socketPath: String,
+        meanwhile: (UInt64) throws -> Void
+    ) throws -> [PacedClient.Sample] {
+        try offer(
+            records, recordsPerSecond: recordsPerSecond, clients: clients, socketPath: socketPath, meanwhile: meanwhile
+        ).flatMap { try $0.samples() }
+    }
+
+    /// Starts `clients` paced connections offering `records` at `recordsPerSecond` in total, runs `meanwhile`,
+    /// and returns the connections once every record is sent and answered.
+    private static func offer(
+        _ records: ArraySlice<Submission>, recordsPerSecond: Double, clients: Int, socketPath: String,
+        meanwhile: (UInt64) throws -> Void
+    ) throws -> [PacedClient] {
+        let slices = Workload.split(records, into: clients)
+        let connections = try slices.map {
+            try PacedClient(socketPath: socketPath, records: $0, recordsPerSecond: recordsPerSecond / Double(clients))
+        }
+        // Stagger the clients evenly over one interval so the offered load is smooth.
+        let start = Stopwatch.now() + 20_000_000
+        let step = UInt64(1e9 / recordsPerSecond)
+        let workers = connections.enumerated().flatMap { $1.start(at: start + UInt64($0) * step) }
+        var failure: (any Error)?
+        do { try meanwhile(start) } catch { failure = error }
+        for worker in workers { worker.join() }
+        if let failure { throw failure }
+        return connections
     }
 }
 

@@ -108,27 +108,49 @@ enum QueryCost {
         ]
     }
 
+    /// One busy simulated day in a journal of its own, with `rules` beside it and a folder for its export.
+    struct BusyDay {
+        let path: String
+        let rulesPath: String
+        let out: String
+        /// The day, `YYYY-MM-DD` (`BigJournal.defaultStart`'s).
+        let day: String
+        let records: Int
+
+        /// `offertrack export`'s arguments for the day.
+        var exportArguments: [String] { ["export", "--db", path, "--rules", rulesPath, "--date", day, "--out", out] }
+
+        /// Commission rows in the day's exported CSV (0 before it is exported).
+        var exportedRows: Int {
+            let csv = (try? String(contentsOfFile: "\(out)/commissions-\(day).csv", encoding: .utf8)) ?? ""
+            return max(0, csv.split(separator: "\n").count - 1)
+        }
+
+        /// Every record `users` simulated users make on one day, in a new journal `name`.db in `scratch` (its
+        /// export goes to the folder `name`-exports).
+        init(scratch: ScratchDirectory, users: Int, name: String = "busy-day") throws {
+            path = scratch.file("\(name).db")
+            records = try BigJournal.build(path: path, users: users, days: 1).count
+            rulesPath = scratch.file("rules.json")
+            try QueryCost.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+            out = scratch.file("\(name)-exports")
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            day = Timestamp.formatDay(BigJournal.defaultStart)
+        }
+    }
+
     /// The first export of one busy simulated day (`users` users on one day): its time and conversion count.
     static func exportRow(cli: String, scratch: ScratchDirectory, users: Int) throws -> (ResultRow, Double, Int) {
-        let path = scratch.file("busy-day.db")
-        let records = try BigJournal.build(path: path, users: users, days: 1)
-        let rulesPath = scratch.file("rules.json")
-        try rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
-        let out = scratch.file("exports")
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let day = Timestamp.formatDay(BigJournal.defaultStart)
+        let busy = try BusyDay(scratch: scratch, users: users)
         // The first export publishes the day; later ones rewrite the stored bytes, so time the first.
-        let first = try milliseconds(
-            cli: cli, ["export", "--db", path, "--rules", rulesPath, "--date", day, "--out", out], runs: 1)
-        let csv = (try? String(contentsOfFile: "\(out)/commissions-\(day).csv", encoding: .utf8)) ?? ""
-        let rows = max(0, csv.split(separator: "\n").count - 1)
-        let again = try milliseconds(
-            cli: cli, ["export", "--db", path, "--rules", rulesPath, "--date", day, "--out", out], runs: 3)
-        scratch.removeDatabase(path)
+        let first = try milliseconds(cli: cli, busy.exportArguments, runs: 1)
+        let rows = busy.exportedRows
+        let again = try milliseconds(cli: cli, busy.exportArguments, runs: 3)
+        scratch.removeDatabase(busy.path)
         let row = ResultRow(
             section: "5 Queries",
             name: "`export` of a busy day (\(Format.grouped(Double(rows))) commission rows, "
-                + "\(Format.grouped(Double(records.count))) records)",
+                + "\(Format.grouped(Double(busy.records))) records)",
             value: "\(Format.fixed(first.ms, 1)) ms",
             comparison: "first publication, whole CLI run; re-export of the published day "
                 + "\(Format.fixed(again.ms, 1)) ms; target ≤ 1 s for 100,000")

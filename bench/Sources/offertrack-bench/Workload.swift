@@ -8,9 +8,9 @@ struct Workload {
     /// The records, already validated (as the simulator guarantees) and with their lines.
     let submissions: [Submission]
 
-    /// The first `count` unique records of a deterministic simulation.
-    init(count: Int, seed: UInt64 = 1) {
-        let simulator = WorkloadSimulator(users: max(1, count), seed: seed)
+    /// The first `count` unique records of a deterministic simulation whose users start on the day of `start`.
+    init(count: Int, seed: UInt64 = 1, start: Int64 = WorkloadSimulator.defaultStart) {
+        let simulator = WorkloadSimulator(users: max(1, count), seed: seed, start: start)
         var submissions: [Submission] = []
         submissions.reserveCapacity(count)
         for simulated in simulator where !simulated.isDuplicate {
