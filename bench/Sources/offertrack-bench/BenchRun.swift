@@ -29,7 +29,7 @@ final class BenchRun {
     /// integer index), and offertrackd's ratios to them.
     private var returningBaseline: Double?
     private var returningRatio: Double?
-    private var returningTextIndexRatio: Double?
+    private var returningOwnIndexRatio: Double?
     private var returningJournalOnlyRatio: Double?
     private var returningLatencies: [LatencyResult] = []
     private var floodProbe: FloodProbe.Result?
@@ -297,7 +297,8 @@ final class BenchRun {
         returningBaseline = baseline
         returningRatio = baseline.map { median(defaults) / $0 }
         returningJournalOnlyRatio = baseline.map { median(journalOnly) / $0 }
-        returningTextIndexRatio = baselines["text"].map { median(defaults) / median($0) }
+        // The journal's schema (8) keys its per-user index on integers: that baseline is its own limit.
+        returningOwnIndexRatio = baselines["integer"].map { median(defaults) / median($0) }
         for (index, description) in indexes {
             guard let runs = baselines[index] else { continue }
             add(
@@ -627,9 +628,10 @@ final class BenchRun {
                 met: judged ? returningRatio.map { $0 >= 0.35 } : nil))
         report.targets.append(
             TargetVerdict(
-                name: "returning users: durable ingest, 8 clients", goal: "≥ 0.8× SQLite with the per-user text index",
-                measured: returningTextIndexRatio.map(Format.ratio) ?? "– (needs --peers)",
-                met: judged ? returningTextIndexRatio.map { $0 >= 0.8 } : nil))
+                name: "returning users: durable ingest, 8 clients",
+                goal: "≥ 0.8× SQLite with the schema's own per-user index (integer keys)",
+                measured: returningOwnIndexRatio.map(Format.ratio) ?? "– (needs --peers)",
+                met: judged ? returningOwnIndexRatio.map { $0 >= 0.8 } : nil))
         report.targets.append(
             TargetVerdict(
                 name: "returning users: `--journal-only`, 8 clients", goal: "≥ 0.8× plain SQLite in C",
