@@ -69,6 +69,10 @@ final class CheckpointThread: @unchecked Sendable {
         var queued = false
         /// No blocking checkpoint before this time (monotonic ms): the last one could not finish.
         var blockingRetryAt: Int64 = 0
+        /// Whether a blocking checkpoint is queued or running: the writer waits for each one once, not again after
+        /// every commit while it runs (a WAL made long by one large transaction, such as an export's publication,
+        /// takes more than the writer's wait to copy).
+        var blockingInFlight = false
     }
     private let state = Mutex(State())
     /// Checkpoint failures and blocking checkpoints, shared with the event loop.
@@ -104,6 +108,7 @@ final class CheckpointThread: @unchecked Sendable {
                     state.withLock { $0.queued = false }
                 case .blocking(let done):
                     checkpoint(blocking: true)
+                    state.withLock { $0.blockingInFlight = false }
                     done.signal()
                 case .close(let done):
                     checkpointer.close()
@@ -126,7 +131,10 @@ final class CheckpointThread: @unchecked Sendable {
         enum Next { case nothing, passive, blocking }
         let next = state.withLock { state -> Next in
             if frames < state.checkpointedFrames { state.checkpointedFrames = 0 }  // the WAL started over
-            if frames >= limitFrames, now >= state.blockingRetryAt { return .blocking }
+            if frames >= limitFrames, !state.blockingInFlight, now >= state.blockingRetryAt {
+                state.blockingInFlight = true
+                return .blocking
+            }
             guard !state.queued, frames - state.checkpointedFrames >= passiveFrames else { return .nothing }
             state.queued = true
             return .passive

@@ -190,6 +190,41 @@ extension UnderAttack {
             #expect(times[2] - times[1] >= 2, "the third checkpoint came \(times[2] - times[1]) s after the second")
         }
 
+        /// A main database that takes 20 ms for every write, so that each checkpoint runs for seconds, with the WAL
+        /// past its limit (64 frames here): the writer waits for a blocking checkpoint (at most 250 ms) once, not
+        /// again after every commit while that checkpoint still runs. Measured as commits one after another, each
+        /// timed from its send to its last answer: most must not carry the 250 ms wait.
+        @Test func aSlowCheckpointPastTheWALLimitHoldsTheWriterOnceNotAfterEveryCommit() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.existingJournal(in: directory)
+            let traced = try TracedDaemon(
+                in: directory, trace: "pwrite64", inject: "pwrite64:delay_enter=20000", path: path,
+                environment: ["OFFERTRACK_WAL_LIMIT_FRAMES": "64"])
+            guard traced.daemon.waitReady() else { return }
+            let client = try LineClient(path: traced.daemon.socketPath)
+            let limitBytes = Int64(64 * (4096 + 24))
+            var chunk = 0
+            func commit() -> Double {
+                let lines = TestRecords.stream(prefix: "slow-ckpt-\(chunk)", count: 20)
+                chunk += 1
+                let started = Date()
+                let answers = client.exchange(lines)
+                #expect(answers.filter { $0.status == "accepted" }.count == lines.count, "\(answers)")
+                return Date().timeIntervalSince(started)
+            }
+            // Past the limit: the passive checkpoints cannot keep up with a disk this slow.
+            while (CurrentProcess.fileSize(path + "-wal") ?? 0) <= 2 * limitBytes, chunk < 2_000 { _ = commit() }
+            try #require(chunk < 2_000, "the WAL never passed its limit")
+            let times = (0..<40).map { _ in commit() }
+            let waited = times.filter { $0 >= 0.24 }.count
+            print(
+                "a slow checkpoint past the WAL limit: \(waited) of \(times.count) commits took 240 ms or more "
+                    + "(median \(times.sorted()[times.count / 2]) s); WAL \(CurrentProcess.fileSize(path + "-wal") ?? 0) bytes"
+            )
+            #expect(waited * 4 < times.count, "the writer waited for the checkpoint again and again: \(times)")
+            #expect(traced.stop() == 0)
+        }
+
         /// A disk that takes 3 s for one sync: WATCHDOG=1 stops while the writer is stuck, and comes back.
         @Test func aStuckDiskStopsTheWatchdogUntilTheWriterMovesAgain() throws {
             let directory = ScratchDirectory()
