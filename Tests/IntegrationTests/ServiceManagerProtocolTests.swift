@@ -78,23 +78,42 @@ import Testing
 
     @Test func sigtermAnswersEveryLineItReadAndExitsZero() throws {
         let directory = ScratchDirectory()
-        let daemon = try DaemonProcess(in: directory, arguments: ["--drain-timeout", "1"])
+        let metrics = directory.file("metrics.sock")
+        let daemon = try DaemonProcess(
+            in: directory, arguments: ["--drain-timeout", "1", "--metrics-listen", metrics])
         guard daemon.waitReady() else { return }
         let lines = TestRecords.stream(prefix: "term", count: 20000)
         let client = try LineClient(path: daemon.socketPath)
-        let payload = Array(lines.map { $0 + "\n" }.joined().utf8)
-        let fd = client.fd
-        let writer = Thread { try? FileDescriptor.writeAll(fd, payload) }
-        writer.start()
-        // Let some records be acknowledged, then hold the journal's write lock so that the drain cannot finish
-        // what is queued before its 1 s deadline, and stop the daemon while the rest are in flight.
-        let first = client.readAnswers(100)
+        // Some records acknowledged first; then the journal's write lock held, so that the drain cannot finish what
+        // is queued before its 1 s deadline, and the rest sent behind it.
+        var answers = client.exchange(Array(lines.prefix(100)))
         let holder = try Connection(path: daemon.databasePath, mode: .readWrite)
         holder.setBusyTimeout(milliseconds: 10_000)
         try holder.execute("BEGIN IMMEDIATE")
+        let payload = Array(lines.dropFirst(100).map { $0 + "\n" }.joined().utf8)
+        let fd = client.fd
+        let writer = Thread { try? FileDescriptor.writeAll(fd, payload) }
+        writer.start()
+        // A connection has at most 4,096 records unanswered, and the batch the held lock stops may hold them all;
+        // so once this one's are read (the daemon's own gauge), a second connection's lines are read too: they
+        // cannot be in that batch, and the deadline always finds records to answer shutting_down.
+        let window = 4096  // `Daemon.maxUnansweredPerConnection`
+        func queuedRecords() -> Double {
+            FleetRecoveryTests.metric("offertrack_queued_records", at: metrics).flatMap { Double($0) } ?? 0
+        }
+        try #require(
+            FleetRecoveryTests.eventually(60) { queuedRecords() >= Double(window) },
+            "the first connection's records never filled its window")
+        let late = TestRecords.stream(prefix: "term-late", count: 100)
+        let second = try LineClient(path: daemon.socketPath)
+        try second.send(lines: late)
+        try #require(
+            FleetRecoveryTests.eventually(60) {
+                queuedRecords() >= Double(window + late.count)
+            }, "the second connection's records were never read")
         daemon.signal(Signals.terminate)
-        var answers = first
         while let answer = client.readAnswer() { answers.append(answer) }
+        let lateAnswers = second.readAnswers(late.count)
         holder.rollbackIfActive()
         #expect(daemon.notify.waitFor(line: "STOPPING=1") != nil)
         #expect(daemon.waitExit() == 0)
@@ -107,13 +126,17 @@ import Testing
                 answer.status == "accepted" || answer.code == "shutting_down" || answer.code == "storage_unavailable",
                 "\(answer)")
         }
-        let shuttingDown = answers.filter { $0.code == "shutting_down" }
+        #expect(lateAnswers.map(\.id) == late.indices.map { "term-late-\($0)" })
+        for answer in lateAnswers {
+            #expect(answer.code == "shutting_down" || answer.code == "storage_unavailable", "\(answer)")
+        }
+        let shuttingDown = (answers + lateAnswers).filter { $0.code == "shutting_down" }
         #expect(!shuttingDown.isEmpty, "no record was answered shutting_down: the drain deadline was not tested")
         let journal = try JournalInspector(path: daemon.databasePath).seqByID()
         for answer in answers where answer.status == "accepted" {
             #expect(journal[answer.id ?? ""] == answer.seq)
         }
-        for answer in answers where answer.status == "rejected" {
+        for answer in answers + lateAnswers where answer.status == "rejected" {
             #expect(journal[answer.id ?? ""] == nil, "\(answer) but journaled")
         }
     }
