@@ -38,8 +38,8 @@ import WireFormat
                 + daemonCommand,
             environment: ["NOTIFY_SOCKET": notify.path, "STATE_DIRECTORY": state],
             stderrPath: directory.file("daemon.log"))
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(10_000) }
+        // Listening (the launcher binds before it listens); this first connection starts the daemon and ends.
+        _ = try LineClient.connectWhenListening(path: socketPath)
 
         // The example rules hold commissions for 45 days (rule 4.6): the conversions of the day 45 days before
         // yesterday (UTC) qualify yesterday. That day is simulated and ingested through the CLI.

@@ -11,9 +11,7 @@ import Testing
         let daemon = try DaemonProcess(
             in: directory, launcher: ["/usr/bin/systemd-socket-activate", "-l", socketPath, "-E", "NOTIFY_SOCKET"])
         // The launcher listens first; the daemon is started on the first connection.
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(10_000) }
-        let first = try LineClient(path: socketPath)
+        let first = try LineClient.connectWhenListening(path: socketPath)
         #expect(first.exchange([TestRecords.capabilities(id: "act-1")]).map(\.status) == ["accepted"])
         #expect(daemon.notify.waitFor(line: "READY=1") != nil)
         first.finishSending()

@@ -59,14 +59,12 @@ import Testing
             stderrPath: stderrPath)
         func log() -> String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-        // SocketUser=, SocketGroup=, SocketMode= on the socket systemd would create.
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(10_000) }
+        // SocketUser=, SocketGroup=, SocketMode= on the socket systemd would create (once it listens: the first
+        // connection starts the daemon, which answers it).
+        let root = try LineClient.connectWhenListening(path: socketPath)
         let socketMode = try #require(socketUnit.value("SocketMode").flatMap { mode_t($0, radix: 8) })
         #expect(chown(socketPath, Self.serviceUID, Self.writersGID) == 0 && chmod(socketPath, socketMode) == 0)
 
-        // The first connection starts the daemon, which answers it.
-        let root = try LineClient(path: socketPath)
         let first = (1...3).map { TestRecords.capabilities(id: "unit-\($0)") }
         try #require(root.exchange(first).map(\.status) == ["accepted", "accepted", "accepted"], "\(log())")
         guard notify.waitFor(line: "READY=1") != nil else {

@@ -14,6 +14,15 @@ final class LineClient {
         reader = LineReader(fd: fd)
     }
 
+    /// Connects to a socket whose path appears before anyone listens on it (`systemd-socket-activate` binds, then
+    /// listens: a connect in between is refused, and the path may not exist yet), retrying for `seconds`.
+    static func connectWhenListening(path: String, seconds: Double = 10) throws -> LineClient {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            do { return try LineClient(path: path) } catch  where Date() < deadline { usleep(10_000) }
+        }
+    }
+
     deinit { FileDescriptor.close(fd) }
 
     func send(_ text: String) throws { try FileDescriptor.writeAll(fd, Array(text.utf8)) }
