@@ -111,8 +111,10 @@ extension UnderAttack {
         @Test func aStopLongerThanTheIdleTimeoutDoesNotCountAsIdleness() throws {
             let stop = 4.0
             try AttackHarness.run(arguments: ["--idle-timeout", "2"], extraLatency: .seconds(stop)) { daemon in
-                let silent = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 1)
+                // The talkers first, so that the silent connection's idle time while the daemon runs is the 0.5 s
+                // before the stop and the check just after it, however long 300 connections take to make.
                 let talkers = try (0..<300).map { _ in try LineClient(path: daemon.socketPath) }
+                let silent = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 1)
                 Thread.sleep(forTimeInterval: 0.5)
                 daemon.signal(Signals.stop)
                 for (index, talker) in talkers.enumerated() {
@@ -121,6 +123,15 @@ extension UnderAttack {
                 Thread.sleep(forTimeInterval: stop)
                 daemon.signal(Signals.resume)
 
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+                defer { buffer.deallocate() }
+                // Still open just after the stop (idle 1.5 s while running, with this read's 1 s; the timeout is
+                // 2 s): the read times out (EAGAIN) instead of seeing end of stream.
+                let early = try? FileDescriptor.read(silent.fd, into: buffer)
+                #expect(
+                    early == nil || early == .wouldBlock,
+                    "the silent connection was closed: \(String(describing: early))")
+
                 var answers: [Answer] = []
                 for (index, talker) in talkers.enumerated() {
                     let answer = talker.readAnswer()
@@ -128,13 +139,6 @@ extension UnderAttack {
                         answer?.id == "stopped-\(index)" && answer?.status == "accepted", "\(answer?.raw ?? "closed")")
                     if let answer { answers.append(answer) }
                 }
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
-                defer { buffer.deallocate() }
-                // Still open just after the stop: the read times out (EAGAIN) instead of seeing end of stream.
-                let early = try? FileDescriptor.read(silent.fd, into: buffer)
-                #expect(
-                    early == nil || early == .wouldBlock,
-                    "the silent connection was closed: \(String(describing: early))")
                 // And closed once idle for the timeout while the daemon runs.
                 UnixSocket.setReceiveTimeout(silent.fd, seconds: 10)
                 let late = try? FileDescriptor.read(silent.fd, into: buffer)
