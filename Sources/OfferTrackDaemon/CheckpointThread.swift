@@ -125,7 +125,8 @@ final class CheckpointThread: @unchecked Sendable {
     }
 
     /// On the writer thread, after a commit that left `walFrames` frames in the WAL: starts a passive checkpoint
-    /// when enough frames are new, or past the limit waits (a bounded time) for a blocking one.
+    /// when enough frames are new, or past the limit waits (a bounded time, once per blocking checkpoint) for a
+    /// blocking one.
     func afterCommit(walFrames frames: Int) {
         let now = Clock.monotonicMilliseconds()
         enum Next { case nothing, passive, blocking }

@@ -19,9 +19,6 @@ final class JournalWriterThread: @unchecked Sendable {
     /// Whether records wait for the writer (read anywhere; the event loop writes it).
     var recordsWait: Bool { backlog.value.load(ordering: .relaxed) > 0 }
 
-    /// Records waiting for the writer.
-    var recordsWaiting: Int { backlog.value.load(ordering: .relaxed) }
-
     /// Runs `body` on the writer thread after what is queued there.
     func async(_ body: @escaping @Sendable (JournalWriter) -> Void) {
         queue.async { [self] in body(writer) }
