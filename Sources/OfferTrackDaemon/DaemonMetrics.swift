@@ -16,7 +16,7 @@ final class DaemonMetrics: Sendable {
     /// 1 once SQLite found the journal damaged (nothing is acknowledged until a restore and restart).
     let journalCorrupt = Gauge()
     /// Seconds a batch's transaction took, in microseconds: about 0.3 ms for a small batch on this disk, 10–50 ms
-    /// for 8192 records.
+    /// for a full one (2,048 records).
     let commitSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
     let commitRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
     /// From a line's framing to its answer being queued for the client, in microseconds (p99 ~4 ms at

@@ -30,14 +30,14 @@ import WireFormat
         return queue
     }
 
-    static let small = CommitQueue.Limits(maxBatch: 64, batchQuantum: 8, sharedBatch: 16, maxQueuedBytes: 1 << 30)
+    static let small = CommitQueue.Limits(maxBatch: 16, batchQuantum: 8, maxQueuedBytes: 1 << 30)
 
     /// (jobs waiting per connection, jobs of each connection in the first batch)
     static let firstBatches: [([Int], [Int])] = [
-        ([100], [64]),  // alone: up to maxBatch, not held to the quantum
+        ([100], [16]),  // alone: maxBatch, not held to the quantum (nor given more)
         ([10], [10]),
         ([100, 1], [8, 1]),  // a newcomer's line goes into the next batch
-        ([100, 100], [8, 8]),  // two waiting: sharedBatch, a quantum each
+        ([100, 100], [8, 8]),  // two waiting: a quantum each
         ([100, 100, 100, 100], [4, 4, 4, 4]),  // the quantum shrinks so that one pass reaches every connection
         ([3, 100, 2], [3, 5, 2]),  // three waiting: a quantum of 16 / 3
     ]
@@ -68,7 +68,7 @@ import WireFormat
     }
 
     @Test func theWriterHasOneBatchAtATime() throws {
-        var queue = Self.queue([100], limits: Self.small)
+        var queue = Self.queue([20], limits: Self.small)
         #expect(queue.writerBusySince == nil)
         let first = queue.takeBatch(now: 5)
         _ = try #require(first)
@@ -78,7 +78,7 @@ import WireFormat
         queue.batchFinished()
         #expect(queue.writerBusySince == nil && queue.inFlight == 0)
         let next = queue.takeBatch(now: 10)
-        #expect(next?.count == 36)
+        #expect(next?.count == 4)  // 20 − the first 16
         queue.batchFinished()
         let none = queue.takeBatch(now: 11)
         #expect(none == nil)  // nothing waits
@@ -110,7 +110,7 @@ import WireFormat
 
     @Test func overTheCapOnlyConnectionsWithRecordsQueuedAreHeldBackUntilBelowHalf() throws {
         let cost = CommitQueue.cost(of: Self.line)
-        let limits = CommitQueue.Limits(maxBatch: 64, batchQuantum: 8, sharedBatch: 16, maxQueuedBytes: 10 * cost)
+        let limits = CommitQueue.Limits(maxBatch: 16, batchQuantum: 8, maxQueuedBytes: 10 * cost)
         var queue = Self.queue([9], limits: limits)
         let heldUnder = queue.mustHoldBack(1)
         #expect(!heldUnder)  // under the cap
@@ -135,7 +135,7 @@ import WireFormat
 
     @Test func aClosedConnectionIsNotResumed() {
         let cost = CommitQueue.cost(of: Self.line)
-        let limits = CommitQueue.Limits(maxBatch: 64, batchQuantum: 8, sharedBatch: 16, maxQueuedBytes: cost)
+        let limits = CommitQueue.Limits(maxBatch: 16, batchQuantum: 8, maxQueuedBytes: cost)
         var queue = Self.queue([1], limits: limits)
         let held = queue.mustHoldBack(1)
         #expect(held)
