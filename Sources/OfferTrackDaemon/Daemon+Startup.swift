@@ -9,16 +9,20 @@ extension Daemon {
     static func openJournal(_ configuration: DaemonConfiguration, settings: AttributionSettings)
         throws(StartupError) -> JournalWriter
     {
+        let heartbeat = StartupHeartbeat()
+        defer { heartbeat.stop() }
         let path = configuration.databasePath
         let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
         do {
             let started = Clock.monotonicMilliseconds()
+            heartbeat.enter("checking the journal (quick_check)")
             if let problems = try JournalOpening.quickCheck(path: path) {
                 throw StartupError(
                     exitCode: .dataError, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
             }
             FileDescriptor.printError(
                 "offertrackd: quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
+            heartbeat.enter("opening the journal (migrating it when older)")
             let writer = try JournalWriter(
                 path: path, durability: configuration.durability, schema: .migrate, settings: settings,
                 maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false)

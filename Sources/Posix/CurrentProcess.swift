@@ -43,3 +43,31 @@ public struct FileIdentity: Hashable, Sendable {
     public let device: UInt64
     public let inode: UInt64
 }
+
+/// How much this process has done so far: bytes it read and wrote through system calls (`/proc/self/io`
+/// `rchar` + `wchar`, page-cache hits included) and the CPU time of all its threads. A process blocked on a hung
+/// disk advances neither.
+public struct ProcessActivity: Equatable, Sendable {
+    public var ioBytes: UInt64
+    public var cpuNanoseconds: UInt64
+
+    public init(ioBytes: UInt64, cpuNanoseconds: UInt64) {
+        self.ioBytes = ioBytes
+        self.cpuNanoseconds = cpuNanoseconds
+    }
+
+    /// This process's activity now (I/O 0 when `/proc/self/io` cannot be read).
+    public static func now() -> ProcessActivity {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        let cpu = UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        var io: UInt64 = 0
+        if let bytes = FileSystem.readFile("/proc/self/io") {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+            where line.hasPrefix("rchar:") || line.hasPrefix("wchar:") {
+                io += UInt64(line.split(separator: " ").last ?? "") ?? 0
+            }
+        }
+        return ProcessActivity(ioBytes: io, cpuNanoseconds: cpu)
+    }
+}
