@@ -78,8 +78,9 @@ struct StartupProgress {
 
     /// Takes a new look; true when the process made progress since the last.
     mutating func advance(to now: ProcessActivity) -> Bool {
-        let progressed =
-            now.ioBytes &- last.ioBytes > Self.ioBytes || now.cpuNanoseconds &- last.cpuNanoseconds > Self.cpuNanoseconds
+        let read = now.ioBytes &- last.ioBytes
+        let computed = now.cpuNanoseconds &- last.cpuNanoseconds
+        let progressed = read > Self.ioBytes || computed > Self.cpuNanoseconds
         justStalled = wasProgressing && !progressed
         wasProgressing = progressed
         last = now
