@@ -5,7 +5,7 @@ import Systemd
 
 /// While the daemon starts (the journal's `quick_check` and migration take about a minute on 10M records, before
 /// `READY=1`), says what it is doing in `STATUS=` and asks systemd for more time (`EXTEND_TIMEOUT_USEC`) every
-/// `interval`, but only while the process makes progress (`StartupProgress`): a start stuck on a hung disk stops
+/// `intervalSeconds`, but only while the process makes progress (`StartupProgress`): a start stuck on a hung disk stops
 /// asking, says so, and the unit's start timeout ends it as it should. Without a service manager it does nothing.
 final class StartupHeartbeat: Sendable {
     /// How often the heartbeat looks and speaks.
