@@ -42,11 +42,22 @@ public enum CommissionExporter {
 
     /// Exports `day` (`YYYY-MM-DD`): the stored files when it is published, else publishes it now.
     ///
-    /// The day's rows and adjustments are computed in a read transaction, so ingest goes on meanwhile; the write
-    /// lock is taken only to check that no other export published anything since and to store the publication
-    /// (computed again, should one have).
+    /// The day's rows and adjustments are computed in a read transaction, so ingest goes on meanwhile. The
+    /// publication is staged in short transactions (`ExportStaging`), and made visible by a last small one that
+    /// checks that no other export published anything since (computed again, should one have).
     public static func export(
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000
+    ) throws -> Files {
+        try export(
+            journalPath: journalPath, day: day, rules: rules, now: now,
+            busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+            limits: ExportLimits())
+    }
+
+    /// `export`, staging the publication in chunks of `limits`.
+    package static func export(
+        journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
+        limits: ExportLimits
     ) throws -> Files {
         guard let dayStart = Timestamp.parseDay(day) else { throw Refusal.badDay(day) }
         guard dayStart + Timestamp.millisecondsPerDay <= now else { throw Refusal.notEnded(day: day) }
@@ -62,15 +73,18 @@ public enum CommissionExporter {
                     guard case .published(let files) = planned else { continue }
                     return files
                 }
-                // Another export that published in between changes the ledger this plan was made against.
-                let stored = try connection.transaction {
-                    guard try PublishedState.read(on: connection) == seen else { return false }
-                    try record(
-                        publication.plan, csv: publication.files.csv, manifest: publication.files.manifest,
-                        generatedAt: now, on: connection)
-                    return true
+                let staging = try ExportStaging(day: day, startedAt: now, limits: limits, on: connection)
+                do {
+                    try staging.stage(csv: publication.files.csv, changes: publication.plan.changes, day: day)
+                } catch is ExportStaging.AbandonedRun {
+                    continue
                 }
-                if stored { return publication.files }
+                // Another export that published in between changes the ledger this plan was made against.
+                let published = try staging.publish(
+                    day: day, generatedAt: now, manifest: publication.files.manifest,
+                    isCurrent: { try PublishedState.read(on: connection) == seen })
+                try ExportStaging.deleteAbandonedRuns(limits: limits, on: connection)
+                if published { return publication.files }
             }
         }
     }
@@ -126,7 +140,7 @@ public enum CommissionExporter {
             else { return }
             current[Timestamp.formatDay(qualifiesAt), default: []].append(row)
         }
-        let plan = ExportPlan(day: day, current: current, inForce: try ledger(on: connection))
+        let plan = ExportPlan(day: day, current: current, inForce: try PublishedDays.ledger(on: connection))
         let csv = plan.csv()
         let manifest = try plan.manifest(
             csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
@@ -135,72 +149,8 @@ public enum CommissionExporter {
     }
 
     private static func publishedFiles(_ day: String, on connection: Connection) throws -> Files? {
-        let statement = try connection.prepare("SELECT csv, manifest FROM published_days WHERE day = ?1")
-        try statement.bind(day, at: 1)
-        defer { statement.reset() }
-        guard try statement.step() else { return nil }
-        return Files(csv: statement.bytes(0), manifest: statement.bytes(1), republished: true)
-    }
-
-    private static func ledger(on connection: Connection) throws -> [String: [ExactString: CommissionRow]] {
-        var inForce: [String: [ExactString: CommissionRow]] = [:]
-        for day in try connection.allTexts("SELECT day FROM published_days") { inForce[day] = [:] }
-        let statement = try connection.prepare(
-            """
-            SELECT original_date, conversion_id, converted_at, offer_id, presented_at, affiliate_token,
-                campaign_token, message_identifier, item_id, amount_minor, currency FROM export_ledger
-            """)
-        defer { statement.reset() }
-        while try statement.step() {
-            let s = statement
-            let row = CommissionRow(
-                conversionId: s.text(1) ?? "", convertedAt: s.int64(2), offerId: s.text(3) ?? "",
-                presentedAt: s.int64(4), affiliateToken: s.text(5) ?? "", campaignToken: s.text(6),
-                messageIdentifier: s.text(7) ?? "", itemID: s.text(8), amountMinor: s.int64(9),
-                currency: s.text(10) ?? "")
-            inForce[s.text(0) ?? "", default: [:]][ExactString(row.conversionId)] = row
-        }
-        return inForce
-    }
-
-    /// Stores the published files and the rows now in force: the day's rows, and each adjusted conversion.
-    private static func record(
-        _ plan: ExportPlan, csv: [UInt8], manifest: [UInt8], generatedAt: Int64, on connection: Connection
-    ) throws {
-        let publish = try connection.prepare(
-            "INSERT INTO published_days (day, generated_at, csv, manifest) VALUES (?1, ?2, ?3, ?4)")
-        try publish.bind(plan.day, at: 1)
-        try publish.bind(generatedAt, at: 2)
-        try publish.bindText(csv, at: 3)
-        try publish.bindText(manifest, at: 4)
-        try publish.run()
-        let delete = try connection.prepare(
-            "DELETE FROM export_ledger WHERE original_date = ?1 AND conversion_id = ?2")
-        let insert = try connection.prepare(
-            """
-            INSERT INTO export_ledger (original_date, conversion_id, converted_at, offer_id, presented_at,
-                affiliate_token, campaign_token, message_identifier, item_id, amount_minor, currency)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-            """)
-        for change in plan.changes {
-            if change.day != plan.day {
-                try delete.bind(change.day, at: 1)
-                try delete.bind(change.conversionId, at: 2)
-                try delete.run()
-            }
-            guard let row = change.row else { continue }
-            try insert.bind(change.day, at: 1)
-            try insert.bind(row.conversionId, at: 2)
-            try insert.bind(row.convertedAt, at: 3)
-            try insert.bind(row.offerId, at: 4)
-            try insert.bind(row.presentedAt, at: 5)
-            try insert.bind(row.affiliateToken, at: 6)
-            try insert.bind(row.campaignToken, at: 7)
-            try insert.bind(row.messageIdentifier, at: 8)
-            try insert.bind(row.itemID, at: 9)
-            try insert.bind(row.amountMinor, at: 10)
-            try insert.bind(row.currency, at: 11)
-            try insert.run()
+        try PublishedDays.files(of: day, on: connection).map {
+            Files(csv: $0.csv, manifest: $0.manifest, republished: true)
         }
     }
 }

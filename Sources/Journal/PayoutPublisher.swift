@@ -171,13 +171,8 @@ public enum PayoutPublisher {
 
     /// Adds every row of the month's published export files, one day's file at a time.
     private static func add(_ month: PayoutMonth, on connection: Connection, to earnings: inout PayoutEarnings) throws {
-        let statement = try connection.prepare(
-            "SELECT day, csv FROM published_days WHERE day >= ?1 AND day <= ?2 ORDER BY day")
-        try statement.bind(month.firstDay, at: 1)
-        try statement.bind(month.lastDay, at: 2)
-        defer { statement.reset() }
-        while try statement.step() {
-            try earnings.add(exportCSV: statement.bytes(1), name: "commissions-\(statement.text(0) ?? "").csv")
+        try PublishedDays.forEachCSV(from: month.firstDay, through: month.lastDay, on: connection) { day, csv in
+            try earnings.add(exportCSV: csv, name: "commissions-\(day).csv")
         }
     }
 

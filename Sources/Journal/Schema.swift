@@ -197,8 +197,53 @@ public enum Schema {
         """,
     ]
 
-    /// The version a fully migrated journal has: the SQL migrations, then `UserKeysMigration` (8).
-    public static var currentVersion: Int64 { Int64(migrations.count) + 1 }
+    /// Migrations after `UserKeysMigration` (8): each entry migrates from version `9 + index - 1` to `9 + index`.
+    static let laterMigrations: [String] = [
+        // 9: export days published in short transactions (SPEC 7), so that ingest never waits for a whole day's
+        // publication. A publication is staged as a run (`export_runs`): the day's CSV in parts of about a MiB
+        // (`export_parts`) and the ledger's changes (`ledger_entries`: the day's rows, each adjusted earlier row,
+        // and `removed` for a row no longer in force), each chunk in its own transaction. A last small transaction
+        // names the run in `published_days`; until then nothing reads it. The row in force for a published day and
+        // conversion is the one of the latest published run that names it, else `export_ledger`'s (which keeps
+        // the rows of days published before version 9, and no longer changes). Days published before version 9
+        // keep their CSV in `published_days.csv`; later ones have an empty `csv` and a `run`.
+        """
+        ALTER TABLE published_days ADD COLUMN run INTEGER;
+        CREATE TABLE export_runs (
+            run INTEGER PRIMARY KEY AUTOINCREMENT,
+            day TEXT NOT NULL,
+            started_at INTEGER NOT NULL
+        );
+        CREATE TABLE export_parts (
+            run INTEGER NOT NULL,
+            part INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            PRIMARY KEY (run, part)
+        );
+        CREATE TABLE ledger_entries (
+            run INTEGER NOT NULL,
+            original_date TEXT NOT NULL,
+            conversion_id TEXT NOT NULL,
+            removed INTEGER NOT NULL,
+            converted_at INTEGER,
+            offer_id TEXT,
+            presented_at INTEGER,
+            affiliate_token TEXT,
+            campaign_token TEXT,
+            message_identifier TEXT,
+            item_id TEXT,
+            amount_minor INTEGER,
+            currency TEXT,
+            PRIMARY KEY (run, original_date, conversion_id)
+        ) WITHOUT ROWID;
+        """
+    ]
+
+    /// The version `UserKeysMigration` migrates to (from the last of `migrations`).
+    static let userKeysVersion = Int64(migrations.count) + 1
+
+    /// The version a fully migrated journal has: the SQL migrations, `UserKeysMigration` (8), then the later ones.
+    public static var currentVersion: Int64 { userKeysVersion + Int64(laterMigrations.count) }
 
     /// Why a journal cannot be used.
     public struct NewerSchemaError: Error, CustomStringConvertible {
@@ -214,11 +259,18 @@ public enum Schema {
         let version = try connection.scalarInt("PRAGMA user_version") ?? 0
         guard version <= currentVersion else { throw NewerSchemaError(found: version) }
         for target in min(Int(version), migrations.count)..<migrations.count {
-            try connection.transaction {
-                try connection.execute(migrations[target])
-                try connection.execute("PRAGMA user_version = \(target + 1)")
-            }
+            try apply(migrations[target], version: Int64(target + 1), on: connection)
         }
-        if version < currentVersion { try UserKeysMigration.run(on: connection) }
+        if version < userKeysVersion { try UserKeysMigration.run(on: connection) }
+        for version in max(version, userKeysVersion)..<currentVersion {
+            try apply(laterMigrations[Int(version - userKeysVersion)], version: version + 1, on: connection)
+        }
+    }
+
+    private static func apply(_ sql: String, version: Int64, on connection: Connection) throws {
+        try connection.transaction {
+            try connection.execute(sql)
+            try connection.execute("PRAGMA user_version = \(version)")
+        }
     }
 }

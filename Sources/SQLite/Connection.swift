@@ -46,9 +46,11 @@ public final class Connection {
         sqlite3_close_v2(handle)
     }
 
-    /// Waits up to `milliseconds` for another connection's lock before failing with `SQLITE_BUSY`.
+    /// Waits up to about `milliseconds` for another connection's lock before failing with `SQLITE_BUSY`, trying
+    /// again every millisecond (SQLite's own timeout backs off to 100 ms between tries, so a writer behind a run
+    /// of short transactions could wait far longer than any one of them).
     public func setBusyTimeout(milliseconds: Int32) {
-        sqlite3_busy_timeout(handle, milliseconds)
+        offertrack_sqlite_poll_when_busy(handle, milliseconds)
     }
 
     /// Runs one or more statements that return no rows we need.

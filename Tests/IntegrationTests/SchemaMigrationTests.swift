@@ -1,4 +1,5 @@
 import Foundation
+import Journal
 import SQLite
 import Simulator
 import TestSupport
@@ -67,7 +68,7 @@ import Testing
         let path = try Self.copyOfFixture(in: directory)
         #expect(try Self.schemaVersion(path) == 7)
         try Self.migrateWithDaemon(in: directory)
-        #expect(try Self.schemaVersion(path) == 8)
+        #expect(try Self.schemaVersion(path) == Schema.currentVersion)
         let connection = try Connection(path: path, mode: .readOnly)
         #expect(try connection.scalarInt("SELECT count(*) FROM users") == Self.fixtureUsers)
         #expect(

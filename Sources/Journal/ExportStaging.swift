@@ -1,0 +1,203 @@
+import OfferTrackDomain
+import Posix
+import SQLite
+
+/// Publishes an export day in short transactions, so that ingest never waits for a whole day's publication.
+///
+/// The publication is staged as a run: its CSV in parts of `partBytes` and its ledger changes in chunks of
+/// `entriesPerChunk`, each chunk in its own transaction, with a pause after each so that a writer waiting for the
+/// lock (the daemon's, which tries every millisecond) gets it in between. `publish` then names the run in
+/// `published_days` in one small transaction; until then nothing reads the run. A run that is never published
+/// (its export crashed, or lost the day to another export) is deleted, in chunks too, after the next publication.
+final class ExportStaging {
+    /// How long the exporter pauses after each chunk, in milliseconds.
+    static let pauseMilliseconds = 2
+
+    /// Test hooks: SIGKILL after this many chunks; or after this many chunks, create `pauseFileVariable`'s file
+    /// and wait until it is removed; chunks of this many bytes and ledger changes.
+    static let killAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_KILL_AFTER_CHUNK"
+    static let pauseAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_AFTER_CHUNK"
+    static let pauseFileVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_FILE"
+    static let chunkSizeVariable = "OFFERTRACK_TEST_EXPORT_CHUNK"
+
+    let run: Int64
+    private let connection: Connection
+    private let limits: ExportLimits
+    private var chunks = 0
+    private let hooks = Hooks()
+
+    /// Starts a run for `day`.
+    init(day: String, startedAt: Int64, limits: ExportLimits, on connection: Connection) throws {
+        self.connection = connection
+        self.limits = limits
+        run = try connection.transaction {
+            let insert = try connection.prepare("INSERT INTO export_runs (day, started_at) VALUES (?1, ?2)")
+            try insert.bind(day, at: 1)
+            try insert.bind(startedAt, at: 2)
+            try insert.run()
+            return connection.lastInsertRowID
+        }
+    }
+
+    /// Stages `csv` and the ledger `changes` of the day `day`, chunk by chunk.
+    func stage(csv: [UInt8], changes: [ExportPlan.LedgerChange], day: String) throws {
+        let partBytes = hooks.chunkSize ?? limits.partBytes
+        var start = 0
+        var part: Int64 = 0
+        repeat {
+            let end = min(csv.count, start + partBytes)
+            try chunk { connection in
+                let insert = try connection.prepare("INSERT INTO export_parts (run, part, bytes) VALUES (?1, ?2, ?3)")
+                try insert.bind(run, at: 1)
+                try insert.bind(part, at: 2)
+                try insert.bindText(Array(csv[start..<end]), at: 3)
+                try insert.run()
+            }
+            start = end
+            part += 1
+        } while start < csv.count
+        // The day's own rows need no entry when withdrawn: nothing was in force for them.
+        let entries = changes.filter { $0.row != nil || $0.day != day }
+        let perChunk = hooks.chunkSize ?? limits.entriesPerChunk
+        for first in stride(from: 0, to: entries.count, by: perChunk) {
+            try chunk { connection in
+                for change in entries[first..<min(entries.count, first + perChunk)] {
+                    try insertEntry(change, on: connection)
+                }
+            }
+        }
+    }
+
+    private func insertEntry(_ change: ExportPlan.LedgerChange, on connection: Connection) throws {
+        let insert = try connection.prepare(
+            """
+            INSERT INTO ledger_entries (run, original_date, conversion_id, removed, converted_at, offer_id,
+                presented_at, affiliate_token, campaign_token, message_identifier, item_id, amount_minor, currency)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            """)
+        try insert.bind(run, at: 1)
+        try insert.bind(change.day, at: 2)
+        try insert.bind(change.conversionId, at: 3)
+        try insert.bind(change.row == nil ? 1 : 0, at: 4)
+        if let row = change.row {
+            try insert.bind(row.convertedAt, at: 5)
+            try insert.bind(row.offerId, at: 6)
+            try insert.bind(row.presentedAt, at: 7)
+            try insert.bind(row.affiliateToken, at: 8)
+            try insert.bind(row.campaignToken, at: 9)
+            try insert.bind(row.messageIdentifier, at: 10)
+            try insert.bind(row.itemID, at: 11)
+            try insert.bind(row.amountMinor, at: 12)
+            try insert.bind(row.currency, at: 13)
+        }
+        try insert.run()
+    }
+
+    /// Names the run as `day`'s publication, unless `isCurrent` (run in the same transaction) says the plan is out
+    /// of date. Returns whether it published.
+    func publish(day: String, generatedAt: Int64, manifest: [UInt8], isCurrent: () throws -> Bool) throws -> Bool {
+        try connection.transaction {
+            guard try isCurrent() else { return false }
+            let publish = try connection.prepare(
+                "INSERT INTO published_days (day, generated_at, csv, manifest, run) VALUES (?1, ?2, ?3, ?4, ?5)")
+            try publish.bind(day, at: 1)
+            try publish.bind(generatedAt, at: 2)
+            try publish.bindText([UInt8](), at: 3)
+            try publish.bindText(manifest, at: 4)
+            try publish.bind(run, at: 5)
+            try publish.run()
+            return true
+        }
+    }
+
+    /// Deletes, in chunks, every run that can no longer be published: runs of a day already published (by another
+    /// run) or earlier than the latest published day. Runs of a later day may belong to an export still going on.
+    static func deleteAbandonedRuns(limits: ExportLimits, on connection: Connection) throws {
+        let abandoned = try connection.allTexts(
+            """
+            SELECT run FROM export_runs
+            WHERE day <= (SELECT max(day) FROM published_days)
+                AND run NOT IN (SELECT run FROM published_days WHERE run IS NOT NULL)
+            """
+        ).compactMap { Int64($0) }
+        let chunk = Int64(limits.entriesPerChunk)
+        for run in abandoned {
+            for table in ["export_parts", "ledger_entries"] {
+                var deleted = chunk
+                while deleted == chunk {
+                    deleted = try connection.transaction {
+                        // Part numbers and ledger keys of one run: deleting by the first `chunk` keys in order.
+                        let key = table == "export_parts" ? "part" : "original_date, conversion_id"
+                        let delete = try connection.prepare(
+                            """
+                            DELETE FROM \(table) WHERE run = ?1 AND (\(key)) IN
+                                (SELECT \(key) FROM \(table) WHERE run = ?1 ORDER BY \(key) LIMIT ?2)
+                            """)
+                        try delete.bind(run, at: 1)
+                        try delete.bind(chunk, at: 2)
+                        try delete.run()
+                        return Int64(connection.changes)
+                    }
+                    Sleep.milliseconds(pauseMilliseconds)
+                }
+            }
+            try connection.transaction {
+                let delete = try connection.prepare("DELETE FROM export_runs WHERE run = ?1")
+                try delete.bind(run, at: 1)
+                try delete.run()
+            }
+        }
+    }
+
+    /// One chunk in its own transaction (which fails when the run was deleted meanwhile), then the pause.
+    private func chunk(_ body: (Connection) throws -> Void) throws {
+        try connection.transaction {
+            let alive = try connection.prepare("SELECT 1 FROM export_runs WHERE run = ?1")
+            try alive.bind(run, at: 1)
+            let exists = try alive.step()
+            alive.reset()
+            guard exists else { throw AbandonedRun(run: run) }
+            try body(connection)
+        }
+        chunks += 1
+        hooks.afterChunk(chunks)
+        Sleep.milliseconds(Self.pauseMilliseconds)
+    }
+
+    /// The run was deleted while it was staged: another export published the day.
+    struct AbandonedRun: Error {
+        let run: Int64
+    }
+
+    /// The test hooks, read once.
+    private struct Hooks {
+        let killAfterChunk = CurrentProcess.environment(killAfterChunkVariable).flatMap { Int($0) }
+        let pauseAfterChunk = CurrentProcess.environment(pauseAfterChunkVariable).flatMap { Int($0) }
+        let pauseFile = CurrentProcess.environment(pauseFileVariable)
+        let chunkSize = CurrentProcess.environment(chunkSizeVariable).flatMap { Int($0) }.map { max(1, $0) }
+
+        func afterChunk(_ count: Int) {
+            if count == killAfterChunk {
+                FileDescriptor.printError("offertrack: export test hook: SIGKILL after chunk \(count)")
+                CurrentProcess.killImmediately()
+            }
+            if count == pauseAfterChunk, let pauseFile {
+                try? FileSystem.writeAtomically([], to: pauseFile)
+                while FileSystem.exists(pauseFile) { Sleep.milliseconds(10) }
+            }
+        }
+    }
+}
+
+/// How much of a publication one transaction stages.
+package struct ExportLimits: Sendable {
+    /// Bytes of CSV a part holds.
+    package var partBytes = 1 << 20
+    /// Ledger changes (about 150 bytes each) one transaction stages, or abandoned rows one deletes.
+    package var entriesPerChunk = 4096
+
+    package init(partBytes: Int = 1 << 20, entriesPerChunk: Int = 4096) {
+        self.partBytes = max(1, partBytes)
+        self.entriesPerChunk = max(1, entriesPerChunk)
+    }
+}

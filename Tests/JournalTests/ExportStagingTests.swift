@@ -1,0 +1,119 @@
+import Foundation
+import Journal
+import OfferTrackDomain
+import SQLite
+import Simulator
+import Testing
+
+/// Schema 9: a publication staged in short transactions reads back whole, and rows published before schema 9
+/// (`export_ledger`) stay in force until a later publication replaces or withdraws them.
+@Suite struct ExportStagingTests {
+    typealias Fixtures = CommissionExportTests
+
+    /// Chunks of 7 ledger changes and CSV parts of 100 bytes: a day of a few dozen rows takes many transactions.
+    static let small = ExportLimits(partBytes: 100, entriesPerChunk: 7)
+
+    static func day(_ index: Int) -> String {
+        Timestamp.formatDay(WorkloadSimulator.defaultStart + Int64(index) * Timestamp.millisecondsPerDay)
+    }
+
+    /// A journal at `path` with a simulated first day.
+    static func journal(at path: String) throws -> JournalWriter {
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        _ = try writer.append(
+            Fixtures.submissions(WorkloadSimulator(users: 300, seed: 31, days: 1).lines), receivedAt: 0)
+        return writer
+    }
+
+    /// Rewrites the journal's publications as schema 8 stored them: the CSV in `published_days`, the rows in force
+    /// in `export_ledger`, no runs.
+    static func makeLegacy(_ path: String) throws {
+        let connection = try Connection(path: path, mode: .readWrite)
+        try connection.transaction {
+            try connection.execute(
+                """
+                INSERT INTO export_ledger SELECT original_date, conversion_id, converted_at, offer_id, presented_at,
+                    affiliate_token, campaign_token, message_identifier, item_id, amount_minor, currency
+                    FROM ledger_entries WHERE removed = 0;
+                UPDATE published_days SET csv = (SELECT group_concat(bytes, '') FROM
+                    (SELECT bytes FROM export_parts WHERE run = published_days.run ORDER BY part)), run = NULL;
+                DELETE FROM ledger_entries; DELETE FROM export_parts; DELETE FROM export_runs;
+                """)
+        }
+    }
+
+    @Test func legacyRowsStayInForceUntilALaterPublicationReplacesOrWithdrawsThem() throws {
+        let directory = "/tmp/export-staging-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let staged = "\(directory)/staged.db"
+        let legacy = "\(directory)/legacy.db"
+        let writers = [try Self.journal(at: staged), try Self.journal(at: legacy)]
+        let first = try Fixtures.rules(500, 700)
+        let second = try Fixtures.rules(450, 900)
+        var files: [[[UInt8]]] = [[], []]
+        for (index, path) in [staged, legacy].enumerated() {
+            let published = try CommissionExporter.export(
+                journalPath: path, day: Self.day(0), rules: first, now: Fixtures.later, limits: Self.small)
+            files[index].append(published.csv)
+        }
+        #expect(files[0][0] == files[1][0], "the same day exported from the same records differs")
+        let connection = try Connection(path: staged, mode: .readOnly)
+        let parts = try connection.scalarInt("SELECT count(*) FROM export_parts") ?? 0
+        let entries = try connection.scalarInt("SELECT count(*) FROM ledger_entries") ?? 0
+        #expect(parts == Int64((files[0][0].count + 99) / 100) && entries > 20, "\(parts) parts, \(entries) entries")
+        try Self.makeLegacy(legacy)
+
+        // Void three paid conversions (withdrawn rows) and change the amounts (every other row replaced).
+        let paid = String(decoding: files[0][0], as: UTF8.self).split(separator: "\n").dropFirst().prefix(3)
+        let voided = paid.map { String($0.split(separator: ",")[1]) }
+        #expect(voided.count == 3)
+        let users = try voided.map { id in
+            try #require(
+                try connection.scalarText("SELECT user FROM records WHERE id = '\(id)'"), "conversion \(id)")
+        }
+        let reviewedAt = Timestamp.format(WorkloadSimulator.defaultStart + Timestamp.millisecondsPerDay + 1000)
+        let reviews = zip(voided, users).enumerated().map { number, pair in
+            #"{"type":"review","id":"rv-\#(number)","ts":"\#(reviewedAt)","user":"\#(pair.1)","conversion":"\#(pair.0)","decision":"void","reason":"refund"}"#
+        }
+        let releasedAt = Timestamp.format(WorkloadSimulator.defaultStart + 2 * Timestamp.millisecondsPerDay + 1000)
+        let release =
+            #"{"type":"review","id":"rv-release","ts":"\#(releasedAt)","user":"\#(users[0])","conversion":"\#(voided[0])","decision":"release"}"#
+        for (index, path) in [staged, legacy].enumerated() {
+            _ = try writers[index].append(Fixtures.submissions(reviews), receivedAt: 0)
+            files[index].append(
+                try CommissionExporter.export(
+                    journalPath: path, day: Self.day(1), rules: second, now: Fixtures.later + 1, limits: Self.small
+                ).csv)
+            // Back to the first rules, one void released: every row replaced again, on top of the last run's.
+            _ = try writers[index].append(Fixtures.submissions([release]), receivedAt: 0)
+            files[index].append(
+                try CommissionExporter.export(
+                    journalPath: path, day: Self.day(2), rules: first, now: Fixtures.later + 2, limits: Self.small
+                ).csv)
+        }
+        for day in 1...2 {
+            let text = String(decoding: files[0][day], as: UTF8.self)
+            let legacyText = String(decoding: files[1][day], as: UTF8.self)
+            #expect(text == legacyText, "day \(day) differs after schema 8's ledger")
+            #expect(text.split(separator: "\n").count > 40, "day \(day) adjusts too little:\n\(text)")
+        }
+        // The voided rows are withdrawn on day 1 (a reversal and no new row), the released one comes back on day 2.
+        let dayOne = String(decoding: files[0][1], as: UTF8.self).split(separator: "\n")
+        for id in voided {
+            #expect(dayOne.filter { $0.contains(",\(id),") }.count == 1, "\(id) on day 1")
+        }
+        let dayTwo = String(decoding: files[0][2], as: UTF8.self).split(separator: "\n")
+        #expect(dayTwo.filter { $0.contains(",\(voided[0]),") }.count == 1, "the released conversion on day 2")
+        #expect(dayTwo.filter { $0.contains(",\(voided[1]),") }.isEmpty, "a voided conversion on day 2")
+        // Published days read back as first published, from parts and from the old column alike.
+        for (index, path) in [staged, legacy].enumerated() {
+            for day in 0...2 {
+                let again = try CommissionExporter.export(
+                    journalPath: path, day: Self.day(day), rules: second, now: Fixtures.later + 9)
+                #expect(again.republished, "day \(day) of \(path)")
+                #expect(again.csv == files[index][day], "day \(day) of \(path) reads back otherwise")
+            }
+        }
+    }
+}
