@@ -14,11 +14,12 @@ final class ExportStaging {
     static let pauseMilliseconds = 2
 
     /// Test hooks: SIGKILL after this many chunks; or after this many chunks, create `pauseFileVariable`'s file
-    /// and wait until it is removed; chunks of this many bytes and ledger changes.
+    /// and wait until it is removed; parts of this many bytes; chunks of this many ledger changes.
     static let killAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_KILL_AFTER_CHUNK"
     static let pauseAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_AFTER_CHUNK"
     static let pauseFileVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_FILE"
-    static let chunkSizeVariable = "OFFERTRACK_TEST_EXPORT_CHUNK"
+    static let partBytesVariable = "OFFERTRACK_TEST_EXPORT_PART_BYTES"
+    static let entriesVariable = "OFFERTRACK_TEST_EXPORT_ENTRIES"
 
     let run: Int64
     private let connection: Connection
@@ -41,7 +42,7 @@ final class ExportStaging {
 
     /// Stages `csv` and the ledger `changes` of the day `day`, chunk by chunk.
     func stage(csv: [UInt8], changes: [ExportPlan.LedgerChange], day: String) throws {
-        let partBytes = hooks.chunkSize ?? limits.partBytes
+        let partBytes = hooks.partBytes ?? limits.partBytes
         var start = 0
         var part: Int64 = 0
         repeat {
@@ -58,7 +59,7 @@ final class ExportStaging {
         } while start < csv.count
         // The day's own rows need no entry when withdrawn: nothing was in force for them.
         let entries = changes.filter { $0.row != nil || $0.day != day }
-        let perChunk = hooks.chunkSize ?? limits.entriesPerChunk
+        let perChunk = hooks.entries ?? limits.entriesPerChunk
         for first in stride(from: 0, to: entries.count, by: perChunk) {
             try chunk { connection in
                 for change in entries[first..<min(entries.count, first + perChunk)] {
@@ -174,7 +175,8 @@ final class ExportStaging {
         let killAfterChunk = CurrentProcess.environment(killAfterChunkVariable).flatMap { Int($0) }
         let pauseAfterChunk = CurrentProcess.environment(pauseAfterChunkVariable).flatMap { Int($0) }
         let pauseFile = CurrentProcess.environment(pauseFileVariable)
-        let chunkSize = CurrentProcess.environment(chunkSizeVariable).flatMap { Int($0) }.map { max(1, $0) }
+        let partBytes = CurrentProcess.environment(partBytesVariable).flatMap { Int($0) }.map { max(1, $0) }
+        let entries = CurrentProcess.environment(entriesVariable).flatMap { Int($0) }.map { max(1, $0) }
 
         func afterChunk(_ count: Int) {
             if count == killAfterChunk {
