@@ -162,6 +162,9 @@ final class ExportStaging {
         }
         chunks += 1
         hooks.afterChunk(chunks)
+        // Copies the chunk into the database here, off the daemon's commit path: left to the daemon, a day's
+        // publication grows the WAL past its limit, and its writer then waits for a blocking checkpoint.
+        _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
         Sleep.milliseconds(Self.pauseMilliseconds)
     }
 
