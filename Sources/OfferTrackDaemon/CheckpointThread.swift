@@ -23,10 +23,8 @@ struct CheckpointHealth: Sendable, Equatable {
 ///   (`RESTART`, or `TRUNCATE` when the file has grown past twice the limit), waiting at most
 ///   `blockingTimeoutMilliseconds` for readers;
 /// - a reader holding an old snapshot keeps frames it may need from being copied: the WAL then grows by what is
-///   committed until the reader ends (no blocking checkpoint is tried meanwhile, it would only hold commits back:
-///   a passive checkpoint that a reader kept from finishing holds them off for `blockingRetryMilliseconds`, as
-///   does a blocking one that could not finish), and the first checkpoint after copies it all and truncates the
-///   file.
+///   committed until the reader ends (no blocking checkpoint is tried meanwhile, it would only hold commits back),
+///   and the first checkpoint after copies it all and truncates the file.
 ///
 /// A failure (a full disk, an I/O error on the database file) is counted, logged and shown in `STATUS=`, and the
 /// next try waits 1 s, doubling up to a minute; the records stay safe in the WAL, which grows meanwhile.
@@ -179,11 +177,6 @@ final class CheckpointThread: @unchecked Sendable {
                     if !finished { $0.blockingRetryAt = retryAt }
                 }
                 if finished { health.withLock { $0.blocking += 1 } }
-            } else if !result.busy, result.checkpointedFrames < result.walFrames {
-                // A reader holds frames: a blocking checkpoint could not finish before it ends, and the writer
-                // would only wait for it (a nightly export's plan reads for seconds).
-                let retryAt = Clock.monotonicMilliseconds() + Self.blockingRetryMilliseconds
-                state.withLock { $0.blockingRetryAt = retryAt }
             } else if result.isComplete,
                 (CurrentProcess.fileSize(walPath) ?? 0) > 2 * Self.frameBytes * Int64(limitFrames)
             {
