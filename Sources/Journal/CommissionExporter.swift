@@ -66,9 +66,9 @@ public enum CommissionExporter {
             maintainsDerivedTables: false)
         return try writer.withConnection { connection in
             while true {
-                let planned = try connection.readTransaction {
-                    try plan(day, dayStart: dayStart, rules: rules, now: now, on: connection)
-                }
+                let planned = try plan(
+                    day, dayStart: dayStart, rules: rules, now: now, pageSize: limits.conversionsPerRead,
+                    on: connection)
                 guard case .publish(let publication, let seen) = planned else {
                     guard case .published(let files) = planned else { continue }
                     return files
@@ -95,6 +95,9 @@ public enum CommissionExporter {
         case publish(Publication, seen: PublishedState)
     }
 
+    /// The rows in force: for each published day, its rows by conversion id.
+    private typealias Ledger = [String: [ExactString: CommissionRow]]
+
     private struct Publication {
         let plan: ExportPlan
         let files: Files
@@ -105,6 +108,9 @@ public enum CommissionExporter {
         let count: Int64
         let latest: String?
 
+        /// Read nothing (a published day needs no state).
+        static let none = PublishedState(count: -1, latest: nil)
+
         static func read(on connection: Connection) throws -> PublishedState {
             let statement = try connection.prepare("SELECT count(*), max(day) FROM published_days")
             defer { statement.reset() }
@@ -113,13 +119,22 @@ public enum CommissionExporter {
         }
     }
 
-    /// Plans `day` from one snapshot: its stored files when published, else what publishing it now writes.
+    /// Plans `day`: its stored files when published, else what publishing it now writes. The published days and
+    /// the rows in force are read from one snapshot; the conversions in pages, each from a short snapshot of its
+    /// own (`ConversionSource.forEachInPages`), so that no reader keeps the daemon's WAL from being checkpointed
+    /// for the seconds a busy day takes to read. A conversion read late is as if its records had arrived late:
+    /// the next export adjusts whatever changed, against the rows this one published.
     private static func plan(
-        _ day: String, dayStart: Int64, rules: RulesFile, now: Int64, on connection: Connection
+        _ day: String, dayStart: Int64, rules: RulesFile, now: Int64, pageSize: Int, on connection: Connection
     ) throws -> Planned {
-        if let published = try publishedFiles(day, on: connection) { return .published(published) }
-        let seen = try PublishedState.read(on: connection)
-        let publishedDays = try connection.allTexts("SELECT day FROM published_days ORDER BY day")
+        let read = try connection.readTransaction { () -> (Files?, PublishedState, [String], Ledger) in
+            if let published = try publishedFiles(day, on: connection) { return (published, .none, [], [:]) }
+            let seen = try PublishedState.read(on: connection)
+            let publishedDays = try connection.allTexts("SELECT day FROM published_days ORDER BY day")
+            return (nil, seen, publishedDays, try PublishedDays.ledger(on: connection))
+        }
+        let (published, seen, publishedDays, inForce) = read
+        if let published { return .published(published) }
         if let latest = publishedDays.last, let latestStart = Timestamp.parseDay(latest) {
             if dayStart < latestStart { throw Refusal.earlierThanLatest(day: day, latest: latest) }
             if dayStart > latestStart + Timestamp.millisecondsPerDay {
@@ -134,13 +149,16 @@ public enum CommissionExporter {
             since: firstStart.subtractingSaturated(holding),
             until: (dayStart + Timestamp.millisecondsPerDay).subtractingSaturated(holding))
         var current: [String: [CommissionRow]] = [:]
-        try ConversionSource.forEach(connection, range: range, rules: rules.rules) { evaluated in
+        try ConversionSource.forEachInPages(connection, range: range, rules: rules.rules, pageSize: pageSize) {
+            evaluated in
             guard let qualifiesAt = evaluated.qualifiesAt,
                 let row = CommissionRow(evaluated, currency: rules.rules.currency)
             else { return }
             current[Timestamp.formatDay(qualifiesAt), default: []].append(row)
+        } restart: {
+            current.removeAll()
         }
-        let plan = ExportPlan(day: day, current: current, inForce: try PublishedDays.ledger(on: connection))
+        let plan = ExportPlan(day: day, current: current, inForce: inForce)
         let csv = plan.csv()
         let manifest = try plan.manifest(
             csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)

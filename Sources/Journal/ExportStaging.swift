@@ -194,15 +194,18 @@ final class ExportStaging {
     }
 }
 
-/// How much of a publication one transaction stages.
+/// How much an export reads or writes in one transaction.
 package struct ExportLimits: Sendable {
     /// Bytes of CSV a part holds.
-    package var partBytes = 1 << 20
+    package var partBytes: Int
     /// Ledger changes (about 150 bytes each) one transaction stages, or abandoned rows one deletes.
-    package var entriesPerChunk = 4096
+    package var entriesPerChunk: Int
+    /// Conversions one read transaction of the plan reads.
+    package var conversionsPerRead: Int
 
-    package init(partBytes: Int = 1 << 20, entriesPerChunk: Int = 4096) {
+    package init(partBytes: Int = 1 << 20, entriesPerChunk: Int = 4096, conversionsPerRead: Int = 20_000) {
         self.partBytes = max(1, partBytes)
         self.entriesPerChunk = max(1, entriesPerChunk)
+        self.conversionsPerRead = max(1, conversionsPerRead)
     }
 }

@@ -4,14 +4,16 @@ import OfferTrackDomain
 import SQLite
 import Simulator
 import Testing
+import WireFormat
 
 /// Schema 9: a publication staged in short transactions reads back whole, and rows published before schema 9
 /// (`export_ledger`) stay in force until a later publication replaces or withdraws them.
 @Suite struct ExportStagingTests {
     typealias Fixtures = CommissionExportTests
 
-    /// Chunks of 7 ledger changes and CSV parts of 100 bytes: a day of a few dozen rows takes many transactions.
-    static let small = ExportLimits(partBytes: 100, entriesPerChunk: 7)
+    /// Chunks of 7 ledger changes, CSV parts of 100 bytes and reads of 5 conversions: a day of a few dozen rows
+    /// takes many transactions.
+    static let small = ExportLimits(partBytes: 100, entriesPerChunk: 7, conversionsPerRead: 5)
 
     static func day(_ index: Int) -> String {
         Timestamp.formatDay(WorkloadSimulator.defaultStart + Int64(index) * Timestamp.millisecondsPerDay)
@@ -113,6 +115,32 @@ import Testing
                     journalPath: path, day: Self.day(day), rules: second, now: Fixtures.later + 9)
                 #expect(again.republished, "day \(day) of \(path)")
                 #expect(again.csv == files[index][day], "day \(day) of \(path) reads back otherwise")
+            }
+        }
+    }
+
+    /// The plan reads conversions in pages of short read transactions: pages of 1, 5 and 7 conversions give the
+    /// bytes of one page, and so does a journal whose derived tables follow other windows than the rules (read
+    /// again in one transaction, from the records).
+    @Test func conversionsReadInPagesGiveTheSameDay() throws {
+        let directory = "/tmp/export-pages-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let original = "\(directory)/original.db"
+        _ = try Self.journal(at: original)
+        for rules in [try Fixtures.rules(500, 700), try Fixtures.rules(500, 700, windowHours: 6, holdingHours: 3)] {
+            var days: [String] = []
+            for (index, pageSize) in [1_000_000, 1, 5, 7].enumerated() {
+                let path = "\(directory)/\(rules.sha256.prefix(8))-\(index).db"
+                try FileManager.default.copyItem(atPath: original, toPath: path)
+                let files = try CommissionExporter.export(
+                    journalPath: path, day: Self.day(0), rules: rules, now: Fixtures.later,
+                    limits: ExportLimits(conversionsPerRead: pageSize))
+                days.append(String(decoding: files.csv, as: UTF8.self))
+            }
+            #expect(days[0].split(separator: "\n").count > 20, "too few rows:\n\(days[0])")
+            for (index, day) in days.enumerated().dropFirst() {
+                #expect(day == days[0], "pages of \([1_000_000, 1, 5, 7][index]) differ")
             }
         }
     }
