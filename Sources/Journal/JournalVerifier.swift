@@ -55,7 +55,25 @@ public enum JournalVerifier {
                 problems: extraConversions == 0 ? [] : ["\(extraConversions) users with more than one conversion"]))
         checks.append(try recomputationCheck(connection))
         checks.append(try rollupCheck(connection))
+        checks.append(try publishedDaysCheck(connection))
         return checks
+    }
+
+    /// Every published export day's CSV, read back as re-exports and payouts read it (since schema 9 from its
+    /// run's parts), hashes to the `sha256` its manifest states.
+    private static func publishedDaysCheck(_ connection: Connection) throws -> Check {
+        var problems: [String] = []
+        for day in try connection.allTexts("SELECT day FROM published_days ORDER BY day") {
+            guard let files = try PublishedDays.files(of: day, on: connection) else { continue }
+            let key = Array(#""sha256":""#.utf8)
+            let manifest = files.manifest
+            let start = manifest.indices.first { manifest[$0...].starts(with: key) }.map { $0 + key.count }
+            let stated = start.map { String(decoding: manifest[$0..<min(manifest.count, $0 + 64)], as: UTF8.self) }
+            if stated != SHA256.hex(of: files.csv) {
+                problems.append("\(day): its CSV does not hash to its manifest's sha256")
+            }
+        }
+        return Check(name: "published export days read back as their manifests state (sha256)", problems: problems)
     }
 
     /// The per-user index (schema 8) lists every record exactly once, under its own user's key and time: as many

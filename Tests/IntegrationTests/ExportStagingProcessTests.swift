@@ -84,6 +84,13 @@ import Testing
                     == 0, "\(context): parts of the killed run left")
         }
         print("export kill test (seed \(seed)): killed after chunks \(kills.sorted()) of \(chunks)")
+        // verify reads each published day back and checks it against its manifest: a part lost is found.
+        let verified = try Shell.run(Binaries.cli, ["verify", "--db", reference, "--rules", rules])
+        #expect(verified.status == 0 && verified.output.contains("ok: published export days"), "\(verified.output)")
+        try Connection(path: reference, mode: .readWrite).execute("DELETE FROM export_parts WHERE part = 1")
+        let damaged = try Shell.run(Binaries.cli, ["verify", "--db", reference, "--rules", rules])
+        #expect(
+            damaged.status != 0 && damaged.output.contains("\(Self.day): its CSV does not hash"), "\(damaged.output)")
     }
 
     /// The export paused after its first chunk (a test hook) holds no lock: the running daemon journals and

@@ -86,7 +86,7 @@ import Testing
         }
         let verify = try String(contentsOfFile: "\(out)/verify.txt", encoding: .utf8)
         let lines = verify.split(separator: "\n")
-        #expect(lines.count >= 8 && lines.allSatisfy { $0.hasPrefix("ok: ") }, "\(verify)")
+        #expect(lines.count >= 9 && lines.allSatisfy { $0.hasPrefix("ok: ") }, "\(verify)")
         #expect(verify.contains("ok: the per-user index lists every record once, under its user"), "\(verify)")
     }
 
