@@ -42,9 +42,10 @@ public enum CommissionExporter {
 
     /// Exports `day` (`YYYY-MM-DD`): the stored files when it is published, else publishes it now.
     ///
-    /// The day's rows and adjustments are computed in a read transaction, so ingest goes on meanwhile. The
-    /// publication is staged in short transactions (`ExportStaging`), and made visible by a last small one that
-    /// checks that no other export published anything since (computed again, should one have).
+    /// The day's rows and adjustments are computed from short read transactions (`plan`), so ingest goes on
+    /// meanwhile. The publication is staged in short write transactions (`ExportStaging`), and made visible by a
+    /// last small one that checks that no other export published anything since (computed again, should one
+    /// have).
     public static func export(
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000
     ) throws -> Files {

@@ -162,8 +162,8 @@ final class ExportStaging {
         }
         chunks += 1
         hooks.afterChunk(chunks)
-        // Copies the chunk into the database here, off the daemon's commit path: left to the daemon, a day's
-        // publication grows the WAL past its limit, and its writer then waits for a blocking checkpoint.
+        // Copies the chunk into the database from this process before the next one, so that the publication
+        // never makes the WAL long (which would make the daemon's writer wait for a blocking checkpoint).
         _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
         Sleep.milliseconds(Self.pauseMilliseconds)
     }
