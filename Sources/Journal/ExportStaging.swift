@@ -162,8 +162,8 @@ final class ExportStaging {
         }
         chunks += 1
         hooks.afterChunk(chunks)
-        // Copies the chunk into the database from this process before the next one, so that the publication
-        // never makes the WAL long (which would make the daemon's writer wait for a blocking checkpoint).
+        // Copies the chunk into the database from this process before the next one (SQLite's own autocheckpoint
+        // waits for 1,000 frames), keeping the WAL short while the day is staged.
         _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
         Sleep.milliseconds(Self.pauseMilliseconds)
     }
