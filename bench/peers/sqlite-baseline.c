@@ -5,7 +5,11 @@
  *   id       none: only the unique index on id (the bare insert)
  *   text     records(user, ts, id), on the user's text (schema 5's per-user index)
  *   integer  users(user -> k) written once per user, and by_user(k, ts, seq) WITHOUT ROWID
- *   sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [INDEX]]                              */
+ * With PACED_RATE, records instead become due at that many a second and each transaction commits every row due
+ * when it begins (a group commit with no time lost to sockets or parsing: the latency floor of the schema on
+ * this disk); prints the p50, p99, p999 and max of due → committed, in milliseconds (ROWS_PER_TRANSACTION is then
+ * ignored).
+ *   sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [INDEX [PACED_RATE]]]                  */
 #include <sqlite3.h>
 #include <time.h>
 
@@ -17,9 +21,65 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* The statements of one schema variant. */
+struct statements {
+    sqlite3 *db;
+    sqlite3_stmt *insert, *find_user, *add_user, *add_by_user;
+};
+
+/* Inserts one line's row (and with `add_by_user`, its user's key and per-user entry); 0, or an exit code. */
+static int insert_line(struct statements *s, const char *line) {
+    sqlite3_stmt *insert = s->insert, *find_user = s->find_user, *add_user = s->add_user;
+    sqlite3_stmt *add_by_user = s->add_by_user;
+    sqlite3 *db = s->db;
+    int integer = add_by_user != 0;
+    const char *values[4];
+    int lengths[4];
+    const char *keys[4] = {"\"id\":\"", "\"type\":\"", "\"ts\":\"", "\"user\":\""};
+    for (int k = 0; k < 4; k++) {
+        if (!string_member(line, keys[k], &values[k], &lengths[k])) { values[k] = ""; lengths[k] = 0; }
+        sqlite3_bind_text(insert, k + 1, values[k], lengths[k], SQLITE_STATIC);
+    }
+    sqlite3_bind_text(insert, 5, line, -1, SQLITE_STATIC);
+    if (sqlite3_step(insert) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
+    sqlite3_reset(insert);
+    if (integer) {
+        sqlite3_int64 seq = sqlite3_last_insert_rowid(db), k;
+        sqlite3_bind_text(find_user, 1, values[3], lengths[3], SQLITE_STATIC);
+        if (sqlite3_step(find_user) == SQLITE_ROW) {
+            k = sqlite3_column_int64(find_user, 0);
+        } else {
+            sqlite3_bind_text(add_user, 1, values[3], lengths[3], SQLITE_STATIC);
+            if (sqlite3_step(add_user) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
+            sqlite3_reset(add_user);
+            k = sqlite3_last_insert_rowid(db);
+        }
+        sqlite3_reset(find_user);
+        sqlite3_bind_int64(add_by_user, 1, k);
+        sqlite3_bind_text(add_by_user, 2, values[2], lengths[2], SQLITE_STATIC);
+        sqlite3_bind_int64(add_by_user, 3, seq);
+        if (sqlite3_step(add_by_user) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
+        sqlite3_reset(add_by_user);
+    }
+    return 0;
+}
+
+/* Latency percentile (nearest rank) of `sorted` seconds, in milliseconds. */
+static double percentile(const double *sorted, size_t n, double fraction) {
+    size_t rank = (size_t)(fraction * n + 0.999999);
+    if (rank < 1) rank = 1;
+    if (rank > n) rank = n;
+    return sorted[rank - 1] * 1000;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [id|text|integer]]\n");
+        fprintf(stderr, "usage: sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [id|text|integer [PACED_RATE]]]\n");
         return 64;
     }
     int batch = argc > 3 ? atoi(argv[3]) : 1000;
@@ -47,37 +107,42 @@ int main(int argc, char **argv) {
         sqlite3_prepare_v2(db, "INSERT INTO users (user) VALUES (?1)", -1, &add_user, 0);
         sqlite3_prepare_v2(db, "INSERT INTO by_user (k, ts, seq) VALUES (?1, ?2, ?3)", -1, &add_by_user, 0);
     }
+    struct statements statements = {db, insert, find_user, add_user, add_by_user};
+    if (argc > 5) {
+        double rate = atof(argv[5]);
+        if (rate <= 0) { fprintf(stderr, "PACED_RATE must be positive\n"); return 64; }
+        double *latency = malloc(count * sizeof(double));
+        if (!latency) return 71;
+        double started = now();
+        for (size_t i = 0; i < count;) {
+            double at = now() - started;
+            size_t due = (size_t)(at * rate) + 1;
+            if (due > count) due = count;
+            if (due <= i) {
+                struct timespec pause = {0, (long)((i / rate - at) * 1e9)};
+                nanosleep(&pause, 0);
+                continue;
+            }
+            sqlite3_exec(db, "BEGIN", 0, 0, 0);
+            for (size_t j = i; j < due; j++) {
+                int failed = insert_line(&statements, lines[j]);
+                if (failed) return failed;
+            }
+            if (sqlite3_exec(db, "COMMIT", 0, 0, 0) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 74; }
+            double committed = now() - started;
+            for (size_t j = i; j < due; j++) latency[j] = committed - j / rate;
+            i = due;
+        }
+        qsort(latency, count, sizeof(double), by_value);
+        printf("%.2f %.2f %.2f %.2f\n", percentile(latency, count, 0.5), percentile(latency, count, 0.99),
+               percentile(latency, count, 0.999), latency[count - 1] * 1000);
+        return 0;
+    }
     double started = now();
     for (size_t i = 0; i < count; i++) {
         if (i % batch == 0) sqlite3_exec(db, "BEGIN", 0, 0, 0);
-        const char *values[4];
-        int lengths[4];
-        const char *keys[4] = {"\"id\":\"", "\"type\":\"", "\"ts\":\"", "\"user\":\""};
-        for (int k = 0; k < 4; k++) {
-            if (!string_member(lines[i], keys[k], &values[k], &lengths[k])) { values[k] = ""; lengths[k] = 0; }
-            sqlite3_bind_text(insert, k + 1, values[k], lengths[k], SQLITE_STATIC);
-        }
-        sqlite3_bind_text(insert, 5, lines[i], -1, SQLITE_STATIC);
-        if (sqlite3_step(insert) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
-        sqlite3_reset(insert);
-        if (integer) {
-            sqlite3_int64 seq = sqlite3_last_insert_rowid(db), k;
-            sqlite3_bind_text(find_user, 1, values[3], lengths[3], SQLITE_STATIC);
-            if (sqlite3_step(find_user) == SQLITE_ROW) {
-                k = sqlite3_column_int64(find_user, 0);
-            } else {
-                sqlite3_bind_text(add_user, 1, values[3], lengths[3], SQLITE_STATIC);
-                if (sqlite3_step(add_user) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
-                sqlite3_reset(add_user);
-                k = sqlite3_last_insert_rowid(db);
-            }
-            sqlite3_reset(find_user);
-            sqlite3_bind_int64(add_by_user, 1, k);
-            sqlite3_bind_text(add_by_user, 2, values[2], lengths[2], SQLITE_STATIC);
-            sqlite3_bind_int64(add_by_user, 3, seq);
-            if (sqlite3_step(add_by_user) != SQLITE_DONE) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 70; }
-            sqlite3_reset(add_by_user);
-        }
+        int failed = insert_line(&statements, lines[i]);
+        if (failed) return failed;
         if (i % batch == (size_t)batch - 1 || i == count - 1) {
             if (sqlite3_exec(db, "COMMIT", 0, 0, 0) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 74; }
         }

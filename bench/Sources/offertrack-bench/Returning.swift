@@ -5,8 +5,28 @@ import Posix
 /// what the same records cost plain SQLite in C and the peer a user would build (PostgreSQL, one commit a
 /// record), all measured in this run.
 enum Returning {
-    /// Runs `binary arguments` and returns its stdout's first number (records or rows per second).
+    /// Runs `binary arguments` and returns its stdout's last line's number (records or rows per second).
     static func rate(_ binary: String, _ arguments: [String]) throws -> Double {
+        let numbers = try lastLineNumbers(binary, arguments)
+        guard numbers.count == 1 else { throw BenchFailure("\(binary) printed \(numbers), not one rate") }
+        return numbers[0]
+    }
+
+    /// `sqlite-baseline` with a paced rate: every record due at `recordsPerSecond`, each transaction committing
+    /// what is due (a group commit without sockets or parsing), and the latency due → committed it printed.
+    static func pacedLatency(
+        _ binary: String, file: String, database: String, index: String, recordsPerSecond: Double, records: Int
+    ) throws -> LatencyResult {
+        let numbers = try lastLineNumbers(binary, [file, database, "1", index, String(recordsPerSecond)])
+        guard numbers.count == 4 else { throw BenchFailure("\(binary) printed \(numbers), not 4 percentiles") }
+        return LatencyResult(
+            offeredPerSecond: recordsPerSecond, achievedPerSecond: recordsPerSecond, samples: records,
+            p50Milliseconds: numbers[0], p99Milliseconds: numbers[1], p999Milliseconds: numbers[2],
+            maxMilliseconds: numbers[3])
+    }
+
+    /// Runs `binary arguments` and returns the numbers on the last line of its stdout.
+    private static func lastLineNumbers(_ binary: String, _ arguments: [String]) throws -> [Double] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -16,11 +36,12 @@ enum Returning {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0, let value = Double(text.split(separator: "\n").last ?? "") else {
+        let numbers = (text.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Double($0) }
+        guard process.terminationStatus == 0, !numbers.isEmpty else {
             throw BenchFailure(
                 "\(binary) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text)")
         }
-        return value
+        return numbers
     }
 
     /// Writes `bytes` to `path`.

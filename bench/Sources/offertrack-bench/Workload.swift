@@ -28,7 +28,10 @@ struct Workload {
     }
 
     /// The records as NDJSON, one line each, for the baselines that read a file.
-    var ndjson: [UInt8] {
+    var ndjson: [UInt8] { Self.ndjson(submissions[...]) }
+
+    /// `submissions` as NDJSON, one line each.
+    static func ndjson(_ submissions: ArraySlice<Submission>) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(submissions.reduce(0) { $0 + $1.line.count + 1 })
         for submission in submissions {
