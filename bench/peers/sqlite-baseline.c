@@ -8,8 +8,9 @@
  * With PACED_RATE, records instead become due at that many a second and each transaction commits every row due
  * when it begins (a group commit with no time lost to sockets or parsing: the latency floor of the schema on
  * this disk); prints the p50, p99, p999 and max of due → committed, in milliseconds (ROWS_PER_TRANSACTION is then
- * ignored).
- *   sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [INDEX [PACED_RATE]]]                  */
+ * ignored). CHECKPOINTS `none` turns SQLite's autocheckpoint off (the WAL grows without bound): the floor of the
+ * commits alone, with no checkpoint on or beside them.
+ *   sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [INDEX [PACED_RATE [CHECKPOINTS]]]]    */
 #include <sqlite3.h>
 #include <time.h>
 
@@ -79,7 +80,7 @@ static int by_value(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [id|text|integer [PACED_RATE]]]\n");
+        fprintf(stderr, "usage: sqlite-baseline RECORDS.ndjson DATABASE [ROWS_PER_TRANSACTION [id|text|integer [PACED_RATE [none]]]]\n");
         return 64;
     }
     int batch = argc > 3 ? atoi(argv[3]) : 1000;
@@ -91,6 +92,7 @@ int main(int argc, char **argv) {
     if (!lines) { perror(argv[1]); return 66; }
     sqlite3 *db;
     if (sqlite3_open(argv[2], &db) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 73; }
+    if (argc > 6 && strcmp(argv[6], "none") == 0) sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0;", 0, 0, 0);
     sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                      "CREATE TABLE records (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"
                      " ts TEXT NOT NULL, user TEXT NOT NULL, line TEXT NOT NULL);", 0, 0, 0);

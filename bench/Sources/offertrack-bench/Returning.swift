@@ -14,10 +14,14 @@ enum Returning {
 
     /// `sqlite-baseline` with a paced rate: every record due at `recordsPerSecond`, each transaction committing
     /// what is due (a group commit without sockets or parsing), and the latency due → committed it printed.
+    /// With `checkpoints` false, SQLite's autocheckpoint is off: the floor of the commits alone.
     static func pacedLatency(
-        _ binary: String, file: String, database: String, index: String, recordsPerSecond: Double, records: Int
+        _ binary: String, file: String, database: String, index: String, recordsPerSecond: Double, records: Int,
+        checkpoints: Bool = true
     ) throws -> LatencyResult {
-        let numbers = try lastLineNumbers(binary, [file, database, "1", index, String(recordsPerSecond)])
+        let numbers = try lastLineNumbers(
+            binary,
+            [file, database, "1", index, String(recordsPerSecond)] + (checkpoints ? [] : ["none"]))
         guard numbers.count == 4 else { throw BenchFailure("\(binary) printed \(numbers), not 4 percentiles") }
         return LatencyResult(
             offeredPerSecond: recordsPerSecond, achievedPerSecond: recordsPerSecond, samples: records,
