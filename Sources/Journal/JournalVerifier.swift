@@ -10,6 +10,13 @@ public enum JournalVerifier {
         /// Why the check did not apply to this journal (it then passes), or nil when it ran.
         public var skipped: String? = nil
         public var passed: Bool { problems.isEmpty }
+
+        /// A check named `name` that found `problems` (none: passed).
+        public init(name: String, problems: [String], skipped: String? = nil) {
+            self.name = name
+            self.problems = problems
+            self.skipped = skipped
+        }
     }
 
     /// Runs every check in one snapshot.

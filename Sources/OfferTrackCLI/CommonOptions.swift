@@ -59,7 +59,8 @@ struct CommonOptions {
         return readers
     }
 
-    private func open(_ path: String, schema: SchemaPolicy) throws(CLIError) -> ReadOnlyJournal {
+    /// Opens the journal at `path` as `openJournal` opens `--db`.
+    func open(_ path: String, schema: SchemaPolicy) throws(CLIError) -> ReadOnlyJournal {
         do {
             return try ReadOnlyJournal(path: path, schema: schema)
         } catch {

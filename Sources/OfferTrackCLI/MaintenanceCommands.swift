@@ -1,3 +1,4 @@
+import Fleet
 import Journal
 import OfferTrackDomain
 import Posix
@@ -49,13 +50,16 @@ struct RebuildCommand {
 /// `offertrack verify`: integrity and invariants.
 struct VerifyCommand {
     static let help = """
-        Usage: offertrack verify [--db PATH] [--rules PATH]
+        Usage: offertrack verify [--db PATH] [--rules PATH] [--edge PATH]
 
         Runs PRAGMA integrity_check and checks the invariants: every derived row traces back to journaled
         records, the per-user index lists every record once under its user, at most one conversion per user,
         and the derived tables equal a recomputation from scratch.
         Prints one line per check. With --db given more than once (a fleet's central journals) each journal
         is checked under a `journal PATH` line, and then that no user has records in two of them.
+        --edge PATH (repeatable; an edge daemon's journal, read-only while it runs) also checks that every
+        record of that edge the stream acknowledged is in one of the --db journals with the same content,
+        naming what is not and the `offertrack forward` that sends it again.
         Exit 0 when all pass, 65 when one fails.
 
         Example:
@@ -65,10 +69,14 @@ struct VerifyCommand {
     let options: CommonOptions
 
     init(arguments: [String]) throws(CLIError) {
-        let parsed = try CommandArguments(arguments, valued: ["--db", "--rules"])
+        let parsed = try CommandArguments(arguments, valued: ["--db", "--rules", "--edge"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "verify takes no arguments") }
         options = CommonOptions(parsed)
+        edgePaths = parsed.values("--edge")
     }
+
+    /// The edge journals whose forwarded records are looked for in the `--db` journals.
+    let edgePaths: [String]
 
     func run() throws(CLIError) -> Int32 {
         _ = try options.loadRules()
@@ -96,6 +104,17 @@ struct VerifyCommand {
             text += "all journals\n"
             do { add([try JournalVerifier.usersAreDisjoint(readers)]) } catch {
                 throw CLIError(journal: error, doing: "reading the journals")
+            }
+        }
+        for path in edgePaths {
+            if let identity = CurrentProcess.fileIdentity(path),
+                readers.contains(where: { CurrentProcess.fileIdentity($0.path) == identity })
+            {
+                throw CLIError(.usage, "\(path) is given as --edge and as --db: an edge's journal is not a central's")
+            }
+            let edge = try options.open(path, schema: .requireCurrent)
+            do { add([try EdgeReconciliation.check(edge: edge, centrals: readers)]) } catch {
+                throw CLIError(journal: error, doing: "reading \(path) and the central journals")
             }
         }
         try Output.write(text)

@@ -1,0 +1,90 @@
+import Fleet
+import Foundation
+import Journal
+import TestSupport
+import Testing
+
+/// `offertrack verify --edge`: every record an edge's stream acknowledged must be in a central journal. The loss it
+/// finds cannot be made on purpose (a stream that lost messages its consumers had acknowledged, then gave their
+/// sequence numbers to later ones), so the journals are made in that state by real daemons: an edge journal
+/// holding every record, two central journals that lack one and hold another with other content.
+@Suite struct EdgeReconciliationTests {
+    /// Two records for each of 20 users: `c-N` at seq 2N + 1 and `p-N` at seq 2N + 2 in the edge journal.
+    static let lines = (0..<20).flatMap { user in
+        [
+            TestRecords.capabilities(id: "c-\(user)", user: "u-\(user)"),
+            TestRecords.presented(id: "p-\(user)", user: "u-\(user)"),
+        ]
+    }
+    /// What reached no central journal (seq 16), and what one holds with another `ts` (seq 25).
+    static let lost = "p-7"
+    static let differing = TestRecords.capabilities(id: "c-12", user: "u-12", ts: "2026-11-28T11:00:00Z")
+
+    /// A journal made by the daemon from `lines` in `directory`, every one accepted.
+    static func journal(_ directory: ScratchDirectory, _ lines: [String]) throws -> String {
+        let daemon = try DaemonProcess(in: directory)
+        guard daemon.waitReady() else { throw ReconciliationFailure("\(directory.path) did not start") }
+        let answers = try LineClient(path: daemon.socketPath).exchange(lines)
+        #expect(answers.count == lines.count && answers.allSatisfy { $0.status == "accepted" }, "\(answers)")
+        DaemonProcess.terminateCleanly([daemon])
+        return daemon.databasePath
+    }
+
+    struct ReconciliationFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func verifyNamesEveryAcknowledgedEdgeRecordThatNoCentralJournalHolds() throws {
+        let directories = ["ot-edge", "ot-central-0", "ot-central-1"].map { ScratchDirectory($0) }
+        let edge = try Self.journal(directories[0], Self.lines)
+        // The centrals split the users by parity, as two partitions would.
+        func central(_ parity: Int) -> [String] {
+            Self.lines.enumerated().compactMap { index, line in
+                let user = index / 2
+                guard user % 2 == parity, !line.contains(#""id":"\#(Self.lost)""#) else { return nil }
+                return line.contains(#""id":"c-12""#) ? Self.differing : line
+            }
+        }
+        let centrals = [try Self.journal(directories[1], central(0)), try Self.journal(directories[2], central(1))]
+        let databases = centrals.flatMap { ["--db", $0] }
+
+        // The stream acknowledged up to seq 15: what is missing is still being forwarded, and nothing fails.
+        try ForwardingLog(path: edge).setWatermark(15)
+        let early = try Shell.run(Binaries.cli, ["verify", "--edge", edge] + databases)
+        #expect(early.status == 0, "\(early.output)")
+        #expect(
+            early.output.contains(
+                "ok: edge \(edge): every record the stream acknowledged (15, seq up to 15) is in a central journal; "
+                    + "25 not yet acknowledged"), "\(early.output)")
+
+        // Acknowledged through the last record: both are named, with the command that sends them again.
+        try ForwardingLog(path: edge).setWatermark(40)
+        let late = try Shell.run(Binaries.cli, ["verify", "--edge", edge] + databases)
+        #expect(late.status == 65, "\(late.output)")
+        for expected in [
+            "FAILED: edge \(edge): every record the stream acknowledged (40, seq up to 40)",
+            "seq 16, id p-7: in no central journal",
+            "seq 25, id c-12: a central journal holds this id with other content",
+            "1 in no central journal, 1 held with other content",
+            "offertrack forward --db \(edge) --from-seq 16",
+        ] {
+            #expect(late.output.contains(expected), "missing \(expected) in \(late.output)")
+        }
+        // Only the edge check fails: the central journals themselves are sound.
+        #expect(late.output.components(separatedBy: "FAILED").count == 2, "\(late.output)")
+
+        // Read in pages of every size, the same findings.
+        let edgeJournal = try ReadOnlyJournal(path: edge)
+        let centralJournals = try centrals.map { try ReadOnlyJournal(path: $0) }
+        let whole = try EdgeReconciliation.check(edge: edgeJournal, centrals: centralJournals)
+        for pageSize in [1, 3, 16, 39, 40] {
+            let paged = try EdgeReconciliation.check(edge: edgeJournal, centrals: centralJournals, pageSize: pageSize)
+            #expect(paged.name == whole.name && paged.problems == whole.problems, "pages of \(pageSize)")
+        }
+
+        // An edge's journal given as a central one too is refused.
+        let same = try Shell.run(Binaries.cli, ["verify", "--edge", edge, "--db", edge])
+        #expect(same.status == 64 && same.output.contains("is given as --edge and as --db"), "\(same.output)")
+    }
+}
