@@ -10,26 +10,40 @@ public enum EdgeReconciliation {
     static let namedProblems = 10
 
     /// Checks that every record of `edge` the stream acknowledged (`seq` up to the edge's watermark) is in one of
-    /// `centrals` with the same line, reading `pageSize` records of the edge at a time, each page in one snapshot
-    /// of every journal. Records past the watermark are still being forwarded and are only counted.
+    /// `centrals` with the same line, reading `pageSize` records of the edge at a time, each page in a read
+    /// transaction on every journal. Records past the watermark are still being forwarded and are only counted.
+    /// Central journals that record their partitions must cover every partition, or the records of the others
+    /// would all read as lost. Skipped for a journal that stores no watermark (it never forwarded anything).
     public static func check(
         edge: ReadOnlyJournal, centrals: [ReadOnlyJournal], pageSize: Int = 10_000
     ) throws -> JournalVerifier.Check {
-        let watermark = try ForwardingLog.watermark(on: edge.connection)
+        precondition(pageSize > 0, "pages of at least one record")
+        let title = "edge \(edge.path): every record the stream acknowledged is in a central journal"
+        guard let watermark = try ForwardingLog.storedWatermark(on: edge.connection) else {
+            return JournalVerifier.Check(
+                name: title, problems: [],
+                skipped: "it stores no forwarding watermark: not an edge's journal, or nothing was forwarded yet")
+        }
+        if try centrals.contains(where: { try FleetMembership.recorded(on: $0) != nil }) {
+            do { _ = try FleetExport.checkCoverage(centrals) } catch let refusal as FleetExport.Refusal {
+                return JournalVerifier.Check(
+                    name: title, problems: ["\(refusal) (the records of the others would all read as lost)"])
+            }
+        }
         let last = try edge.connection.scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
         let page = try edge.connection.prepare(
             "SELECT seq, id, line FROM records WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3")
         let lookups = try centrals.map { try $0.connection.prepare("SELECT line FROM records WHERE id = ?1") }
-        var problems: [String] = []
+        var named: [String] = []
         var missing = 0
         var differing = 0
         var checked = 0
-        var firstSeq: Int64?
+        var firstMissing: Int64?
         var after: Int64 = 0
         while after < watermark {
             let journals = [edge] + centrals
-            for journal in journals { try journal.connection.execute("BEGIN") }
             defer { for journal in journals { journal.connection.rollbackIfActive() } }
+            for journal in journals { try journal.connection.execute("BEGIN") }
             try page.bind(after, at: 1)
             try page.bind(watermark, at: 2)
             try page.bind(Int64(pageSize), at: 3)
@@ -40,30 +54,36 @@ public enum EdgeReconciliation {
                 let (seq, id, line) = (page.int64(0), page.text(1) ?? "", page.bytes(2))
                 after = seq
                 switch try find(id, in: lookups) {
-                case .some(let stored) where stored == line: continue
+                case .some(let stored) where stored == line:
+                    continue
                 case .some:
                     differing += 1
-                    if problems.count < namedProblems {
-                        problems.append("seq \(seq), id \(id): a central journal holds this id with other content")
+                    if named.count < namedProblems {
+                        named.append("seq \(seq), id \(id): a central journal holds this id with other content")
                     }
                 case .none:
                     missing += 1
-                    if problems.count < namedProblems { problems.append("seq \(seq), id \(id): in no central journal") }
+                    firstMissing = firstMissing ?? seq
+                    if named.count < namedProblems { named.append("seq \(seq), id \(id): in no central journal") }
                 }
-                firstSeq = firstSeq ?? seq
             }
             checked += read
             if read < pageSize { break }
         }
-        let unacknowledged = max(0, last - watermark)
         let name =
-            "edge \(edge.path): every record the stream acknowledged (\(checked), seq up to \(watermark)) is in a "
-            + "central journal; \(unacknowledged) not yet acknowledged"
-        guard let firstSeq else { return JournalVerifier.Check(name: name, problems: []) }
-        problems.append(
-            "\(missing) in no central journal, \(differing) held with other content: once the stream's duplicate "
-                + "window (2 minutes by default) has passed since they were last published, forward again with "
-                + "offertrack forward --db \(edge.path) --from-seq \(firstSeq) --servers URL (README \"The fleet\")")
+            "\(title) (\(checked), seq up to \(watermark)); \(max(0, last - watermark)) not yet acknowledged"
+        var problems = named
+        if let firstMissing {
+            problems.append(
+                "\(missing) in no central journal: once the stream's duplicate window (2 minutes by default) has "
+                    + "passed since they were last published, forward them again with offertrack forward --db "
+                    + "\(edge.path) --from-seq \(firstMissing) --servers URL (README \"The fleet\")")
+        }
+        if differing > 0 {
+            problems.append(
+                "\(differing) held with other content: a central keeps what it journaled first, so forwarding "
+                    + "again changes nothing; find which edge or client sent these ids with two contents")
+        }
         return JournalVerifier.Check(name: name, problems: problems)
     }
 

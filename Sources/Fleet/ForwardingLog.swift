@@ -91,11 +91,16 @@ public final class ForwardingLog: @unchecked Sendable {
         return (through, max(0, last - through), seconds)
     }
 
-    static func watermark(on connection: Connection) throws -> Int64 {
+    /// The watermark, or nil when the journal stores none (it never forwarded, or is not an edge's).
+    static func storedWatermark(on connection: Connection) throws -> Int64? {
         let statement = try connection.prepare(static: "SELECT value FROM meta WHERE key = ?1")
         try statement.bind(watermarkKey, at: 1)
         defer { statement.reset() }
-        return try statement.step() ? Int64(statement.text(0) ?? "") ?? 0 : 0
+        return try statement.step() ? Int64(statement.text(0) ?? "") ?? 0 : nil
+    }
+
+    static func watermark(on connection: Connection) throws -> Int64 {
+        try storedWatermark(on: connection) ?? 0
     }
 
     /// Records what the forwarder reports about the stream (for `offertrack status`).

@@ -58,8 +58,9 @@ struct VerifyCommand {
         Prints one line per check. With --db given more than once (a fleet's central journals) each journal
         is checked under a `journal PATH` line, and then that no user has records in two of them.
         --edge PATH (repeatable; an edge daemon's journal, read-only while it runs) also checks that every
-        record of that edge the stream acknowledged is in one of the --db journals with the same content,
-        naming what is not and the `offertrack forward` that sends it again.
+        record of that edge the stream acknowledged is in one of the --db journals (every central journal of
+        the fleet) with the same content, naming the first ten that are not and the `offertrack forward` that
+        sends the missing ones again. Run it once the centrals' consuming lag is 0 (offertrack status).
         Exit 0 when all pass, 65 when one fails.
 
         Example:

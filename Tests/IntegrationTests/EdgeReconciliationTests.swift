@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func verifyNamesEveryAcknowledgedEdgeRecordThatNoCentralJournalHolds() throws {
-        let directories = ["ot-edge", "ot-central-0", "ot-central-1"].map { ScratchDirectory($0) }
+        let directories = ["ot-edge", "ot-central-0", "ot-central-1", "ot-empty"].map { ScratchDirectory($0) }
         let edge = try Self.journal(directories[0], Self.lines)
         // The centrals split the users by parity, as two partitions would.
         func central(_ parity: Int) -> [String] {
@@ -48,26 +48,33 @@ import Testing
         }
         let centrals = [try Self.journal(directories[1], central(0)), try Self.journal(directories[2], central(1))]
         let databases = centrals.flatMap { ["--db", $0] }
+        let title = "edge \(edge): every record the stream acknowledged is in a central journal"
+
+        // Nothing forwarded yet (no watermark): skipped, and said so.
+        let unforwarded = try Shell.run(Binaries.cli, ["verify", "--edge", edge] + databases)
+        #expect(unforwarded.status == 0, "\(unforwarded.output)")
+        #expect(
+            unforwarded.output.contains("skipped: \(title): it stores no forwarding watermark"),
+            "\(unforwarded.output)")
 
         // The stream acknowledged up to seq 15: what is missing is still being forwarded, and nothing fails.
         try ForwardingLog(path: edge).setWatermark(15)
         let early = try Shell.run(Binaries.cli, ["verify", "--edge", edge] + databases)
         #expect(early.status == 0, "\(early.output)")
         #expect(
-            early.output.contains(
-                "ok: edge \(edge): every record the stream acknowledged (15, seq up to 15) is in a central journal; "
-                    + "25 not yet acknowledged"), "\(early.output)")
+            early.output.contains("ok: \(title) (15, seq up to 15); 25 not yet acknowledged"), "\(early.output)")
 
-        // Acknowledged through the last record: both are named, with the command that sends them again.
+        // Acknowledged through the last record: both are named, each with what to do about it.
         try ForwardingLog(path: edge).setWatermark(40)
         let late = try Shell.run(Binaries.cli, ["verify", "--edge", edge] + databases)
         #expect(late.status == 65, "\(late.output)")
         for expected in [
-            "FAILED: edge \(edge): every record the stream acknowledged (40, seq up to 40)",
+            "FAILED: \(title) (40, seq up to 40); 0 not yet acknowledged",
             "seq 16, id p-7: in no central journal",
             "seq 25, id c-12: a central journal holds this id with other content",
-            "1 in no central journal, 1 held with other content",
-            "offertrack forward --db \(edge) --from-seq 16",
+            "1 in no central journal: once the stream's duplicate window",
+            "offertrack forward --db \(edge) --from-seq 16 --servers URL",
+            "1 held with other content: a central keeps what it journaled first",
         ] {
             #expect(late.output.contains(expected), "missing \(expected) in \(late.output)")
         }
@@ -83,8 +90,47 @@ import Testing
             #expect(paged.name == whole.name && paged.problems == whole.problems, "pages of \(pageSize)")
         }
 
+        // Against a journal that holds none of them: the first ten are named, and the rest counted.
+        let empty = try Self.journal(directories[3], [])
+        let none = try Shell.run(Binaries.cli, ["verify", "--edge", edge, "--db", empty])
+        #expect(none.status == 65, "\(none.output)")
+        #expect(none.output.contains("seq 10, id p-4: in no central journal"), "\(none.output)")
+        #expect(!none.output.contains("seq 11,"), "more than ten named: \(none.output)")
+        #expect(none.output.contains("40 in no central journal") && none.output.contains("--from-seq 1 "))
+
+        // The lost record forwarded again (here sent straight to its central): only the other content is left,
+        // which forwarding cannot change, so no forward is suggested.
+        _ = try Self.journal(directories[2], Self.lines.filter { $0.contains(#""id":"\#(Self.lost)""#) })
+        let forwarded = try Shell.run(Binaries.cli, ["verify", "--edge", edge] + databases)
+        #expect(forwarded.status == 65, "\(forwarded.output)")
+        #expect(forwarded.output.contains("1 held with other content"), "\(forwarded.output)")
+        #expect(!forwarded.output.contains("p-7") && !forwarded.output.contains("offertrack forward"))
+
         // An edge's journal given as a central one too is refused.
         let same = try Shell.run(Binaries.cli, ["verify", "--edge", edge, "--db", edge])
         #expect(same.status == 64 && same.output.contains("is given as --edge and as --db"), "\(same.output)")
+    }
+
+    /// Central journals that leave a partition out would make all of its records read as lost: refused instead.
+    @Test func centralJournalsThatMissAPartitionAreNamedNotCountedAsLosses() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        let centralDirectory = ScratchDirectory("ot-central")
+        let central = try DaemonProcess(
+            in: centralDirectory,
+            arguments: [
+                "--consume", server.url, "--stream-replicas", "1", "--partitions", "0-1", "--partitions-total", "4",
+            ])
+        guard central.waitReady() else { return }
+        DaemonProcess.terminateCleanly([central])
+        let edgeDirectory = ScratchDirectory("ot-edge")
+        let edge = try Self.journal(edgeDirectory, Self.lines)
+        try ForwardingLog(path: edge).setWatermark(40)
+        let outcome = try Shell.run(Binaries.cli, ["verify", "--edge", edge, "--db", central.databasePath])
+        #expect(outcome.status == 65, "\(outcome.output)")
+        #expect(
+            outcome.output.contains("no journal given holds partitions 2,3 of 4: give every central journal"),
+            "\(outcome.output)")
+        #expect(!outcome.output.contains("in no central journal"), "\(outcome.output)")
     }
 }

@@ -92,7 +92,8 @@ int main(int argc, char **argv) {
     if (!lines) { perror(argv[1]); return 66; }
     sqlite3 *db;
     if (sqlite3_open(argv[2], &db) != SQLITE_OK) { fprintf(stderr, "%s\n", sqlite3_errmsg(db)); return 73; }
-    if (argc > 6 && strcmp(argv[6], "none") == 0) sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0;", 0, 0, 0);
+    if (argc > 6 && strcmp(argv[6], "none") != 0) { fprintf(stderr, "CHECKPOINTS is none or absent\n"); return 64; }
+    if (argc > 6) sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0;", 0, 0, 0);
     sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                      "CREATE TABLE records (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL,"
                      " ts TEXT NOT NULL, user TEXT NOT NULL, line TEXT NOT NULL);", 0, 0, 0);
@@ -112,7 +113,7 @@ int main(int argc, char **argv) {
     struct statements statements = {db, insert, find_user, add_user, add_by_user};
     if (argc > 5) {
         double rate = atof(argv[5]);
-        if (rate <= 0) { fprintf(stderr, "PACED_RATE must be positive\n"); return 64; }
+        if (rate < 1 || count == 0) { fprintf(stderr, "PACED_RATE must be at least 1, RECORDS not empty\n"); return 64; }
         double *latency = malloc(count * sizeof(double));
         if (!latency) return 71;
         double started = now();
@@ -121,7 +122,8 @@ int main(int argc, char **argv) {
             size_t due = (size_t)(at * rate) + 1;
             if (due > count) due = count;
             if (due <= i) {
-                struct timespec pause = {0, (long)((i / rate - at) * 1e9)};
+                double wait = i / rate - at; /* under a second: rate is at least 1 */
+                struct timespec pause = {0, (long)(wait * 1e9)};
                 nanosleep(&pause, 0);
                 continue;
             }

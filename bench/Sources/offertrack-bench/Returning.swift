@@ -14,7 +14,8 @@ enum Returning {
 
     /// `sqlite-baseline` with a paced rate: every record due at `recordsPerSecond`, each transaction committing
     /// what is due (a group commit without sockets or parsing), and the latency due → committed it printed.
-    /// With `checkpoints` false, SQLite's autocheckpoint is off: the floor of the commits alone.
+    /// With `checkpoints` false, SQLite's autocheckpoint is off: the floor of the commits alone. The achieved rate
+    /// is the offered one: records fall due by the clock, whatever the commits take.
     static func pacedLatency(
         _ binary: String, file: String, database: String, index: String, recordsPerSecond: Double, records: Int,
         checkpoints: Bool = true
