@@ -382,6 +382,27 @@ final class FleetSection {
             all, downAt: downAt, backAt: backAt, memoryAtBack: memoryAtBack, peaks: peaks, backlog: backlog,
             edgeDrained: edgeDrained, centralDrained: centralDrained, sent: sent, held: watch.held,
             converged: converged)
+        if !converged { try reconcile(fleet) }
+    }
+
+    /// What `offertrack verify --edge` says of the stopped fleet's journals: which acknowledged records no central
+    /// journal holds (a stream that lost messages its consumers had acknowledged).
+    private func reconcile(_ fleet: FleetUnderTest) throws {
+        let cli = URL(fileURLWithPath: daemonPath).deletingLastPathComponent().appendingPathComponent("offertrack")
+        let outputPath = scratch.file("fleet-verify-edge.txt")
+        let child = try ChildProcess(
+            [cli.path, "verify"] + fleet.edges.flatMap { ["--edge", $0.databasePath] }
+                + fleet.centralJournals.flatMap { ["--db", $0] },
+            environment: ["PATH": "/usr/bin:/bin"], stdoutPath: outputPath, stderrPath: outputPath)
+        let status = child.wait()
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let edgeLines = output.split(separator: "\n").drop { !$0.contains("edge ") }
+        add(
+            ResultRow(
+                section: Self.section, name: "not converged: `offertrack verify --edge` over the fleet's journals",
+                value: "exit \(status)",
+                comparison: edgeLines.prefix(24).map { $0.trimmingCharacters(in: .whitespaces) }.joined(
+                    separator: "; ")))
     }
 
     private func addOutageRows(
