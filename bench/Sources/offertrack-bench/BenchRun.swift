@@ -340,28 +340,31 @@ final class BenchRun {
         // SQLite's own latency floor for each schema at the same load: the same records committed in C by a
         // group-committing loop, runs alternating over the indexes.
         // The last, the integer index with no checkpoint at all: the commits' own floor.
-        let floorKinds = indexes.map { ($0.0, $0.1, true) } + [("integer", indexes[2].1, false)]
+        typealias FloorKind = (key: String, index: String, description: String, checkpoints: Bool)
+        let floorKinds: [FloorKind] =
+            indexes.map { ($0.0, $0.0, $0.1, true) }
+            + indexes.filter { $0.0 == "integer" }.map { ("integer-none", $0.0, $0.1, false) }
         var floors: [String: [LatencyResult]] = [:]
         if let peers = options.peersPath {
             let pacedFile = scratch.file("returning-paced.ndjson")
             try Returning.write(Workload.ndjson(workload.submissions[0..<perRun]), to: pacedFile)
             for _ in 0..<max(1, min(3, scale.returningLatencyRuns)) {
-                for (index, _, checkpoints) in floorKinds {
+                for kind in floorKinds {
                     FileSystem.syncAll()
-                    floors[index + (checkpoints ? "" : "-none"), default: []].append(
+                    floors[kind.key, default: []].append(
                         try Returning.pacedLatency(
-                            "\(peers)/sqlite-baseline", file: pacedFile, database: newDatabase(), index: index,
-                            recordsPerSecond: load, records: perRun, checkpoints: checkpoints))
+                            "\(peers)/sqlite-baseline", file: pacedFile, database: newDatabase(), index: kind.index,
+                            recordsPerSecond: load, records: perRun, checkpoints: kind.checkpoints))
                 }
             }
         }
-        for (index, description, checkpoints) in floorKinds {
-            guard let runs = floors[index + (checkpoints ? "" : "-none")] else { continue }
+        for kind in floorKinds {
+            guard let runs = floors[kind.key] else { continue }
             add(
                 ResultRow(
                     section: "6 Returning users",
-                    name: "floor: SQLite in C, \(description), committing what is due at 10,000 records/s"
-                        + (checkpoints ? " (its autocheckpoint in the loop)" : ", no checkpoint at all"),
+                    name: "floor: SQLite in C, \(kind.description), committing what is due at 10,000 records/s"
+                        + (kind.checkpoints ? " (its autocheckpoint in the loop)" : ", no checkpoint at all"),
                     value: Self.latencyFigures(runs, median),
                     comparison: "medians of \(runs.count) runs (p50 / p99 / p999 / max); p99 runs "
                         + runs.map { Format.fixed($0.p99Milliseconds, 2) }.joined(separator: ", ") + " ms"))
@@ -480,7 +483,8 @@ final class BenchRun {
         var fleetScale = options.smoke ? FleetScale.smoke : FleetScale.full
         if let seconds = options.fleetOutageSeconds { fleetScale.outageSeconds = seconds }
         try FleetSection(
-            daemonPath: options.resolvedDaemonPath, scratch: scratch, scale: fleetScale,
+            daemonPath: options.resolvedDaemonPath, cliPath: options.resolvedCLIPath, scratch: scratch,
+            scale: fleetScale,
             newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
         ).run(parts: options.fleetParts)
     }

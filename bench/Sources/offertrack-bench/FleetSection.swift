@@ -49,6 +49,8 @@ struct FleetScale {
 ///    once the stream is back.
 final class FleetSection {
     private let daemonPath: String
+    /// The `offertrack` CLI beside the daemon (`BenchOptions.resolvedCLIPath`).
+    private let cliPath: String
     private let scratch: ScratchDirectory
     private let scale: FleetScale
     private let newDatabase: () -> String
@@ -58,10 +60,12 @@ final class FleetSection {
     static let section = "7 Fleet"
 
     init(
-        daemonPath: String, scratch: ScratchDirectory, scale: FleetScale, newDatabase: @escaping () -> String,
+        daemonPath: String, cliPath: String, scratch: ScratchDirectory, scale: FleetScale,
+        newDatabase: @escaping () -> String,
         add: @escaping (ResultRow) -> Void, progress: @escaping (String) -> Void
     ) {
         self.daemonPath = daemonPath
+        self.cliPath = cliPath
         self.scratch = scratch
         self.scale = scale
         self.newDatabase = newDatabase
@@ -388,10 +392,9 @@ final class FleetSection {
     /// What `offertrack verify --edge` says of the stopped fleet's journals: which acknowledged records no central
     /// journal holds (a stream that lost messages its consumers had acknowledged).
     private func reconcile(_ fleet: FleetUnderTest) throws {
-        let cli = URL(fileURLWithPath: daemonPath).deletingLastPathComponent().appendingPathComponent("offertrack")
         let outputPath = scratch.file("fleet-verify-edge.txt")
         let child = try ChildProcess(
-            [cli.path, "verify"] + fleet.edges.flatMap { ["--edge", $0.databasePath] }
+            [cliPath, "verify"] + fleet.edges.flatMap { ["--edge", $0.databasePath] }
                 + fleet.centralJournals.flatMap { ["--db", $0] },
             environment: ["PATH": "/usr/bin:/bin"], stdoutPath: outputPath, stderrPath: outputPath)
         let status = child.wait()
