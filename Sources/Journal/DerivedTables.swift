@@ -30,7 +30,7 @@ enum DerivedTables {
     /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that
     /// changed (and the roll-up groups they count in): usually one new presentation, or nothing.
     ///
-    /// `added` are the user's records this batch journaled. A user with nothing journaled before (most, for
+    /// `added` are the user's records this batch journaled; `key`, when given, is the user's key (`UserKeys`). A user with nothing journaled before (most, for
     /// in-order traffic) gets all their rows inserted from `added` alone; `mayHaveEarlier: false` says the caller
     /// already knows that, and skips reading the journal.
     ///
@@ -39,11 +39,17 @@ enum DerivedTables {
     ///
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
     static func refresh(
-        user: String, added: [Record], mayHaveEarlier: Bool, settings: AttributionSettings,
+        user: String, key: Int64? = nil, added: [Record], mayHaveEarlier: Bool, settings: AttributionSettings,
         rollup: inout DayRollup, tables: DerivedTableSet = .live, on connection: Connection
     ) throws {
-        // The user's records, this batch's included, read once (no separate probe for earlier ones).
-        let records = mayHaveEarlier ? try RecordQueries.records(of: user, on: connection) : added
+        // The user's records, this batch's included, read once (no separate probe for earlier ones), by the
+        // user's key when the caller has it.
+        var records = added
+        if mayHaveEarlier {
+            records =
+                try key.map { try RecordQueries.records(of: user, key: $0, on: connection) }
+                ?? RecordQueries.records(of: user, on: connection)
+        }
         let addedIDs = Set(added.map { ExactString($0.id) })
         let earlier = records.count > added.count ? records.filter { !addedIDs.contains(ExactString($0.id)) } : []
         guard !earlier.isEmpty else {

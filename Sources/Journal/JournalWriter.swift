@@ -100,14 +100,19 @@ public final class JournalWriter {
                 outcomes.reserveCapacity(batch.count)
                 let firstSeq = lastSeq + 1
                 var lastKey: (user: String, key: Int64)?
-                for submission in batch {
+                // Each accepted record's user key, by batch index (the join reads histories by key).
+                var keys = [Int64](repeating: 0, count: batch.count)
+                for (index, submission) in batch.enumerated() {
                     let outcome = try append(submission, receivedAt: receivedAt, lastKey: &lastKey, on: connection)
-                    if case .accepted(let seq) = outcome { lastSeq = seq }
+                    if case .accepted(let seq) = outcome {
+                        lastSeq = seq
+                        keys[index] = lastKey?.key ?? 0
+                    }
                     outcomes.append(outcome)
                 }
                 if let plan, let settings, lastSeq >= firstSeq {
                     try refreshDerivedTables(
-                        plan.wait(), batch: batch, outcomes: outcomes, settings: settings,
+                        plan.wait(), batch: batch, outcomes: outcomes, keys: keys, settings: settings,
                         copyChanges: &copyChanges, on: connection)
                 }
                 return outcomes
@@ -125,13 +130,15 @@ public final class JournalWriter {
         }
     }
 
-    /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once,
+    /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once
+    /// (their history read by the key `keys` holds for each accepted record's batch index),
     /// and the roll-ups are written once. A user certainly new to the journal whose records were all accepted
     /// (most, for in-order traffic) takes the plan's attribution as it is; any other is recomputed against the
     /// journal. During a recompute for new windows, users the copy already holds are refreshed in it too, with
     /// its roll-up changes in `copyChanges`.
     private func refreshDerivedTables(
-        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], settings: AttributionSettings,
+        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], keys: [Int64],
+        settings: AttributionSettings,
         copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
     ) throws {
         var rollup = plan.rollup
@@ -160,7 +167,7 @@ public final class JournalWriter {
             }
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)
             try DerivedTables.refresh(
-                user: group.user, added: accepted.map { batch[$0].record },
+                user: group.user, key: keys[accepted[0]], added: accepted.map { batch[$0].record },
                 mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, on: connection)
         }
         try rollup.write(on: connection)

@@ -19,6 +19,25 @@ enum RecordQueries {
                 FROM by_user b JOIN records r ON r.seq = b.seq WHERE b.k = (SELECT k FROM users WHERE user = ?1)
                 """)
         try statement.bind(user, at: 1)
+        return try records(of: user, from: statement)
+    }
+
+    /// The records of the user whose key (`UserKeys`) is `key`, named `user`, in no particular order: for a
+    /// caller that already holds the key, one lookup of the users' name index fewer.
+    static func records(of user: String, key: Int64, on connection: Connection) throws -> [Record] {
+        let statement = try connection.prepare(
+            static: """
+                SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
+                    r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
+                    r.review_reason, r.review_note
+                FROM by_user b JOIN records r ON r.seq = b.seq WHERE b.k = ?1
+                """)
+        try statement.bind(key, at: 1)
+        return try records(of: user, from: statement)
+    }
+
+    /// Steps `statement` (selecting the `columns`) to its end, decoding each row as a record of `user`.
+    private static func records(of user: String, from statement: Statement) throws -> [Record] {
         defer { statement.reset() }
         var records: [Record] = []
         while try statement.step() {
