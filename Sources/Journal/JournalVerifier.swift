@@ -83,18 +83,30 @@ public enum JournalVerifier {
         return Check(name: "published export days read back as their manifests state (sha256)", problems: problems)
     }
 
-    /// The per-user index (schema 8) lists every record exactly once, under its own user's key and time: as many
-    /// entries as records, and none that names a missing record, a missing key or another user's key.
+    /// The per-user index (schema 8, two levels since 10) lists every record exactly once, under its own user's key
+    /// and time: as many entries in both levels as records, none in both, and none that names a missing record, a
+    /// missing key or another user's key.
     private static func perUserIndexCheck(_ connection: Connection) throws -> Check {
-        var problems = try ids(
+        var problems: [String] = []
+        for level in ["by_user", "by_user_recent"] {
+            problems += try ids(
+                connection,
+                """
+                SELECT b.seq || ' (per-user index entry under key ' || b.k || ' at ' || b.ts || ' in \(level))'
+                FROM \(level) b LEFT JOIN records r ON r.seq = b.seq LEFT JOIN users u ON u.k = b.k
+                WHERE r.seq IS NULL OR u.k IS NULL OR r.user != u.user OR r.ts != b.ts
+                """)
+        }
+        problems += try ids(
             connection,
             """
-            SELECT b.seq || ' (per-user index entry under key ' || b.k || ' at ' || b.ts || ')' FROM by_user b
-            LEFT JOIN records r ON r.seq = b.seq LEFT JOIN users u ON u.k = b.k
-            WHERE r.seq IS NULL OR u.k IS NULL OR r.user != u.user OR r.ts != b.ts
+            SELECT b.seq || ' (listed in both levels of the per-user index)' FROM by_user b
+            JOIN by_user_recent n ON n.k = b.k AND n.ts = b.ts AND n.seq = b.seq
             """)
         let records = try connection.scalarInt("SELECT count(*) FROM records") ?? 0
-        let entries = try connection.scalarInt("SELECT count(*) FROM by_user") ?? 0
+        let entries =
+            try connection.scalarInt("SELECT (SELECT count(*) FROM by_user) + (SELECT count(*) FROM by_user_recent)")
+            ?? 0
         if records != entries { problems.append("\(records) records, \(entries) per-user index entries") }
         return Check(name: "the per-user index lists every record once, under its user", problems: problems)
     }

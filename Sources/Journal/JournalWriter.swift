@@ -24,6 +24,8 @@ public final class JournalWriter {
     private let knownUsers = KnownUsers()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     private var recompute: DerivedTablesRecompute?
+    /// The first key of the slice of the per-user index the next batch moves to its main level (`UserKeys`).
+    private var sliceCursor: Int64 = 0
 
     /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
     /// refusing one of another schema version), and brings attribution's derived tables up to date under
@@ -89,6 +91,7 @@ public final class JournalWriter {
         do {
             var lastSeq: Int64 = 0
             var copyChanges = DerivedTablesRecompute.Step()
+            var nextSlice = sliceCursor
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
@@ -115,8 +118,10 @@ public final class JournalWriter {
                         plan.wait(), batch: batch, outcomes: outcomes, keys: keys, settings: settings,
                         copyChanges: &copyChanges, on: connection)
                 }
+                nextSlice = try UserKeys.moveSlice(from: sliceCursor, on: connection)
                 return outcomes
             }
+            sliceCursor = nextSlice
             knownUsers.committed(lastSeq: lastSeq)
             recompute?.apply(copyChanges)
             return outcomes

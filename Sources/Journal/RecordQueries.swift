@@ -10,38 +10,35 @@ enum RecordQueries {
 
     /// One user's records, in no particular order.
     static func records(of user: String, on connection: Connection) throws -> [Record] {
-        // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`).
-        let statement = try connection.prepare(
-            static: """
-                SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
-                    r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                    r.review_reason, r.review_note
-                FROM by_user b JOIN records r ON r.seq = b.seq WHERE b.k = (SELECT k FROM users WHERE user = ?1)
-                """)
-        try statement.bind(user, at: 1)
-        return try records(of: user, from: statement)
+        guard let key = try UserKeys.existingKey(of: user, on: connection) else { return [] }
+        return try records(of: user, key: key, on: connection)
     }
 
-    /// The records of the user whose key (`UserKeys`) is `key`, named `user`, in no particular order: for a
-    /// caller that already holds the key, one lookup of the users' name index fewer.
+    /// The records of the user whose key (`UserKeys`) is `key`, named `user`, in no particular order: those the
+    /// per-user index lists in either level.
     static func records(of user: String, key: Int64, on connection: Connection) throws -> [Record] {
-        let statement = try connection.prepare(
+        // `columns`, spelled out: the hot path needs static literals (see `Connection.prepare(static:)`).
+        let listed = try connection.prepare(
             static: """
                 SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
                     r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
                     r.review_reason, r.review_note
                 FROM by_user b JOIN records r ON r.seq = b.seq WHERE b.k = ?1
                 """)
-        try statement.bind(key, at: 1)
-        return try records(of: user, from: statement)
-    }
-
-    /// Steps `statement` (selecting the `columns`) to its end, decoding each row as a record of `user`.
-    private static func records(of user: String, from statement: Statement) throws -> [Record] {
-        defer { statement.reset() }
+        let recent = try connection.prepare(
+            static: """
+                SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
+                    r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
+                    r.review_reason, r.review_note
+                FROM by_user_recent b JOIN records r ON r.seq = b.seq WHERE b.k = ?1
+                """)
         var records: [Record] = []
-        while try statement.step() {
-            if let record = record(from: statement, user: user, offset: 0) { records.append(record) }
+        for statement in [listed, recent] {
+            try statement.bind(key, at: 1)
+            defer { statement.reset() }
+            while try statement.step() {
+                if let record = record(from: statement, user: user, offset: 0) { records.append(record) }
+            }
         }
         return records
     }
@@ -61,20 +58,72 @@ enum RecordQueries {
         }
     }
 
-    /// Every record with its user's name, through the per-user index (`WHERE` and `ORDER BY u.user` follow).
-    private static let byUser =
+    /// Every record with its user's name, through one level of the per-user index (`WHERE` and `ORDER BY u.user`
+    /// follow).
+    private static func byUser(level table: String) -> String {
         "SELECT u.user, \(columns.split(separator: ", ").map { "r.\($0)" }.joined(separator: ", ")) "
-        + "FROM users u JOIN by_user b ON b.k = u.k JOIN records r ON r.seq = b.seq"
+            + "FROM users u JOIN \(table) b ON b.k = u.k JOIN records r ON r.seq = b.seq"
+    }
 
     /// Like `forEachUser`, from the first user after `user` (in the journal's byte order) when given; `body`
     /// returns false to stop after that user. The result is whether every user was read.
+    ///
+    /// The recent level of the per-user index (a few batches' entries) is read first, in user order; the main
+    /// level is then read user by user, and the two are merged, so a user listed in either or both is read once
+    /// with all of their records.
     static func readUsers(
         after user: String?, on connection: Connection, _ body: (String, [Record]) throws -> Bool
     ) throws -> Bool {
-        // Always a range on the users' name index, which makes SQLite walk users in name order (outer loop)
-        // instead of scanning the per-user index and sorting every record. Users are never empty (SPEC 3), so
-        // "" starts before the first.
-        let statement = try connection.prepare("\(byUser) WHERE u.user > ?1 ORDER BY u.user")
+        var recent: [(user: String, records: [Record])] = []
+        _ = try readLevel("by_user_recent", after: user, on: connection) { user, records in
+            recent.append((user, records))
+            return true
+        }
+        var next = 0
+        // Hands `body` the users only the recent level lists, up to `user` (every one left when nil); false
+        // when `body` asked to stop.
+        func recentOnly(before user: String?) throws -> Bool {
+            while next < recent.count, user.map({ recent[next].user.utf8.lexicographicallyPrecedes($0.utf8) }) ?? true {
+                next += 1
+                guard try body(recent[next - 1].user, recent[next - 1].records) else { return false }
+            }
+            return true
+        }
+        var stoppedBefore = false
+        var stoppedAt = false
+        let mainEnded = try readLevel("by_user", after: user, on: connection) { user, records in
+            guard try recentOnly(before: user) else {
+                stoppedBefore = true
+                return false
+            }
+            var all = records
+            if next < recent.count, recent[next].user.utf8.elementsEqual(user.utf8) {
+                all += recent[next].records
+                next += 1
+            }
+            guard try body(user, all) else {
+                stoppedAt = true
+                return false
+            }
+            return true
+        }
+        if stoppedBefore { return false }
+        if stoppedAt { return mainEnded && next == recent.count }
+        return try recentOnly(before: nil) || next == recent.count
+    }
+
+    /// Every user one level of the per-user index lists after `user`, in user order, with the records it lists
+    /// for them: always a range on the users' name index, which makes SQLite walk users in name order (outer
+    /// loop) instead of scanning the index and sorting every record. Users are never empty (SPEC 3), so ""
+    /// starts before the first. Returns false when `body` stopped it before its last user.
+    private static func readLevel(
+        _ table: StaticString, after user: String?, on connection: Connection,
+        _ body: (String, [Record]) throws -> Bool
+    ) throws -> Bool {
+        let select = "SELECT u.user, \(columns.split(separator: ", ").map { "r.\($0)" }.joined(separator: ", ")) "
+        let statement = try connection.prepare(
+            select + "FROM users u JOIN \(table) b ON b.k = u.k JOIN records r ON r.seq = b.seq "
+                + "WHERE u.user > ?1 ORDER BY u.user")
         try statement.bind(user ?? "", at: 1)
         defer { statement.reset() }
         var currentUser: String?

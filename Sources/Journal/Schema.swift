@@ -236,7 +236,18 @@ public enum Schema {
             currency TEXT,
             PRIMARY KEY (run, original_date, conversion_id)
         ) WITHOUT ROWID;
+        """,
+        // 10: the per-user index in two levels (`UserKeys`). A batch lists its records in `by_user_recent`, which
+        // stays a few batches small, so a commit dirties few of its pages; each commit then moves the entries of
+        // one slice of the users' keys into `by_user`, many to a page at once. Readers read both.
         """
+        CREATE TABLE by_user_recent (
+            k INTEGER NOT NULL,
+            ts INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (k, ts, seq)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version `UserKeysMigration` migrates to (from the last of `migrations`).

@@ -1,37 +1,77 @@
 import SQLite
 
-/// Users' integer keys (schema 8): each user is given one the first time one of their records is journaled, and
-/// every record is listed under it in the per-user index `by_user(k, ts, seq)`.
+/// Users' integer keys (schema 8) and the per-user index on them (schema 10): each user is given a key the first
+/// time one of their records is journaled, and every record is listed under it, first in `by_user_recent` by the
+/// batch that journals it, later in `by_user` (k, ts, seq).
+///
+/// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
+/// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
+/// holds only the last few batches' entries, so a batch dirties few of its pages; and each commit moves the
+/// entries of one slice of the keys (a sixteenth of them, `slices`) into `by_user` together, many to a page.
+/// Every entry is moved within `slices` commits of being listed. Both levels are ordinary tables written in the
+/// batch's transaction, so they are exactly as durable as the records; a reader reads a user's entries from both.
 enum UserKeys {
+    /// Commits a full round of the keys takes: each moves the entries of one slice out of `by_user_recent`.
+    static let slices: Int64 = 16
+
     /// `user`'s key, given now (in the caller's transaction) if the user has none yet. Keys are rowids of
     /// `users`, so they are never reused.
     static func key(of user: String, on connection: Connection) throws -> Int64 {
-        let find = try connection.prepare(static: "SELECT k FROM users WHERE user = ?1")
-        try find.bind(user, at: 1)
-        defer { find.reset() }
-        if try find.step() { return find.int64(0) }
+        if let key = try existingKey(of: user, on: connection) { return key }
         let add = try connection.prepare(static: "INSERT INTO users (user) VALUES (?1)")
         try add.bind(user, at: 1)
         try add.run()
         return connection.lastInsertRowID
     }
 
-    /// Lists the record `seq` (at `ts`) under its user's key `k`.
+    /// `user`'s key; nil when the user has none (no record of theirs is journaled).
+    static func existingKey(of user: String, on connection: Connection) throws -> Int64? {
+        let find = try connection.prepare(static: "SELECT k FROM users WHERE user = ?1")
+        try find.bind(user, at: 1)
+        defer { find.reset() }
+        return try find.step() ? find.int64(0) : nil
+    }
+
+    /// Lists the record `seq` (at `ts`) under its user's key `k`, in the recent level.
     static func index(seq: Int64, ts: Int64, key: Int64, on connection: Connection) throws {
-        let insert = try connection.prepare(static: "INSERT INTO by_user (k, ts, seq) VALUES (?1, ?2, ?3)")
+        let insert = try connection.prepare(
+            static: "INSERT INTO by_user_recent (k, ts, seq) VALUES (?1, ?2, ?3)")
         try insert.bind(key, at: 1)
         try insert.bind(ts, at: 2)
         try insert.bind(seq, at: 3)
         try insert.run()
     }
 
+    /// Moves the recent entries of keys from `cursor` on, a `slices`-th of the keys given so far, into `by_user`
+    /// (in the caller's transaction). Returns the cursor of the next slice, back at the first key after the last.
+    static func moveSlice(from cursor: Int64, on connection: Connection) throws -> Int64 {
+        let last = try connection.prepare(static: "SELECT coalesce(max(k), 0) FROM users")
+        let lastKey = try last.step() ? last.int64(0) : 0
+        last.reset()
+        let start = cursor > lastKey ? 0 : cursor
+        let end = start + lastKey / slices + 1
+        let move = try connection.prepare(
+            static: """
+                INSERT INTO by_user (k, ts, seq) SELECT k, ts, seq FROM by_user_recent WHERE k >= ?1 AND k < ?2
+                """)
+        let forget = try connection.prepare(static: "DELETE FROM by_user_recent WHERE k >= ?1 AND k < ?2")
+        for statement in [move, forget] {
+            try statement.bind(start, at: 1)
+            try statement.bind(end, at: 2)
+            try statement.run()
+        }
+        return end
+    }
+
     /// Lists every record under its user's key again from `records` alone (`offertrack rebuild`): keys of users
     /// with records are kept, users without records are forgotten, users without a key are given one. One scan
-    /// of `records`; the entries are sorted before they are inserted, so the index is written in order.
+    /// of `records`; the entries are sorted before they are inserted, so the index is written in order, all of
+    /// it in `by_user`.
     static func rebuild(on connection: Connection) throws {
         try connection.execute(
             """
             DELETE FROM by_user;
+            DELETE FROM by_user_recent;
             DELETE FROM users WHERE user NOT IN (SELECT user FROM records);
             INSERT INTO users (user) SELECT user FROM records WHERE user NOT IN (SELECT user FROM users)
                 GROUP BY user ORDER BY user;

@@ -1,0 +1,136 @@
+import Foundation
+import OfferTrackDomain
+import SQLite
+import Simulator
+import Testing
+
+@testable import Journal
+
+/// The per-user index in two levels (schema 10, `UserKeys`): batches list records in `by_user_recent`, each
+/// commit moves one slice of keys into `by_user`, and every reader reads both.
+@Suite struct TwoLevelUserIndexTests {
+    let path = "/tmp/two-level-test-\(UInt32.random(in: 0...UInt32.max)).db"
+
+    /// A journal of simulated traffic appended in batches of 200: `(writer, the journal's last seq after each batch)`.
+    func journal(users: Int, seed: UInt64) throws -> (JournalWriter, [Int64]) {
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        let lines = Array(WorkloadSimulator(users: users, seed: seed, days: 2).lines)
+        var lastSeqs: [Int64] = []
+        for start in stride(from: 0, to: lines.count, by: 200) {
+            let batch = try lines[start..<min(start + 200, lines.count)].map(JournalWriterTests.submission)
+            _ = try writer.append(batch, receivedAt: 0)
+            lastSeqs.append(try writer.lastSeq())
+        }
+        return (writer, lastSeqs)
+    }
+
+    /// Every user's records as `readUsers` hands them over from `after`, stopping after `stopAfter` users (all
+    /// when nil), as user → sorted ids; and whether it said every user was read.
+    func read(after: String? = nil, stopAfter: Int? = nil) throws -> ([String], [String: [String]], Bool) {
+        let connection = try Connection(path: path, mode: .readOnly)
+        var order: [String] = []
+        var ids: [String: [String]] = [:]
+        let readAll = try RecordQueries.readUsers(after: after, on: connection) { user, records in
+            order.append(user)
+            ids[user] = records.map(\.id).sorted()
+            return stopAfter.map { order.count < $0 } ?? true
+        }
+        return (order, ids, readAll)
+    }
+
+    /// The same from `records` itself, which knows nothing of the index: user (in byte order) → sorted ids.
+    func expected() throws -> [(user: String, ids: [String])] {
+        let connection = try Connection(path: path, mode: .readOnly)
+        var byUser: [String: [String]] = [:]
+        let statement = try connection.prepare("SELECT user, id FROM records")
+        while try statement.step() { byUser[statement.text(0) ?? "", default: []].append(statement.text(1) ?? "") }
+        return byUser.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value.sorted()) }
+    }
+
+    @Test func everyEntryReachesTheMainLevelWithinOneRoundOfSlices() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (_, lastSeqs) = try journal(users: 1500, seed: 3)
+        #expect(lastSeqs.count > Int(UserKeys.slices) + 2)
+        let connection = try Connection(path: path, mode: .readOnly)
+        let recent = try connection.scalarInt("SELECT count(*) FROM by_user_recent") ?? -1
+        let oldestRecent = try connection.scalarInt("SELECT coalesce(min(seq), 0) FROM by_user_recent") ?? -1
+        // Both levels hold entries, and nothing listed before the last round of slices is still recent.
+        let main = try connection.scalarInt("SELECT count(*) FROM by_user") ?? 0
+        #expect(recent > 0 && main > recent)
+        #expect(oldestRecent > lastSeqs[lastSeqs.count - 1 - Int(UserKeys.slices)], "oldest recent seq \(oldestRecent)")
+    }
+
+    @Test func readersSeeEveryRecordOnceWhicheverLevelListsIt() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try journal(users: 300, seed: 9)
+        // Make every kind of user certain: some listed only in the main level, some only in the recent one, some
+        // split between them (their first record moved back to the recent level).
+        let connection = try Connection(path: path, mode: .readWrite)
+        try connection.execute(
+            """
+            INSERT INTO by_user_recent SELECT k, ts, seq FROM by_user WHERE k % 3 = 0;
+            DELETE FROM by_user WHERE k % 3 = 0;
+            INSERT INTO by_user SELECT k, ts, seq FROM by_user_recent WHERE k % 3 = 1;
+            DELETE FROM by_user_recent WHERE k % 3 = 1;
+            INSERT INTO by_user_recent SELECT k, min(ts), seq FROM by_user WHERE k % 3 = 2 GROUP BY k;
+            DELETE FROM by_user WHERE (k, ts, seq) IN (SELECT k, ts, seq FROM by_user_recent);
+            """)
+        // The first and the last user (in byte order) listed only in the recent level, and the last but one only
+        // in the main level: the merge must hand over recent-only users before and after every main one.
+        for (user, level, other) in [
+            ("min(user)", "by_user_recent", "by_user"), ("max(user)", "by_user_recent", "by_user"),
+            ("max(user) FROM records WHERE user < (SELECT max(user)", "by_user", "by_user_recent"),
+        ] {
+            let key = "(SELECT k FROM users WHERE user = (SELECT \(user) FROM records\(user.contains("<") ? ")" : "")))"
+            try connection.execute(
+                """
+                INSERT OR IGNORE INTO \(level) SELECT k, ts, seq FROM \(other) WHERE k = \(key);
+                DELETE FROM \(other) WHERE k = \(key);
+                """)
+        }
+        #expect(try connection.scalarInt("SELECT count(DISTINCT k) FROM by_user WHERE k % 3 = 2") ?? 0 > 10)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+        let expected = try expected()
+        let (order, ids, readAll) = try read()
+        #expect(readAll)
+        #expect(order == expected.map(\.user))
+        #expect(expected.allSatisfy { ids[$0.user] == $0.ids })
+        // A user's history by name reads both levels too.
+        let reader = try Connection(path: path, mode: .readOnly)
+        for (user, userIDs) in expected.prefix(30) {
+            #expect(try RecordQueries.records(of: user, on: reader).map(\.id).sorted() == userIDs)
+        }
+        // Stopping after any number of users hands over exactly the first ones, and says whether any is left.
+        for stop in 1...expected.count {
+            let (stopped, _, stoppedAll) = try read(stopAfter: stop)
+            #expect(stopped == Array(expected.prefix(stop).map(\.user)))
+            #expect(stoppedAll == (stop == expected.count), "stop after \(stop) of \(expected.count)")
+        }
+        // Resuming after any user hands over exactly the next ones.
+        for (index, resumeAfter) in expected.map(\.user).enumerated().filter({ $0.offset % 17 == 0 }) {
+            let rest = expected.dropFirst(index + 1).map(\.user)
+            let (resumed, _, all) = try read(after: resumeAfter)
+            #expect(resumed == rest && all)
+            for stop in [1, 2, rest.count - 1, rest.count] where stop > 0 && stop <= rest.count {
+                let (stopped, _, stoppedAll) = try read(after: resumeAfter, stopAfter: stop)
+                #expect(stopped == Array(rest.prefix(stop)))
+                #expect(stoppedAll == (stop == rest.count), "stop after \(stop) of \(rest.count)")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("INSERT INTO by_user_recent SELECT k, ts, seq FROM by_user LIMIT 1", "listed in both levels"),
+        ("DELETE FROM by_user_recent WHERE seq = (SELECT max(seq) FROM by_user_recent)", "per-user index entries"),
+        ("UPDATE by_user_recent SET k = k + 1 WHERE seq = (SELECT max(seq) FROM by_user_recent)", "in by_user_recent"),
+    ])
+    func verifyFindsARecentEntryThatIsWrongMissingOrTwice(_ tampering: String, _ named: String) throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try journal(users: 100, seed: 4)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+        try Connection(path: path, mode: .readWrite).execute(tampering)
+        let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }
+        #expect(failed.map(\.name).contains("the per-user index lists every record once, under its user"))
+        #expect(failed.flatMap(\.problems).contains { $0.contains(named) }, "\(failed.flatMap(\.problems))")
+    }
+}
