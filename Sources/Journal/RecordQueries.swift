@@ -17,28 +17,21 @@ enum RecordQueries {
     /// The records of the user whose key (`UserKeys`) is `key`, named `user`, in no particular order: those the
     /// per-user index lists in either level.
     static func records(of user: String, key: Int64, on connection: Connection) throws -> [Record] {
-        // `columns`, spelled out: the hot path needs static literals (see `Connection.prepare(static:)`).
-        let listed = try connection.prepare(
+        // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`). SQLite
+        // flattens it into one search of each level by key, each followed by `records` by `seq`.
+        let statement = try connection.prepare(
             static: """
                 SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
                     r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
                     r.review_reason, r.review_note
-                FROM by_user b JOIN records r ON r.seq = b.seq WHERE b.k = ?1
+                FROM (SELECT seq FROM by_user WHERE k = ?1 UNION ALL SELECT seq FROM by_user_recent WHERE k = ?1) b
+                JOIN records r ON r.seq = b.seq
                 """)
-        let recent = try connection.prepare(
-            static: """
-                SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
-                    r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                    r.review_reason, r.review_note
-                FROM by_user_recent b JOIN records r ON r.seq = b.seq WHERE b.k = ?1
-                """)
+        try statement.bind(key, at: 1)
+        defer { statement.reset() }
         var records: [Record] = []
-        for statement in [listed, recent] {
-            try statement.bind(key, at: 1)
-            defer { statement.reset() }
-            while try statement.step() {
-                if let record = record(from: statement, user: user, offset: 0) { records.append(record) }
-            }
+        while try statement.step() {
+            if let record = record(from: statement, user: user, offset: 0) { records.append(record) }
         }
         return records
     }
