@@ -30,9 +30,9 @@ enum DerivedTables {
     /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that
     /// changed (and the roll-up groups they count in): usually one new presentation, or nothing.
     ///
-    /// `added` are the user's records this batch journaled; `key`, when given, is the user's key (`UserKeys`). A user with nothing journaled before (most, for
-    /// in-order traffic) gets all their rows inserted from `added` alone; `mayHaveEarlier: false` says the caller
-    /// already knows that, and skips reading the journal.
+    /// `added` are the user's records this batch journaled; `key`, when given, is the user's key (`UserKeys`). A
+    /// user with nothing journaled before (most, for in-order traffic) gets all their rows inserted from `added`
+    /// alone; `mayHaveEarlier: false` says the caller already knows that, and skips reading the journal.
     ///
     /// Otherwise the rows before are attribution over the user's records without `added`: the derived tables
     /// always equal that (they change only in the transaction that journals records), so nothing is read back.

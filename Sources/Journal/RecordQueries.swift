@@ -51,13 +51,6 @@ enum RecordQueries {
         }
     }
 
-    /// Every record with its user's name, through one level of the per-user index (`WHERE` and `ORDER BY u.user`
-    /// follow).
-    private static func byUser(level table: String) -> String {
-        "SELECT u.user, \(columns.split(separator: ", ").map { "r.\($0)" }.joined(separator: ", ")) "
-            + "FROM users u JOIN \(table) b ON b.k = u.k JOIN records r ON r.seq = b.seq"
-    }
-
     /// Like `forEachUser`, from the first user after `user` (in the journal's byte order) when given; `body`
     /// returns false to stop after that user. The result is whether every user was read.
     ///

@@ -44,6 +44,8 @@ enum UserKeys {
 
     /// Moves the recent entries of keys from `cursor` on, a `slices`-th of the keys given so far, into `by_user`
     /// (in the caller's transaction). Returns the cursor of the next slice, back at the first key after the last.
+    /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
+    /// instead of failing every later batch.
     static func moveSlice(from cursor: Int64, on connection: Connection) throws -> Int64 {
         let last = try connection.prepare(static: "SELECT coalesce(max(k), 0) FROM users")
         let lastKey = try last.step() ? last.int64(0) : 0
@@ -52,7 +54,7 @@ enum UserKeys {
         let end = start + lastKey / slices + 1
         let move = try connection.prepare(
             static: """
-                INSERT INTO by_user (k, ts, seq) SELECT k, ts, seq FROM by_user_recent WHERE k >= ?1 AND k < ?2
+                INSERT OR IGNORE INTO by_user (k, ts, seq) SELECT k, ts, seq FROM by_user_recent WHERE k >= ?1 AND k < ?2
                 """)
         let forget = try connection.prepare(static: "DELETE FROM by_user_recent WHERE k >= ?1 AND k < ?2")
         for statement in [move, forget] {

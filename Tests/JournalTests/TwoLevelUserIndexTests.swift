@@ -133,4 +133,19 @@ import Testing
         #expect(failed.map(\.name).contains("the per-user index lists every record once, under its user"))
         #expect(failed.flatMap(\.problems).contains { $0.contains(named) }, "\(failed.flatMap(\.problems))")
     }
+
+    @Test func anEntryListedInBothLevelsDoesNotStopLaterBatches() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (writer, _) = try journal(users: 300, seed: 6)
+        let connection = try Connection(path: path, mode: .readWrite)
+        try connection.execute("INSERT INTO by_user SELECT k, ts, seq FROM by_user_recent")
+        #expect(try !JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+        // A round of slices later, every entry has been moved (or dropped as already there), and verify passes.
+        for round in 0..<Int(UserKeys.slices) {
+            let line = JournalWriterTests.capabilities("late-\(round)", user: "late-user-\(round)")
+            #expect(try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0).count == 1)
+        }
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent WHERE seq < 100") == 0)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+    }
 }
