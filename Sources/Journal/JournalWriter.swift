@@ -24,8 +24,9 @@ public final class JournalWriter {
     private let knownUsers = KnownUsers()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     private var recompute: DerivedTablesRecompute?
-    /// The first key of the slice of the per-user index the next batch moves to its main level (`UserKeys`).
-    private var sliceCursor: Int64 = 0
+    /// The first key of the slice of the per-user index the next batch moves to its main level (`UserKeys`); nil
+    /// before this writer's first batch (it then starts at the oldest key the recent level holds).
+    private var sliceCursor: Int64?
 
     /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
     /// refusing one of another schema version), and brings attribution's derived tables up to date under
@@ -91,7 +92,7 @@ public final class JournalWriter {
         do {
             var lastSeq: Int64 = 0
             var copyChanges = DerivedTablesRecompute.Step()
-            var nextSlice = sliceCursor
+            var nextSlice: Int64?
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.

@@ -8,8 +8,11 @@ import SQLite
 /// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
 /// holds only the last few batches' entries, so a batch dirties few of its pages; and each commit moves the
 /// entries of one slice of the keys (a sixteenth of them, `slices`) into `by_user` together, many to a page.
-/// Every entry is moved within `slices` commits of being listed. Both levels are ordinary tables written in the
-/// batch's transaction, so they are exactly as durable as the records; a reader reads a user's entries from both.
+/// Every entry is moved within a round of slices: `slices` commits while the number of users is steady, a few
+/// more while many new users arrive (the slices widen as keys are given). A writer's first slice starts at the
+/// oldest key the recent level holds, so entries a previous writer left (a crash, a stop) go first. Both levels
+/// are ordinary tables written in the batch's transaction, so they are exactly as durable as the records; a
+/// reader reads a user's entries from both.
 enum UserKeys {
     /// Commits a full round of the keys takes: each moves the entries of one slice out of `by_user_recent`.
     static let slices: Int64 = 16
@@ -42,15 +45,22 @@ enum UserKeys {
         try insert.run()
     }
 
-    /// Moves the recent entries of keys from `cursor` on, a `slices`-th of the keys given so far, into `by_user`
-    /// (in the caller's transaction). Returns the cursor of the next slice, back at the first key after the last.
+    /// Moves the recent entries of keys from `cursor` on (nil: from the smallest key the recent level holds), a
+    /// `slices`-th of the keys given so far, into `by_user` (in the caller's transaction). Returns the cursor of
+    /// the next slice, back at the first key after the last.
     /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
     /// instead of failing every later batch.
-    static func moveSlice(from cursor: Int64, on connection: Connection) throws -> Int64 {
+    static func moveSlice(from cursor: Int64?, on connection: Connection) throws -> Int64 {
         let last = try connection.prepare(static: "SELECT coalesce(max(k), 0) FROM users")
         let lastKey = try last.step() ? last.int64(0) : 0
         last.reset()
-        let start = cursor > lastKey ? 0 : cursor
+        var from = cursor ?? 0
+        if cursor == nil {
+            let oldest = try connection.prepare(static: "SELECT coalesce(min(k), 0) FROM by_user_recent")
+            from = try oldest.step() ? oldest.int64(0) : 0
+            oldest.reset()
+        }
+        let start = from > lastKey ? 0 : from
         let end = start + lastKey / slices + 1
         let move = try connection.prepare(
             static: """

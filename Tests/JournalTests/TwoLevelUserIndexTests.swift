@@ -148,4 +148,22 @@ import Testing
         #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent WHERE seq < 100") == 0)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
     }
+
+    /// A daemon that keeps restarting (a crash loop, a test machine) commits a batch or two per run; each run's
+    /// first slice starts at the oldest entry left, so the recent level still empties.
+    @Test func writersThatCommitOnceEachStillEmptyTheRecentLevel() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (first, _) = try journal(users: 1500, seed: 8)
+        let before = try first.lastSeq()
+        first.close()
+        for run in 0..<(Int(UserKeys.slices) + 4) {
+            let writer = try JournalWriter(path: path, durability: .normal)
+            let line = JournalWriterTests.capabilities("restart-\(run)", user: "restarting-user")
+            #expect(try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0).count == 1)
+            writer.close()
+        }
+        let connection = try Connection(path: path, mode: .readOnly)
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent WHERE seq <= \(before)") == 0)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+    }
 }
