@@ -44,12 +44,11 @@ enum DerivedTables {
     ) throws {
         // The user's records, this batch's included, read once (no separate probe for earlier ones), by the
         // user's key when the caller has it.
-        var records = added
-        if mayHaveEarlier {
-            records =
-                try key.map { try RecordQueries.records(of: user, key: $0, on: connection) }
+        let records =
+            !mayHaveEarlier
+            ? added
+            : try key.map { try RecordQueries.records(of: user, key: $0, on: connection) }
                 ?? RecordQueries.records(of: user, on: connection)
-        }
         let addedIDs = Set(added.map { ExactString($0.id) })
         let earlier = records.count > added.count ? records.filter { !addedIDs.contains(ExactString($0.id)) } : []
         guard !earlier.isEmpty else {

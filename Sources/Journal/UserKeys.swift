@@ -54,12 +54,7 @@ enum UserKeys {
         let last = try connection.prepare(static: "SELECT coalesce(max(k), 0) FROM users")
         let lastKey = try last.step() ? last.int64(0) : 0
         last.reset()
-        var from = cursor ?? 0
-        if cursor == nil {
-            let oldest = try connection.prepare(static: "SELECT coalesce(min(k), 0) FROM by_user_recent")
-            from = try oldest.step() ? oldest.int64(0) : 0
-            oldest.reset()
-        }
+        let from = try cursor ?? oldestRecentKey(on: connection)
         let start = from > lastKey ? 0 : from
         let end = start + lastKey / slices + 1
         let move = try connection.prepare(
@@ -73,6 +68,13 @@ enum UserKeys {
             try statement.run()
         }
         return end
+    }
+
+    /// The smallest key the recent level lists (0 when it is empty).
+    private static func oldestRecentKey(on connection: Connection) throws -> Int64 {
+        let oldest = try connection.prepare(static: "SELECT coalesce(min(k), 0) FROM by_user_recent")
+        defer { oldest.reset() }
+        return try oldest.step() ? oldest.int64(0) : 0
     }
 
     /// Lists every record under its user's key again from `records` alone (`offertrack rebuild`): keys of users
