@@ -11,20 +11,34 @@ enum DerivedTables {
     static let freshnessKey = "derived_freshness_ms"
     static let holdingKey = "derived_holding_ms"
 
-    /// The windows the derived tables were computed with; nil when they never were.
+    /// The shared users (rule 4.0) they were computed with, one per line (a `user` has no control characters);
+    /// absent on tables computed before rule 4.0, which is computing with none.
+    static let sharedUsersKey = "derived_shared_users"
+
+    /// The settings the derived tables were computed with; nil when they never were.
     static func settings(on connection: Connection) throws -> AttributionSettings? {
-        let statement = try connection.prepare(static: "SELECT key, value FROM meta WHERE key IN (?1, ?2, ?3)")
+        let statement = try connection.prepare(
+            static: "SELECT key, value FROM meta WHERE key IN (?1, ?2, ?3, ?4)")
         try statement.bind(windowKey, at: 1)
         try statement.bind(freshnessKey, at: 2)
         try statement.bind(holdingKey, at: 3)
+        try statement.bind(sharedUsersKey, at: 4)
         defer { statement.reset() }
-        var values: [String: Int64] = [:]
+        var values: [String: String] = [:]
         while try statement.step() {
-            if let key = statement.text(0), let value = statement.text(1).flatMap({ Int64($0) }) { values[key] = value }
+            if let key = statement.text(0), let value = statement.text(1) { values[key] = value }
         }
-        guard let window = values[windowKey], let freshness = values[freshnessKey], let holding = values[holdingKey]
+        guard let window = values[windowKey].flatMap({ Int64($0) }),
+            let freshness = values[freshnessKey].flatMap({ Int64($0) }),
+            let holding = values[holdingKey].flatMap({ Int64($0) })
         else { return nil }
-        return AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding)
+        let shared = values[sharedUsersKey].map { SharedUsers(sharedUsersEntries($0)) } ?? .none
+        return AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding, sharedUsers: shared)
+    }
+
+    /// The entries `store` wrote, one per line.
+    private static func sharedUsersEntries(_ stored: String) -> [String] {
+        stored.isEmpty ? [] : stored.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     }
 
     /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that
@@ -115,11 +129,13 @@ enum DerivedTables {
     static func store(_ settings: AttributionSettings, on connection: Connection) throws {
         let store = try connection.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
         let values = [
-            (windowKey, settings.windowMs), (freshnessKey, settings.freshnessMs), (holdingKey, settings.holdingMs),
+            (windowKey, String(settings.windowMs)), (freshnessKey, String(settings.freshnessMs)),
+            (holdingKey, String(settings.holdingMs)),
+            (sharedUsersKey, settings.sharedUsers.entries.joined(separator: "\n")),
         ]
         for (key, value) in values {
             try store.bind(key, at: 1)
-            try store.bind(String(value), at: 2)
+            try store.bind(value, at: 2)
             try store.run()
         }
     }

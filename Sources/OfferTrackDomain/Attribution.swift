@@ -42,6 +42,12 @@ public enum Attribution {
             return UserAttribution(presentations: presentations, conversion: nil)
         }
         let review = latestReview(of: outcome.id, among: reviews)
+        // Rule 4.0: a shared id's conversion is unattributed, and rules 2–7 are not applied to it.
+        if settings.sharedUsers.contains(outcome.user) {
+            let result = Conversion(
+                id: outcome.id, ts: outcome.ts, status: .unattributed(.sharedUser), presentation: nil, review: review)
+            return UserAttribution(presentations: presentations, conversion: result)
+        }
         // Rule 4.2: the named presentation when valid, else the latest loaded one before the conversion.
         var candidateIndex: Int? = before > 0 ? before - 1 : nil
         if let offerId,

@@ -1,5 +1,6 @@
-/// Why a conversion earns nothing (SPEC rules 4.2–4.5); nil on a `Commission` paid by a rule.
+/// Why a conversion earns nothing (SPEC rules 4.0, 4.2–4.5); nil on a `Commission` paid by a rule.
 public enum CommissionReason: String, Sendable, Equatable, CaseIterable {
+    case sharedUser = "shared_user"
     case noPresentation = "no_presentation"
     case outsideWindow = "outside_window"
     case eligibilityUnknown = "eligibility_unknown"
@@ -12,6 +13,7 @@ public enum CommissionReason: String, Sendable, Equatable, CaseIterable {
     /// The commission reason of an unattributed conversion.
     public init(_ reason: UnattributedReason) {
         switch reason {
+        case .sharedUser: self = .sharedUser
         case .noPresentation: self = .noPresentation
         case .outsideWindow: self = .outsideWindow
         case .eligibilityUnknown: self = .eligibilityUnknown

@@ -1,5 +1,7 @@
-/// Why a conversion is not attributed (SPEC rules 4.2–4.4).
+/// Why a conversion is not attributed (SPEC rules 4.0, 4.2–4.4).
 public enum UnattributedReason: String, Sendable, Equatable, CaseIterable {
+    /// The user is a shared id (rule 4.0): rules 2–7 are not applied.
+    case sharedUser = "shared_user"
     /// No loaded presentation before the conversion.
     case noPresentation = "no_presentation"
     /// The candidate presentation is more than W before the conversion.

@@ -62,6 +62,12 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
         }
         let repeats = e.repeats.isEmpty ? "no repeats" : "repeats earning nothing: " + e.repeats.joined(separator: ", ")
         lines.append("4.1 conversion: \(name(conversion)), the first subscribed outcome; \(repeats)")
+        if e.reason == .sharedUser {
+            lines.append(
+                "4.0 shared id: \(e.user) is in the rules' sharedUsers, so it names no single person: unattributed "
+                    + "(shared_user), no presentation, eligibility or lapse is looked at")
+            return finish(lines, e)
+        }
         guard let presentation = e.presentation else {
             lines.append("4.2 presentation: none loaded before the conversion: unattributed (no_presentation)")
             return finish(lines, e)

@@ -182,6 +182,26 @@ struct UserJourney {
         }
     }
 
+    /// A signed-out visit near `t0` (SPEC rule 4.0): apps send one placeholder, `anonymous`, for everyone who is not
+    /// signed in, so these records are journaled and counted but never attributed. Drawn on a stream of their own,
+    /// with ids from a counter range the other users never reach, so every other user's records stay as they were.
+    static func generateSignedOut(index: Int, seed: UInt64, t0: Int64) -> [SimulatedRecord] {
+        let userKey = SimulationRandom.mix(UInt64(index) ^ SimulationRandom.mix(seed ^ 0xA404))
+        var journey = UserJourney(
+            rng: SimulationRandom(seed: userKey), user: "anonymous", app: apps[index % apps.count], device: nil,
+            userKey: userKey)
+        var counter: UInt64 = (1 << 39) + UInt64(index) * 16
+        var t = t0 + journey.rng.int(in: 1_000...600_000)
+        journey.emitCheck(.eligible, at: t, counter: &counter)
+        t += journey.rng.int(in: 200...3_000)
+        let presentation = journey.emitPresentation(at: t, counter: &counter)
+        if journey.rng.chance(40) {
+            t += journey.rng.int(in: 5_000...300_000)
+            journey.emitOutcome(subscribed: true, offerId: presentation.id, at: t, counter: &counter)
+        }
+        return journey.records
+    }
+
     /// The records of user number `index` as a returning user: visits spread over `[t0, t0 + span)`, each starting
     /// with the capability check an app makes at launch, some showing the offer (and an outcome minutes later);
     /// about six records a user. A member keeps playback at later visits; a trial that ends unpaid loses it.

@@ -12,7 +12,7 @@ extension CommissionRules {
         }
         let known = [
             "currency", "attributionWindowHours", "eligibilityFreshnessHours", "holdingPeriodHours",
-            "payoutMinimumMinor", "rules",
+            "payoutMinimumMinor", "rules", "sharedUsers",
         ]
         for member in object.members where !known.contains(member.key) {
             throw RulesError(path: member.key, "unknown key \(member.key) in the rules file")
@@ -27,6 +27,7 @@ extension CommissionRules {
         let freshness = try Self.hours(object, "eligibilityFreshnessHours", default: 24)
         let holding = try Self.hours(object, "holdingPeriodHours", default: 0, allowZero: true)
         let payoutMinimum = try Self.payoutMinimum(object)
+        let sharedUsers = try Self.sharedUsers(object)
         guard let rulesValue = Self.present(object["rules"]) else {
             throw RulesError(path: "rules", "rules is required")
         }
@@ -49,7 +50,8 @@ extension CommissionRules {
         }
         self.init(
             currency: currency,
-            settings: AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding),
+            settings: AttributionSettings(
+                windowMs: window, freshnessMs: freshness, holdingMs: holding, sharedUsers: sharedUsers),
             rules: rules,
             payoutMinimumMinor: payoutMinimum
         )
@@ -64,6 +66,33 @@ extension CommissionRules {
                 "payoutMinimumMinor must be an integer of at least 0 in the currency's minor unit")
         }
         return minimum
+    }
+
+    /// `sharedUsers` (SPEC 5, rule 4.0): 0–1,000 valid `user` values, distinct as written; the SPEC's list when
+    /// absent, `[]` for none.
+    private static func sharedUsers(_ object: JSONObject) throws(RulesError) -> SharedUsers {
+        guard let value = present(object["sharedUsers"]) else { return .defaults }
+        let rule =
+            "sharedUsers must be an array of at most 1000 distinct users (1–128 characters, no control characters)"
+        guard case .array(let items) = value, items.count <= 1000 else {
+            throw RulesError(path: "sharedUsers", rule)
+        }
+        var entries: [String] = []
+        var seen = Set<ExactString>()
+        for (index, item) in items.enumerated() {
+            guard case .string(let user) = item else {
+                throw RulesError(path: "sharedUsers", "sharedUsers[\(index)] is not a string: \(rule)")
+            }
+            let (scalars, hasControl) = Token.measure(user)
+            guard scalars >= 1, scalars <= 128, !hasControl else {
+                throw RulesError(path: "sharedUsers", "sharedUsers[\(index)] is not a valid user: \(rule)")
+            }
+            guard seen.insert(ExactString(user)).inserted else {
+                throw RulesError(path: "sharedUsers", "sharedUsers[\(index)] repeats an entry: \(rule)")
+            }
+            entries.append(user)
+        }
+        return SharedUsers(entries)
     }
 
     /// What makes two rules duplicates: affiliate token, campaign token and `from`.
