@@ -7,6 +7,8 @@ import SQLite
 /// that user's rows are recomputed from all of their records, so the tables always equal a recomputation from
 /// scratch under the windows recorded in `meta`.
 enum DerivedTables {
+    /// Users with at most this many records are refreshed from their whole history, longer ones by lookups.
+    static let defaultHistoryLimit = JournalWriter.defaultHistoryLimit
     static let windowKey = "derived_window_ms"
     static let freshnessKey = "derived_freshness_ms"
     static let holdingKey = "derived_holding_ms"
@@ -52,17 +54,27 @@ enum DerivedTables {
     /// always equal that (they change only in the transaction that journals records), so nothing is read back.
     ///
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
+    ///
+    /// A user with more than `historyLimit` records is refreshed by lookups instead (`BoundedRefresh`), so the
+    /// work stays bounded however long their history is; `batchFirstSeq` is the batch's first `seq`.
     static func refresh(
         user: String, key: Int64? = nil, added: [Record], mayHaveEarlier: Bool, settings: AttributionSettings,
-        rollup: inout DayRollup, tables: DerivedTableSet = .live, on connection: Connection
+        rollup: inout DayRollup, tables: DerivedTableSet = .live, historyLimit: Int = defaultHistoryLimit,
+        batchFirstSeq: Int64, on connection: Connection
     ) throws {
-        // The user's records, this batch's included, read once (no separate probe for earlier ones), by the
-        // user's key when the caller has it.
-        let records =
-            !mayHaveEarlier
-            ? added
-            : try key.map { try RecordQueries.records(of: user, key: $0, on: connection) }
-                ?? RecordQueries.records(of: user, on: connection)
+        // The user's records, this batch's included, read once (no separate probe for earlier ones) up to one
+        // more than the limit, by the user's key.
+        var records = added
+        if mayHaveEarlier, let key = try key ?? UserKeys.existingKey(of: user, on: connection) {
+            records = try RecordQueries.records(of: user, key: key, limit: historyLimit + 1, on: connection)
+            if records.count > historyLimit {
+                let bounded = BoundedRefresh(
+                    user: user, key: key, settings: settings, tables: tables, connection: connection,
+                    batchFirstSeq: batchFirstSeq)
+                try bounded.run(added: added, rollup: &rollup)
+                return
+            }
+        }
         let addedIDs = Set(added.map { ExactString($0.id) })
         let earlier = records.count > added.count ? records.filter { !addedIDs.contains(ExactString($0.id)) } : []
         guard !earlier.isEmpty else {
@@ -195,7 +207,7 @@ enum DerivedTables {
 
     /// A presentation's row: its eligibility, keyed by time and by its record's `seq` (the offer is the
     /// record's own). Without `seq` it is looked up by the presentation's id.
-    private static func insertPresentation(
+    static func insertPresentation(
         _ fact: PresentationFact, seq: Int64?, tables: DerivedTableSet, on connection: Connection
     ) throws {
         if let seq {
@@ -231,14 +243,14 @@ enum DerivedTables {
         try delete.run()
     }
 
-    private static func delete(conversion: Conversion, tables: DerivedTableSet, on connection: Connection) throws {
+    static func delete(conversion: Conversion, tables: DerivedTableSet, on connection: Connection) throws {
         let delete = try tables.prepare("DELETE FROM derived_conversions WHERE ts = ?1 AND id = ?2", on: connection)
         try delete.bind(conversion.ts, at: 1)
         try delete.bind(conversion.id, at: 2)
         try delete.run()
     }
 
-    private static func insertConversion(
+    static func insertConversion(
         user: String, _ conversion: Conversion, tables: DerivedTableSet, on connection: Connection
     ) throws {
         let insert = try tables.prepare(
@@ -271,6 +283,47 @@ enum DerivedTables {
             try insert.bind(review.reason?.rawValue, at: 16)
         }
         try insert.run()
+    }
+
+    /// A derived presentation's stored verdict (rule 4.4); nil when it has no row.
+    static func storedEligibility(
+        ts: Int64, seq: Int64, tables: DerivedTableSet, on connection: Connection
+    ) throws -> Bool? {
+        let select = try tables.prepare(
+            "SELECT eligible FROM derived_presentations WHERE ts = ?1 AND seq = ?2", on: connection)
+        try select.bind(ts, at: 1)
+        try select.bind(seq, at: 2)
+        defer { select.reset() }
+        return try select.step() ? select.int64(0) != 0 : nil
+    }
+
+    /// Writes a derived presentation's verdict, over its row when `replacing`.
+    static func storeEligibility(
+        _ fact: PresentationFact, seq: Int64, replacing: Bool, tables: DerivedTableSet, on connection: Connection
+    ) throws {
+        guard replacing else { return try insertPresentation(fact, seq: seq, tables: tables, on: connection) }
+        let update = try tables.prepare(
+            "UPDATE derived_presentations SET eligible = ?3 WHERE ts = ?1 AND seq = ?2", on: connection)
+        try update.bind(fact.ts, at: 1)
+        try update.bind(seq, at: 2)
+        try update.bind(fact.eligible ? 1 : 0, at: 3)
+        try update.run()
+    }
+
+    /// The derived conversion whose outcome is `(ts, id)`; nil when it has no row.
+    static func storedConversion(
+        ts: Int64, id: String, tables: DerivedTableSet, on connection: Connection
+    ) throws -> Conversion? {
+        let select = try tables.prepare(
+            """
+            SELECT id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier,
+                item_id, lapse_id, lapse_ts, review_id, review_ts, review_decision, review_reason
+            FROM derived_conversions WHERE ts = ?1 AND id = ?2
+            """, on: connection)
+        try select.bind(ts, at: 1)
+        try select.bind(id, at: 2)
+        defer { select.reset() }
+        return try select.step() ? conversion(from: select) : nil
     }
 
     /// Decodes a `derived_conversions` row selected as `conversionColumns` (from column `offset`).

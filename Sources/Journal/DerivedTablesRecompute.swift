@@ -118,13 +118,14 @@ struct DerivedTablesRecompute: Sendable {
     /// After a batch journaled `added` for `user`: refreshes the user's rows in the copy when it holds them
     /// (in the batch's transaction), adding the roll-up changes to `step`.
     func refreshCopy(
-        user: String, added: [Record], mayHaveEarlier: Bool, into step: inout Step,
-        on connection: Connection
+        user: String, added: [Record], mayHaveEarlier: Bool, historyLimit: Int, batchFirstSeq: Int64,
+        into step: inout Step, on connection: Connection
     ) throws {
         guard holds(user: user) else { return }
         try DerivedTables.refresh(
             user: user, added: added, mayHaveEarlier: mayHaveEarlier, settings: settings,
-            rollup: &step.rollup, tables: .recompute, on: connection)
+            rollup: &step.rollup, tables: .recompute, historyLimit: historyLimit, batchFirstSeq: batchFirstSeq,
+            on: connection)
     }
 
     /// Takes in a step whose transaction committed.

@@ -85,7 +85,7 @@ public enum JournalVerifier {
 
     /// The per-user index (schema 8, two levels since 10) lists every record exactly once, under its own user's key
     /// and time: as many entries in both levels as records, none in both, and none that names a missing record, a
-    /// missing key or another user's key.
+    /// missing key, another user's key or another kind of record.
     private static func perUserIndexCheck(_ connection: Connection) throws -> Check {
         var problems: [String] = []
         for level in ["by_user", "by_user_recent"] {
@@ -95,13 +95,14 @@ public enum JournalVerifier {
                 SELECT b.seq || ' (per-user index entry under key ' || b.k || ' at ' || b.ts || ' in \(level))'
                 FROM \(level) b LEFT JOIN records r ON r.seq = b.seq LEFT JOIN users u ON u.k = b.k
                 WHERE r.seq IS NULL OR u.k IS NULL OR r.user != u.user OR r.ts != b.ts
+                    OR b.kind != \(UserIndexKind.sql)
                 """)
         }
         problems += try ids(
             connection,
             """
             SELECT b.seq || ' (listed in both levels of the per-user index)' FROM by_user b
-            JOIN by_user_recent n ON n.k = b.k AND n.ts = b.ts AND n.seq = b.seq
+            JOIN by_user_recent n ON n.k = b.k AND n.kind = b.kind AND n.ts = b.ts AND n.seq = b.seq
             """)
         let records = try connection.scalarInt("SELECT count(*) FROM records") ?? 0
         let entries =

@@ -15,6 +15,11 @@ public final class JournalWriter {
 
     /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
     public let maintainsDerivedTables: Bool
+    /// A user with more records than this is refreshed by lookups (`BoundedRefresh`) instead of from their whole
+    /// history; tests set 0 to take that path for every returning user.
+    public let historyLimit: Int
+    /// The default `historyLimit`: above it, lookups cost less than reading the history.
+    public static let defaultHistoryLimit = 64
     /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls
     /// checkpoints from another connection (the daemon's checkpoint thread, `WALCheckpointer`).
     public let checkpointsOnCommit: Bool
@@ -34,8 +39,10 @@ public final class JournalWriter {
     public init(
         path: String, durability: Durability, schema: SchemaPolicy = .requireCurrent,
         settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
-        maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true
+        maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
+        historyLimit: Int = JournalWriter.defaultHistoryLimit
     ) throws {
+        self.historyLimit = historyLimit
         self.path = path
         self.durability = durability
         self.schema = schema
@@ -116,8 +123,8 @@ public final class JournalWriter {
                 }
                 if let plan, let settings, lastSeq >= firstSeq {
                     try refreshDerivedTables(
-                        plan.wait(), batch: batch, outcomes: outcomes, keys: keys, settings: settings,
-                        copyChanges: &copyChanges, on: connection)
+                        plan.wait(), batch: batch, outcomes: outcomes, keys: keys, firstSeq: firstSeq,
+                        settings: settings, copyChanges: &copyChanges, on: connection)
                 }
                 nextSlice = try UserKeys.moveSlice(from: sliceCursor, on: connection)
                 return outcomes
@@ -143,7 +150,7 @@ public final class JournalWriter {
     /// journal. During a recompute for new windows, users the copy already holds are refreshed in it too, with
     /// its roll-up changes in `copyChanges`.
     private func refreshDerivedTables(
-        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], keys: [Int64],
+        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], keys: [Int64], firstSeq: Int64,
         settings: AttributionSettings,
         copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
     ) throws {
@@ -159,8 +166,8 @@ public final class JournalWriter {
             let isNew = knownUsers.noteAppend(of: group.user)
             if let recompute {
                 try recompute.refreshCopy(
-                    user: group.user, added: accepted.map { batch[$0].record },
-                    mayHaveEarlier: !isNew, into: &copyChanges, on: connection)
+                    user: group.user, added: accepted.map { batch[$0].record }, mayHaveEarlier: !isNew,
+                    historyLimit: historyLimit, batchFirstSeq: firstSeq, into: &copyChanges, on: connection)
             }
             if allAccepted && isNew {
                 let seqs = group.presentationIndices.map { index -> Int64? in
@@ -174,7 +181,8 @@ public final class JournalWriter {
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)
             try DerivedTables.refresh(
                 user: group.user, key: keys[accepted[0]], added: accepted.map { batch[$0].record },
-                mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, on: connection)
+                mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, historyLimit: historyLimit,
+                batchFirstSeq: firstSeq, on: connection)
         }
         try rollup.write(on: connection)
     }
@@ -232,12 +240,13 @@ public final class JournalWriter {
         try insert.run()
         if connection.changes == 1 {
             let seq = connection.lastInsertRowID
+            let kind = UserIndexKind(record.body)
             if let last = lastKey, last.user.utf8.elementsEqual(record.user.utf8) {
-                try UserKeys.index(seq: seq, ts: record.ts, key: last.key, on: connection)
+                try UserKeys.index(seq: seq, ts: record.ts, kind: kind, key: last.key, on: connection)
             } else {
                 let key = try UserKeys.key(of: record.user, on: connection)
                 lastKey = (record.user, key)
-                try UserKeys.index(seq: seq, ts: record.ts, key: key, on: connection)
+                try UserKeys.index(seq: seq, ts: record.ts, kind: kind, key: key, on: connection)
             }
             return .accepted(seq: seq)
         }

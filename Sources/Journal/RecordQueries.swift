@@ -17,6 +17,11 @@ enum RecordQueries {
     /// The records of the user whose key (`UserKeys`) is `key`, named `user`, in no particular order: those the
     /// per-user index lists in either level.
     static func records(of user: String, key: Int64, on connection: Connection) throws -> [Record] {
+        try records(of: user, key: key, limit: -1, on: connection)
+    }
+
+    /// Like `records(of:key:)`, at most `limit` of them (all when negative).
+    static func records(of user: String, key: Int64, limit: Int, on connection: Connection) throws -> [Record] {
         // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`). SQLite
         // flattens it into one search of each level by key, each followed by `records` by `seq`.
         let statement = try connection.prepare(
@@ -26,8 +31,10 @@ enum RecordQueries {
                     r.review_reason, r.review_note
                 FROM (SELECT seq FROM by_user WHERE k = ?1 UNION ALL SELECT seq FROM by_user_recent WHERE k = ?1) b
                 JOIN records r ON r.seq = b.seq
+                LIMIT ?2
                 """)
         try statement.bind(key, at: 1)
+        try statement.bind(Int64(limit), at: 2)
         defer { statement.reset() }
         var records: [Record] = []
         while try statement.step() {

@@ -248,6 +248,35 @@ public enum Schema {
             PRIMARY KEY (k, ts, seq)
         ) WITHOUT ROWID;
         """,
+        // 11: attribution work bounded per record (SPEC 4 for a user with a long history). Both levels of the
+        // per-user index list each record's kind (`UserIndexKind`) before its time, so that what rules 4.1–4.7
+        // look at (the first subscribed outcome, the latest check or loaded presentation before a time, the first
+        // lapse after one) is a range read of one kind; reviews are found by the conversion they name.
+        """
+        CREATE TABLE by_user_11 (
+            k INTEGER NOT NULL,
+            kind INTEGER NOT NULL,
+            ts INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (k, kind, ts, seq)
+        ) WITHOUT ROWID;
+        INSERT INTO by_user_11
+            SELECT b.k, \(UserIndexKind.sql), b.ts, b.seq
+            FROM (SELECT k, ts, seq FROM by_user UNION ALL SELECT k, ts, seq FROM by_user_recent) b
+            JOIN records r ON r.seq = b.seq
+            ORDER BY 1, 2, 3, 4;
+        DROP TABLE by_user;
+        DROP TABLE by_user_recent;
+        ALTER TABLE by_user_11 RENAME TO by_user;
+        CREATE TABLE by_user_recent (
+            k INTEGER NOT NULL,
+            kind INTEGER NOT NULL,
+            ts INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (k, kind, ts, seq)
+        ) WITHOUT ROWID;
+        CREATE INDEX records_by_review ON records(review_conversion) WHERE review_conversion IS NOT NULL;
+        """,
     ]
 
     /// The version `UserKeysMigration` migrates to (from the last of `migrations`).

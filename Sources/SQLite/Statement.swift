@@ -84,6 +84,9 @@ public final class Statement {
     /// Column `index` (0-based) of the current row as an integer.
     public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(pointer, index) }
 
+    /// How many columns a row of this statement has.
+    public var columnCount: Int32 { sqlite3_column_count(pointer) }
+
     /// Whether column `index` of the current row is NULL.
     public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(pointer, index) == SQLITE_NULL }
 

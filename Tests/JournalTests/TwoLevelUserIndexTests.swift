@@ -68,12 +68,12 @@ import Testing
         let connection = try Connection(path: path, mode: .readWrite)
         try connection.execute(
             """
-            INSERT INTO by_user_recent SELECT k, ts, seq FROM by_user WHERE k % 3 = 0;
+            INSERT INTO by_user_recent SELECT k, kind, ts, seq FROM by_user WHERE k % 3 = 0;
             DELETE FROM by_user WHERE k % 3 = 0;
-            INSERT INTO by_user SELECT k, ts, seq FROM by_user_recent WHERE k % 3 = 1;
+            INSERT INTO by_user SELECT k, kind, ts, seq FROM by_user_recent WHERE k % 3 = 1;
             DELETE FROM by_user_recent WHERE k % 3 = 1;
-            INSERT INTO by_user_recent SELECT k, min(ts), seq FROM by_user WHERE k % 3 = 2 GROUP BY k;
-            DELETE FROM by_user WHERE (k, ts, seq) IN (SELECT k, ts, seq FROM by_user_recent);
+            INSERT INTO by_user_recent SELECT k, kind, min(ts), seq FROM by_user WHERE k % 3 = 2 GROUP BY k;
+            DELETE FROM by_user WHERE (k, kind, ts, seq) IN (SELECT k, kind, ts, seq FROM by_user_recent);
             """)
         // The first and the last user (in byte order) listed only in the recent level, and the last but one only
         // in the main level: the merge must hand over recent-only users before and after every main one.
@@ -84,7 +84,7 @@ import Testing
             let key = "(SELECT k FROM users WHERE user = (SELECT \(user) FROM records\(user.contains("<") ? ")" : "")))"
             try connection.execute(
                 """
-                INSERT OR IGNORE INTO \(level) SELECT k, ts, seq FROM \(other) WHERE k = \(key);
+                INSERT OR IGNORE INTO \(level) SELECT k, kind, ts, seq FROM \(other) WHERE k = \(key);
                 DELETE FROM \(other) WHERE k = \(key);
                 """)
         }
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("INSERT INTO by_user_recent SELECT k, ts, seq FROM by_user LIMIT 1", "listed in both levels"),
+        ("INSERT INTO by_user_recent SELECT k, kind, ts, seq FROM by_user LIMIT 1", "listed in both levels"),
         ("DELETE FROM by_user_recent WHERE seq = (SELECT max(seq) FROM by_user_recent)", "per-user index entries"),
         ("UPDATE by_user_recent SET k = k + 1 WHERE seq = (SELECT max(seq) FROM by_user_recent)", "in by_user_recent"),
     ])
@@ -138,7 +138,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let (writer, _) = try journal(users: 300, seed: 6)
         let connection = try Connection(path: path, mode: .readWrite)
-        try connection.execute("INSERT INTO by_user SELECT k, ts, seq FROM by_user_recent")
+        try connection.execute("INSERT INTO by_user SELECT k, kind, ts, seq FROM by_user_recent")
         #expect(try !JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
         // A round of slices later, every entry has been moved (or dropped as already there), and verify passes.
         for round in 0..<Int(UserKeys.slices) {

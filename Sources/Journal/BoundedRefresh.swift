@@ -1,0 +1,186 @@
+import OfferTrackDomain
+import SQLite
+
+/// Keeps one user's derived rows equal to `Attribution.attribute` over all of their records after a batch added
+/// some, without reading the user's history: each thing rules 4.0–4.7 look at is found by a range read of one
+/// kind of record (`UserIndexLookup`), so the work is bounded by the batch and the records at the times it asks
+/// about, whatever the user's history holds (a placeholder id, a test device, years of visits).
+///
+/// `DerivedTables.refresh` uses it for users whose history is longer than a few dozen records; for shorter ones
+/// reading the history whole is cheaper.
+struct BoundedRefresh {
+    let user: String
+    let key: Int64
+    let settings: AttributionSettings
+    let tables: DerivedTableSet
+    let connection: Connection
+    /// The batch's first `seq`: records below it were journaled before the batch.
+    let batchFirstSeq: Int64
+
+    /// Brings the user's rows up to date after `added` (this batch's records of the user) were journaled, adding
+    /// the roll-up changes to `rollup`.
+    func run(added: [Record], rollup: inout DayRollup) throws {
+        let now = UserIndexLookup(key: key, user: user, connection: connection)
+        var before = now
+        before.skippingFrom = batchFirstSeq
+        let sorted = added.sorted(by: RecordOrder.precedes)
+        try refreshPresentations(sorted, now: now, before: before, rollup: &rollup)
+        try refreshConversion(sorted, now: now, before: before, rollup: &rollup)
+    }
+
+    /// Rule 4.4's verdict on each added loaded presentation, and again on each earlier one an added check may now
+    /// be the latest check before.
+    private func refreshPresentations(
+        _ added: [Record], now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
+    ) throws {
+        // Every earlier check is at or before this one: for a presentation after it, it is the latest earlier one.
+        let latestEarlierCheck = try before.last(UserIndexKind.checks, before: nil)?.record
+        var latestAddedCheck: Record?
+        for record in added {
+            switch record.body {
+            case .capabilities:
+                latestAddedCheck = record
+            case .presented(let offer, loaded: true):
+                var earlier = latestEarlierCheck
+                if let check = earlier, !RecordOrder.precedes(check, record) {
+                    earlier = try before.last(UserIndexKind.checks, before: reference(record))?.record
+                }
+                let check = later(latestAddedCheck, earlier)
+                let fact = PresentationFact(
+                    id: record.id, ts: record.ts, offer: offer, eligible: passes(check, at: record.ts))
+                try DerivedTables.insertPresentation(fact, seq: nil, tables: tables, on: connection)
+                rollup.count(fact, sign: 1)
+            default:
+                continue
+            }
+        }
+        // An added check changes only earlier presentations after it, at most F after it.
+        guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else { return }
+        var seen = Set<Int64>()
+        for record in added {
+            guard case .capabilities = record.body, RecordOrder.precedes(record, latestEarlier) else { continue }
+            let through = record.ts.addingReportingOverflow(settings.freshnessMs)
+            let affected = try before.range(
+                .loadedPresentation, after: reference(record), through: through.overflow ? .max : through.partialValue)
+            for presentation in affected where seen.insert(presentation.seq).inserted {
+                guard case .presented(let offer, _) = presentation.record.body else { continue }
+                let check = try now.last(UserIndexKind.checks, before: reference(presentation.record))?.record
+                let eligible = passes(check, at: presentation.record.ts)
+                let stored = try DerivedTables.storedEligibility(
+                    ts: presentation.record.ts, seq: presentation.seq, tables: tables, on: connection)
+                guard stored != eligible else { continue }
+                let fact = PresentationFact(
+                    id: presentation.record.id, ts: presentation.record.ts, offer: offer, eligible: eligible)
+                if let stored {
+                    var old = fact
+                    old.eligible = stored
+                    rollup.count(old, sign: -1)
+                }
+                try DerivedTables.storeEligibility(
+                    fact, seq: presentation.seq, replacing: stored != nil, tables: tables, on: connection)
+                rollup.count(fact, sign: 1)
+            }
+        }
+    }
+
+    /// The conversion's row: recomputed from lookups when an added record can change it (rule by rule), else left.
+    private func refreshConversion(
+        _ added: [Record], now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
+    ) throws {
+        let earlierOutcome = try before.first([.subscribed], after: nil)?.record
+        let old = try earlierOutcome.flatMap {
+            try DerivedTables.storedConversion(ts: $0.ts, id: $0.id, tables: tables, on: connection)
+        }
+        guard mayChange(old, after: added) else { return }
+        let new = try conversion(now)
+        guard old.map(DerivedTables.fingerprint) != new.map(DerivedTables.fingerprint) else { return }
+        if let old {
+            try DerivedTables.delete(conversion: old, tables: tables, on: connection)
+            rollup.count(old, sign: -1)
+        }
+        if let new {
+            try DerivedTables.insertConversion(user: user, new, tables: tables, on: connection)
+            rollup.count(new, sign: 1)
+        }
+    }
+
+    /// Whether any of `added` can change the conversion `old` (nil: the user had none): a subscribed outcome or a
+    /// loaded presentation before it, a check before it (its candidate's eligibility), a lapse record within its
+    /// holding period before the lapse it has, a review naming it.
+    func mayChange(_ old: Conversion?, after added: [Record]) -> Bool {
+        guard let old else {
+            return added.contains { if case .outcome(subscribed: true, _, _) = $0.body { true } else { false } }
+        }
+        let qualifiesAt = settings.qualifiesAt(conversionAt: old.ts)
+        for record in added {
+            let beforeIt = RecordOrder.precedes(ts: record.ts, id: record.id, ts: old.ts, id: old.id)
+            switch record.body {
+            case .outcome(subscribed: true, _, _), .presented(_, loaded: true), .capabilities:
+                if beforeIt { return true }
+            case .review(let review):
+                if ExactString.equals(review.conversion, old.id) { return true }
+            case .outcome, .presented:
+                break
+            }
+            guard Attribution.isLapse(record), old.status.isAttributed, record.ts > old.ts, record.ts <= qualifiesAt
+            else { continue }
+            guard let lapse = old.lapse else { return true }
+            if RecordOrder.precedes(ts: record.ts, id: record.id, ts: lapse.ts, id: lapse.id) { return true }
+        }
+        return false
+    }
+
+    /// Rules 4.0–4.4, 4.6 and 4.7's review for the user's records as journaled now, each from a lookup.
+    private func conversion(_ now: UserIndexLookup) throws -> Conversion? {
+        guard let outcome = try now.first([.subscribed], after: nil)?.record,
+            case .outcome(_, _, let offerId) = outcome.body
+        else { return nil }
+        let review = try now.latestReview(of: outcome.id).flatMap { found -> ConversionReview? in
+            guard case .review(let review) = found.record.body else { return nil }
+            return ConversionReview(record: reference(found.record), decision: review.decision, reason: review.reason)
+        }
+        func unattributed(_ reason: UnattributedReason, _ candidate: PresentationFact?) -> Conversion {
+            Conversion(
+                id: outcome.id, ts: outcome.ts, status: .unattributed(reason), presentation: candidate, review: review)
+        }
+        if settings.sharedUsers.contains(user) { return unattributed(.sharedUser, nil) }
+        var candidate: Record?
+        if let offerId, let named = try now.presentation(id: offerId)?.record,
+            case .presented(_, loaded: true) = named.body, RecordOrder.precedes(named, outcome)
+        {
+            candidate = named
+        }
+        if candidate == nil { candidate = try now.last([.loadedPresentation], before: reference(outcome))?.record }
+        guard let candidate, case .presented(let offer, _) = candidate.body else {
+            return unattributed(.noPresentation, nil)
+        }
+        let check = try now.last(UserIndexKind.checks, before: reference(candidate))?.record
+        let fact = PresentationFact(
+            id: candidate.id, ts: candidate.ts, offer: offer, eligible: passes(check, at: candidate.ts))
+        if outcome.ts - candidate.ts > settings.windowMs { return unattributed(.outsideWindow, fact) }
+        guard let check, candidate.ts - check.ts <= settings.freshnessMs else {
+            return unattributed(.eligibilityUnknown, fact)
+        }
+        guard case .capabilities(.eligible) = check.body else { return unattributed(.notEligible, fact) }
+        let lapse = try now.first(UserIndexKind.lapses, after: reference(outcome), afterTime: true)?.record
+        let lapsed = lapse.flatMap { $0.ts <= settings.qualifiesAt(conversionAt: outcome.ts) ? reference($0) : nil }
+        return Conversion(
+            id: outcome.id, ts: outcome.ts, status: .attributed, presentation: fact, lapse: lapsed, review: review)
+    }
+
+    /// Rule 4.4 for a presentation at `ts` whose latest earlier check is `check`.
+    private func passes(_ check: Record?, at ts: Int64) -> Bool {
+        guard let check, ts - check.ts <= settings.freshnessMs, case .capabilities(.eligible) = check.body else {
+            return false
+        }
+        return true
+    }
+
+    /// The later of two records in journal order.
+    private func later(_ a: Record?, _ b: Record?) -> Record? {
+        guard let a, let b else { return a ?? b }
+        return RecordOrder.precedes(a, b) ? b : a
+    }
+
+    private func reference(_ record: Record) -> RecordReference { RecordReference(id: record.id, ts: record.ts) }
+}

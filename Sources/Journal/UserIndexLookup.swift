@@ -1,0 +1,192 @@
+import OfferTrackDomain
+import SQLite
+
+/// Range reads of one user's records of one kind in journal order (`(ts, id)`), over both levels of the per-user
+/// index (schema 11): what bounded attribution (`BoundedRefresh`) asks instead of reading a whole history.
+///
+/// Each read walks one kind's entries from a time on and stops at the first time group that holds an answer, so
+/// its cost is the entries at that time (and those it is told to skip), never the user's history.
+struct UserIndexLookup {
+    let key: Int64
+    let user: String
+    let connection: Connection
+    /// Entries with a `seq` at or above this are skipped (nil: none), to read the journal as it was before a batch.
+    var skippingFrom: Int64?
+
+    /// A record found, with its `seq`.
+    struct Found {
+        let seq: Int64
+        let record: Record
+    }
+
+    /// The first record of `kinds` after `bound` in journal order (strictly; from the start when nil), or after
+    /// every record at `bound.ts` with `afterTime`.
+    func first(_ kinds: [UserIndexKind], after bound: RecordReference?, afterTime: Bool = false) throws -> Found? {
+        var best: Found?
+        for kind in kinds {
+            for level in Level.allCases {
+                var candidate: Found?
+                try scan(kind, level, ascending: true, from: bound?.ts ?? .min) { found in
+                    if let candidate, candidate.record.ts != found.record.ts { return false }
+                    if let bound {
+                        let after =
+                            afterTime
+                            ? found.record.ts > bound.ts
+                            : RecordOrder.precedes(ts: bound.ts, id: bound.id, ts: found.record.ts, id: found.record.id)
+                        guard after else { return true }
+                    }
+                    if candidate.map({ RecordOrder.precedes(found.record, $0.record) }) ?? true { candidate = found }
+                    return true
+                }
+                if let candidate, best.map({ RecordOrder.precedes(candidate.record, $0.record) }) ?? true {
+                    best = candidate
+                }
+            }
+        }
+        return best
+    }
+
+    /// The last record of `kinds` before `bound` in journal order (strictly; the very last when nil).
+    func last(_ kinds: [UserIndexKind], before bound: RecordReference?) throws -> Found? {
+        var best: Found?
+        for kind in kinds {
+            for level in Level.allCases {
+                var candidate: Found?
+                try scan(kind, level, ascending: false, from: bound?.ts ?? .max) { found in
+                    if let candidate, candidate.record.ts != found.record.ts { return false }
+                    if let bound {
+                        guard RecordOrder.precedes(ts: found.record.ts, id: found.record.id, ts: bound.ts, id: bound.id)
+                        else { return true }
+                    }
+                    if candidate.map({ RecordOrder.precedes($0.record, found.record) }) ?? true { candidate = found }
+                    return true
+                }
+                if let candidate, best.map({ RecordOrder.precedes($0.record, candidate.record) }) ?? true {
+                    best = candidate
+                }
+            }
+        }
+        return best
+    }
+
+    /// Every record of `kind` after `bound` (strictly) with `ts` at most `through`, in journal order.
+    func range(_ kind: UserIndexKind, after bound: RecordReference, through: Int64) throws -> [Found] {
+        var found: [Found] = []
+        for level in Level.allCases {
+            try scan(kind, level, ascending: true, from: bound.ts) { entry in
+                guard entry.record.ts <= through else { return false }
+                if RecordOrder.precedes(ts: bound.ts, id: bound.id, ts: entry.record.ts, id: entry.record.id) {
+                    found.append(entry)
+                }
+                return true
+            }
+        }
+        return found.sorted { RecordOrder.precedes($0.record, $1.record) }
+    }
+
+    /// The two levels of the per-user index.
+    enum Level: CaseIterable {
+        case main
+        case recent
+    }
+
+    /// Visits the entries of `kind` in one level from time `from` on (ascending) or down from it, with their
+    /// records, until `body` returns false. Entries `skippingFrom` excludes are not visited.
+    private func scan(
+        _ kind: UserIndexKind, _ level: Level, ascending: Bool, from: Int64, _ body: (Found) throws -> Bool
+    ) throws {
+        let statement = try connection.prepare(static: Self.statements(level, ascending))
+        try statement.bind(key, at: 1)
+        try statement.bind(kind.rawValue, at: 2)
+        try statement.bind(from, at: 3)
+        defer { statement.reset() }
+        while try statement.step() {
+            let seq = statement.int64(0)
+            if let skippingFrom, seq >= skippingFrom { continue }
+            guard let record = RecordQueries.record(from: statement, user: user, offset: 1) else { continue }
+            guard try body(Found(seq: seq, record: record)) else { return }
+        }
+    }
+
+    /// The four reads (`RecordQueries.columns` after the `seq`), spelled out as static literals for the statement
+    /// cache.
+    private static func statements(_ level: Level, _ ascending: Bool) -> StaticString {
+        switch (level, ascending) {
+        case (.main, true):
+            """
+            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
+                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
+                r.review_reason, r.review_note
+            FROM by_user b JOIN records r ON r.seq = b.seq
+            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts >= ?3 ORDER BY b.ts, b.seq
+            """
+        case (.main, false):
+            """
+            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
+                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
+                r.review_reason, r.review_note
+            FROM by_user b JOIN records r ON r.seq = b.seq
+            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts <= ?3 ORDER BY b.ts DESC, b.seq DESC
+            """
+        case (.recent, true):
+            """
+            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
+                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
+                r.review_reason, r.review_note
+            FROM by_user_recent b JOIN records r ON r.seq = b.seq
+            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts >= ?3 ORDER BY b.ts, b.seq
+            """
+        case (.recent, false):
+            """
+            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
+                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
+                r.review_reason, r.review_note
+            FROM by_user_recent b JOIN records r ON r.seq = b.seq
+            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts <= ?3 ORDER BY b.ts DESC, b.seq DESC
+            """
+        }
+    }
+
+    /// A presentation of this user by `id` (rule 4.2's named candidate): nil when no record has that id, or it is
+    /// another user's or not an `offer.presented`.
+    func presentation(id: String) throws -> Found? {
+        let statement = try connection.prepare(
+            static: """
+                SELECT seq, id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
+                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note, user
+                FROM records WHERE id = ?1
+                """)
+        try statement.bind(id, at: 1)
+        defer { statement.reset() }
+        guard try statement.step(), let owner = statement.text(16), ExactString.equals(owner, user),
+            let record = RecordQueries.record(from: statement, user: user, offset: 1)
+        else { return nil }
+        if let skippingFrom, statement.int64(0) >= skippingFrom { return nil }
+        guard case .presented = record.body else { return nil }
+        return Found(seq: statement.int64(0), record: record)
+    }
+
+    /// Rule 4.7: this user's latest `review` naming `conversion`.
+    func latestReview(of conversion: String) throws -> Found? {
+        let statement = try connection.prepare(
+            static: """
+                SELECT seq, id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
+                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note, user
+                FROM records WHERE review_conversion = ?1
+                """)
+        try statement.bind(conversion, at: 1)
+        defer { statement.reset() }
+        var latest: Found?
+        while try statement.step() {
+            let seq = statement.int64(0)
+            if let skippingFrom, seq >= skippingFrom { continue }
+            guard let owner = statement.text(16), ExactString.equals(owner, user),
+                let record = RecordQueries.record(from: statement, user: user, offset: 1)
+            else { continue }
+            if latest.map({ RecordOrder.precedes($0.record, record) }) ?? true {
+                latest = Found(seq: seq, record: record)
+            }
+        }
+        return latest
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import OfferTrackDomain
+import SQLite
+import TestSupport
+import Testing
+
+@testable import Journal
+
+/// The join's derived tables, kept per batch (from a short history read whole, or by bounded lookups for a long
+/// one), must equal `Attribution.attribute` recomputed from scratch over the journal's set of records, whatever
+/// order, retries and batch boundaries delivered them in (SPEC section 4).
+@Suite struct BoundedAttributionPropertyTests {
+    /// Windows small against the records' spread, so that every rule's boundary is crossed often.
+    static let settings = AttributionSettings(
+        windowMs: 2 * 3_600_000, freshnessMs: 30 * 60_000, holdingMs: 3_600_000,
+        sharedUsers: SharedUsers(["anonymous", "Guest"]))
+
+    /// One random history: users of 1 to `largest` records of every type, on a minute grid of a few hours (so
+    /// that equal timestamps are common), with reviews, lapses, shared ids and offerIds naming all sorts.
+    static func lines(_ random: inout SeededGenerator, users: Int, largest: Int) -> [String] {
+        var lines: [String] = []
+        for number in 0..<users {
+            let user = number == 0 ? "ANONYMOUS" : number == 1 ? "guest" : "u\(number)"
+            let count = number == 2 ? largest : Int.random(in: 1...max(1, largest / (number + 1)), using: &random)
+            var presentations: [String] = []
+            var outcomes: [String] = []
+            for index in 0..<count {
+                let id = "\(user)-\(String(Int.random(in: 0...99_999, using: &random), radix: 36))-\(index)"
+                let minute = Int.random(in: 0...(count > 500 ? 6_000 : 600), using: &random)
+                let ts = Timestamp.format(1_795_000_000_000 + Int64(minute) * 60_000)
+                let head = #""id":"\#(id)","ts":"\#(ts)","user":"\#(user)""#
+                switch Int.random(in: 0..<100, using: &random) {
+                case 0..<30:
+                    let bits = [0, 1, 2, 3, 256, 258][Int.random(in: 0..<6, using: &random)]
+                    let authorization = Int.random(in: 0..<10, using: &random) == 0 ? 1 : 3
+                    lines.append(
+                        #"{"type":"capabilities",\#(head),"authorization":\#(authorization),"capabilities":\#(bits)}"#)
+                case 30..<60:
+                    let loaded = Int.random(in: 0..<8, using: &random) == 0 ? #","loaded":false"# : ""
+                    let token = ["aff", "b2", nil][Int.random(in: 0..<3, using: &random)]
+                    let affiliate = token.map { #","affiliateToken":"\#($0)""# } ?? ""
+                    lines.append(
+                        #"{"type":"offer.presented",\#(head),"offer":{"action":"subscribe"\#(affiliate)}\#(loaded)}"#)
+                    presentations.append(id)
+                case 60..<85:
+                    let outcome = Int.random(in: 0..<3, using: &random) == 0 ? "declined" : "subscribed"
+                    var named = ""
+                    if !presentations.isEmpty, Int.random(in: 0..<2, using: &random) == 0 {
+                        named = #","offerId":"\#(presentations.randomElement(using: &random) ?? "x")""#
+                    } else if Int.random(in: 0..<10, using: &random) == 0 {
+                        named = #","offerId":"u3-elsewhere-1""#
+                    }
+                    lines.append(#"{"type":"subscription.outcome",\#(head),"outcome":"\#(outcome)"\#(named)}"#)
+                    if outcome == "subscribed" { outcomes.append(id) }
+                default:
+                    guard let conversion = outcomes.randomElement(using: &random) else { continue }
+                    let decision = ["void", "hold", "release"][Int.random(in: 0..<3, using: &random)]
+                    let reason = decision == "release" ? "" : #","reason":"fraud""#
+                    lines.append(
+                        #"{"type":"review",\#(head),"conversion":"\#(conversion)","decision":"\#(decision)"\#(reason)}"#
+                    )
+                }
+            }
+        }
+        return lines
+    }
+
+    /// Delivers `lines` shuffled, in batches of random sizes, some sent twice (retries), then checks the derived
+    /// tables against a recomputation (`verify`) and the reports against the same records delivered in order.
+    func deliver(
+        _ lines: [String], historyLimit: Int, random: inout SeededGenerator, path: String
+    ) throws -> [String] {
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, settings: Self.settings, historyLimit: historyLimit)
+        var pending = lines.shuffled(using: &random)
+        while !pending.isEmpty {
+            let size = min(pending.count, Int.random(in: 1...400, using: &random))
+            var batch = Array(pending.prefix(size))
+            pending.removeFirst(size)
+            if let retry = lines.randomElement(using: &random), Int.random(in: 0..<3, using: &random) == 0 {
+                batch.append(retry)
+            }
+            _ = try writer.append(try batch.map(JournalWriterTests.submission), receivedAt: 0)
+        }
+        let reader = try ReadOnlyJournal(path: path)
+        let failed = try JournalVerifier.verify(reader).filter { !$0.passed }
+        #expect(failed.isEmpty, "\(failed.map { "\($0.name): \($0.problems.prefix(5))" })")
+        return try Self.derivedRows(path)
+    }
+
+    /// Every derived row and roll-up, as text, in a fixed order.
+    static func derivedRows(_ path: String) throws -> [String] {
+        let connection = try Connection(path: path, mode: .readOnly)
+        var rows: [String] = []
+        for sql in [
+            "SELECT r.id, d.ts, d.eligible FROM derived_presentations d JOIN records r USING (seq) ORDER BY 1",
+            "SELECT u.user, \(DerivedTables.conversionColumns) FROM derived_conversions JOIN users u USING (k) ORDER BY id",
+            "SELECT * FROM presentation_rollup WHERE presented != 0 OR eligible != 0 ORDER BY 1, 2, 3",
+            "SELECT * FROM conversion_days WHERE conversions != 0 ORDER BY 1, 2, 3, 4, 5, 6, 7",
+        ] {
+            let statement = try connection.prepare(sql)
+            while try statement.step() {
+                rows.append((0..<statement.columnCount).map { statement.text($0) ?? "∅" }.joined(separator: "|"))
+            }
+        }
+        return rows
+    }
+
+    @Test(arguments: [0, JournalWriter.defaultHistoryLimit])
+    func anyOrderAndBatchingEqualsARecomputation(historyLimit: Int) throws {
+        var random = SeededGenerator.announced("bounded attribution, limit \(historyLimit)")
+        for round in 0..<4 {
+            let lines = Self.lines(&random, users: 8, largest: round == 3 ? 5_000 : 300)
+            let scratch = ScratchDirectory("bounded-attribution")
+            let shuffled = try deliver(
+                lines, historyLimit: historyLimit, random: &random, path: scratch.path + "/shuffled.db")
+            // The same records one at a time, in order: a second delivery with other batch boundaries.
+            let writer = try JournalWriter(
+                path: scratch.path + "/ordered.db", durability: .normal, schema: .migrate, settings: Self.settings,
+                historyLimit: historyLimit)
+            for line in lines { _ = try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0) }
+            #expect(try Self.derivedRows(scratch.path + "/ordered.db") == shuffled)
+            // And a rebuild from scratch.
+            try writer.rebuildDerivedTables(settings: Self.settings)
+            #expect(try Self.derivedRows(scratch.path + "/ordered.db") == shuffled)
+        }
+    }
+}
