@@ -54,33 +54,66 @@ struct BoundedRefresh {
                 continue
             }
         }
-        // An added check changes only earlier presentations after it, at most F after it.
+        // An added check changes only earlier presentations after it, at most F after it: each window of such
+        // presentations (overlapping ones merged) is decided again in one sweep of the checks that can be the
+        // latest before them, so ties and many checks cost one read of the window, not one per presentation.
         guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else { return }
-        var seen = Set<Int64>()
+        var windows: [(from: Record, through: Int64)] = []
         for record in added {
             guard case .capabilities = record.body, RecordOrder.precedes(record, latestEarlier) else { continue }
-            let through = record.ts.addingReportingOverflow(settings.freshnessMs)
-            let affected = try before.range(
-                .loadedPresentation, after: reference(record), through: through.overflow ? .max : through.partialValue)
-            for presentation in affected where seen.insert(presentation.seq).inserted {
-                guard case .presented(let offer, _) = presentation.record.body else { continue }
-                let check = try now.last(UserIndexKind.checks, before: reference(presentation.record))?.record
-                let eligible = passes(check, at: presentation.record.ts)
-                let stored = try DerivedTables.storedEligibility(
-                    ts: presentation.record.ts, seq: presentation.seq, tables: tables, on: connection)
-                guard stored != eligible else { continue }
-                let fact = PresentationFact(
-                    id: presentation.record.id, ts: presentation.record.ts, offer: offer, eligible: eligible)
-                if let stored {
-                    var old = fact
-                    old.eligible = stored
-                    rollup.count(old, sign: -1)
-                }
-                try DerivedTables.storeEligibility(
-                    fact, seq: presentation.seq, replacing: stored != nil, tables: tables, on: connection)
-                rollup.count(fact, sign: 1)
+            let through = saturatingAdd(record.ts, settings.freshnessMs)
+            if let last = windows.last, record.ts <= last.through {
+                windows[windows.count - 1].through = max(last.through, through)
+            } else {
+                windows.append((record, through))
             }
         }
+        for window in windows {
+            try redecide(window: window, now: now, before: before, rollup: &rollup)
+        }
+    }
+
+    /// Rule 4.4 again for the earlier loaded presentations after `window.from` up to `window.through`, from the
+    /// checks of `[from.ts − F, through]` swept in journal order with them; writes the verdicts that changed.
+    private func redecide(
+        window: (from: Record, through: Int64), now: UserIndexLookup, before: UserIndexLookup,
+        rollup: inout DayRollup
+    ) throws {
+        let presentations = try before.range(
+            .loadedPresentation, after: reference(window.from), through: window.through)
+        guard !presentations.isEmpty else { return }
+        let start = window.from.ts.subtractingReportingOverflow(settings.freshnessMs)
+        let earliest = RecordReference(id: "", ts: start.overflow ? .min : start.partialValue - 1)
+        var checks = try UserIndexKind.checks.flatMap { try now.range($0, after: earliest, through: window.through) }
+        checks.sort { RecordOrder.precedes($0.record, $1.record) }
+        var next = 0
+        var latest: Record?
+        for presentation in presentations {
+            while next < checks.count, RecordOrder.precedes(checks[next].record, presentation.record) {
+                latest = checks[next].record
+                next += 1
+            }
+            guard case .presented(let offer, _) = presentation.record.body else { continue }
+            let eligible = passes(latest, at: presentation.record.ts)
+            let stored = try DerivedTables.storedEligibility(
+                ts: presentation.record.ts, seq: presentation.seq, tables: tables, on: connection)
+            guard stored != eligible else { continue }
+            let fact = PresentationFact(
+                id: presentation.record.id, ts: presentation.record.ts, offer: offer, eligible: eligible)
+            if let stored {
+                var old = fact
+                old.eligible = stored
+                rollup.count(old, sign: -1)
+            }
+            try DerivedTables.storeEligibility(
+                fact, seq: presentation.seq, replacing: stored != nil, tables: tables, on: connection)
+            rollup.count(fact, sign: 1)
+        }
+    }
+
+    private func saturatingAdd(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 
     /// The conversion's row: recomputed from lookups when an added record can change it (rule by rule), else left.
@@ -119,7 +152,7 @@ struct BoundedRefresh {
                 if beforeIt { return true }
             case .review(let review):
                 if ExactString.equals(review.conversion, old.id) { return true }
-            case .outcome, .presented:
+            case .outcome, .presented, .erasure:
                 break
             }
             guard Attribution.isLapse(record), old.status.isAttributed, record.ts > old.ts, record.ts <= qualifiesAt

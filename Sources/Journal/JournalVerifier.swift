@@ -50,6 +50,7 @@ public enum JournalVerifier {
                        OR (d.offer_id IS NOT NULL AND (p.id IS NULL OR p.type != 1 OR p.user != u.user))
                     """)))
         checks.append(try perUserIndexCheck(connection))
+        checks.append(try ErasureCheck.check(connection))
         checks.append(
             Check(
                 name: "lapses are lapse records of the same user within the holding period (rule 4.6)",

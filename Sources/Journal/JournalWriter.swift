@@ -18,6 +18,9 @@ public final class JournalWriter {
     /// A user with more records than this is refreshed by lookups (`BoundedRefresh`) instead of from their whole
     /// history; tests set 0 to take that path for every returning user.
     public let historyLimit: Int
+    /// Whether freed space is zeroed (`PRAGMA secure_delete`), as forgetting a person needs; off only in the test
+    /// that shows the old bytes would otherwise stay.
+    public let secureDelete: Bool
     /// The default `historyLimit`: above it, lookups cost less than reading the history.
     public static let defaultHistoryLimit = 64
     /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls
@@ -29,6 +32,10 @@ public final class JournalWriter {
     private let knownUsers = KnownUsers()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     private var recompute: DerivedTablesRecompute?
+    /// Who the journal has forgotten (SPEC section 11), by keyed hash.
+    private let erasedUsers = ErasedUsers()
+    /// Each user's accepted records in the last committed batch (for the daemon's watch on hot users).
+    public private(set) var lastBatchUsers: [(user: String, records: Int)] = []
     /// The first key of the slice of the per-user index the next batch moves to its main level (`UserKeys`); nil
     /// before this writer's first batch (it then starts at the oldest key the recent level holds).
     private var sliceCursor: Int64?
@@ -40,9 +47,10 @@ public final class JournalWriter {
         path: String, durability: Durability, schema: SchemaPolicy = .requireCurrent,
         settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
         maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
-        historyLimit: Int = JournalWriter.defaultHistoryLimit
+        historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true
     ) throws {
         self.historyLimit = historyLimit
+        self.secureDelete = secureDelete
         self.path = path
         self.durability = durability
         self.schema = schema
@@ -51,7 +59,7 @@ public final class JournalWriter {
         self.checkpointsOnCommit = checkpointsOnCommit
         let connection = try Self.open(
             path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames)
+            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete)
         self.connection = connection
         if maintainsDerivedTables { try adopt(settings) }
     }
@@ -74,7 +82,7 @@ public final class JournalWriter {
 
     static func open(
         path: String, durability: Durability, schema: SchemaPolicy, busyTimeout: Int32, checkpointsOnCommit: Bool,
-        walFrames: WALFrameCount
+        walFrames: WALFrameCount, secureDelete: Bool
     ) throws -> Connection {
         let connection = try JournalOpening.open(
             path: path, mode: schema == .migrate ? .readWriteCreate : .readWrite, schema: schema,
@@ -89,21 +97,39 @@ public final class JournalWriter {
             connection.countWALFrames(into: walFrames)
         }
         try connection.execute("PRAGMA cache_size=-32768")
+        // Freed space is zeroed, so that an erasure's rename leaves the old bytes in no page (SPEC 11).
+        try connection.execute("PRAGMA secure_delete=\(secureDelete ? "ON" : "OFF")")
         if schema == .migrate { try Schema.migrate(connection) }
         return connection
     }
 
     /// Appends `batch` in one transaction. Throws (and journals nothing of the batch) when it cannot commit.
-    public func append(_ batch: [Submission], receivedAt: Int64) throws -> [AppendOutcome] {
+    ///
+    /// A forgotten person's records are renamed before they are journaled, and the batch's erasures are applied
+    /// first (SPEC section 11, `ErasureRenames`): the outcomes are for the records as journaled.
+    public func append(_ submitted: [Submission], receivedAt: Int64) throws -> [AppendOutcome] {
         let connection = try currentConnection()
         do {
             var lastSeq: Int64 = 0
             var copyChanges = DerivedTablesRecompute.Step()
             var nextSlice: Int64?
+            var batch = submitted
+            var probes: [UInt64] = []
+            var restartedRecompute: DerivedTablesRecompute?
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
                 knownUsers.synchronize(journalLastSeq: lastSeq)
+                try erasedUsers.load(on: connection)
+                let renames = try ErasureRenames(submitted, erased: erasedUsers, on: connection)
+                batch = renames.batch
+                probes = renames.probes
+                // Renamed users had records before: the join must not take them for new ones.
+                for name in renames.renamedUsers + renames.merged.map(\.user) { _ = knownUsers.noteAppend(of: name) }
+                // A rename moves a user in the name order a recompute for new windows walks: it starts over.
+                if let running = recompute, !renames.renamedUsers.isEmpty || !renames.merged.isEmpty {
+                    restartedRecompute = try DerivedTablesRecompute.start(settings: running.settings, on: connection)
+                }
                 // The join's pure part runs meanwhile on another thread.
                 let settings = maintainsDerivedTables ? try DerivedTables.settings(on: connection) : nil
                 let plan = settings.map { BatchJoinPlan.start(batch: batch, settings: $0) }
@@ -121,26 +147,53 @@ public final class JournalWriter {
                     }
                     outcomes.append(outcome)
                 }
-                if let plan, let settings, lastSeq >= firstSeq {
+                if let plan, let settings, lastSeq >= firstSeq || !renames.merged.isEmpty {
                     try refreshDerivedTables(
                         plan.wait(), batch: batch, outcomes: outcomes, keys: keys, firstSeq: firstSeq,
-                        settings: settings, copyChanges: &copyChanges, on: connection)
+                        merged: renames.merged, settings: settings,
+                        copy: restartedRecompute == nil ? recompute : nil, copyChanges: &copyChanges, on: connection)
                 }
                 nextSlice = try UserKeys.moveSlice(from: sliceCursor, on: connection)
                 return outcomes
             }
             sliceCursor = nextSlice
+            erasedUsers.committed(probes)
+            lastBatchUsers = Self.acceptedPerUser(batch, outcomes)
             knownUsers.committed(lastSeq: lastSeq)
-            recompute?.apply(copyChanges)
+            if let restartedRecompute { recompute = restartedRecompute } else { recompute?.apply(copyChanges) }
             return outcomes
         } catch {
             knownUsers.forget()
+            erasedUsers.forget()
             if let error = error as? SQLiteError, !error.isBusy && !error.isFull {
                 // I/O errors and anything unexpected: distrust the connection's view of the file.
                 self.connection = nil
             }
             throw error
         }
+    }
+
+    /// Each user's accepted records in `batch`, in order of first appearance.
+    private static func acceptedPerUser(
+        _ batch: [Submission], _ outcomes: [AppendOutcome]
+    ) -> [(user: String, records: Int)] {
+        var users: [(user: String, records: Int)] = []
+        var indexByUser: [ExactString: Int] = [:]
+        for (submission, outcome) in zip(batch, outcomes) {
+            guard case .accepted = outcome else { continue }
+            let user = submission.record.user
+            if let last = users.last, ExactString.equals(last.user, user) {
+                users[users.count - 1].records += 1
+                continue
+            }
+            if let index = indexByUser[ExactString(user)] {
+                users[index].records += 1
+            } else {
+                indexByUser[ExactString(user)] = users.count
+                users.append((user, 1))
+            }
+        }
+        return users
     }
 
     /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once
@@ -151,12 +204,18 @@ public final class JournalWriter {
     /// its roll-up changes in `copyChanges`.
     private func refreshDerivedTables(
         _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], keys: [Int64], firstSeq: Int64,
-        settings: AttributionSettings,
+        merged: [(user: String, key: Int64)], settings: AttributionSettings, copy recompute: DerivedTablesRecompute?,
         copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
     ) throws {
         var rollup = plan.rollup
         func isAccepted(_ index: Int) -> Bool { if case .accepted = outcomes[index] { true } else { false } }
+        let mergedUsers = Set(merged.map { ExactString($0.user) })
         for group in plan.groups {
+            if mergedUsers.contains(ExactString(group.user)) {
+                // Recomputed whole below.
+                DerivedTables.count(group.attribution, sign: -1, into: &rollup)
+                continue
+            }
             let allAccepted = group.indices.allSatisfy(isAccepted)
             let accepted = allAccepted ? group.indices : group.indices.filter(isAccepted)
             if accepted.isEmpty {
@@ -184,6 +243,16 @@ public final class JournalWriter {
                 mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, historyLimit: historyLimit,
                 batchFirstSeq: firstSeq, on: connection)
         }
+        for (user, formerKey) in merged {
+            guard let key = try UserKeys.existingKey(of: user, on: connection) else { continue }
+            try DerivedTables.recompute(
+                user: user, key: key, formerKey: formerKey, settings: settings, rollup: &rollup, on: connection)
+            if let recompute, recompute.holds(user: user) {
+                try DerivedTables.recompute(
+                    user: user, key: key, formerKey: formerKey, settings: recompute.settings,
+                    rollup: &copyChanges.rollup, tables: .recompute, on: connection)
+            }
+        }
         try rollup.write(on: connection)
     }
 
@@ -192,7 +261,7 @@ public final class JournalWriter {
         if let connection { return connection }
         let reopened = try Self.open(
             path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames)
+            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete)
         connection = reopened
         return reopened
     }
@@ -235,6 +304,8 @@ public final class JournalWriter {
             try insert.bind(RecordColumnCodes.reviewDecisionCode(review.decision), at: 16)
             try insert.bind(review.reason?.rawValue, at: 17)
             try insert.bind(review.note, at: 18)
+        case .erasure(let ticket):
+            try insert.bind(ticket, at: 18)
         }
         try insert.bindText(submission.line, at: 14)
         try insert.run()

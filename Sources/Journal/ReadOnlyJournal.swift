@@ -33,6 +33,32 @@ public final class ReadOnlyJournal {
         return counts
     }
 
+    /// The users with the most records received since `since` (epoch ms), most first (ties by name), among the
+    /// latest `window` records at most, so that the answer costs the same on a journal of any size; `partial` says
+    /// that records received since `since` were left out.
+    public func busiestUsers(
+        since: Int64, top: Int = 5, window: Int64 = 200_000
+    ) throws -> (users: [(user: String, records: Int64)], partial: Bool) {
+        let last = try lastSeq()
+        let first = max(1, last - window + 1)
+        let statement = try connection.prepare(
+            """
+            SELECT user, count(*) FROM records WHERE seq >= ?1 AND received_at >= ?2
+            GROUP BY user ORDER BY 2 DESC, 1 LIMIT ?3
+            """)
+        try statement.bind(first, at: 1)
+        try statement.bind(since, at: 2)
+        try statement.bind(Int64(top), at: 3)
+        var users: [(user: String, records: Int64)] = []
+        while try statement.step() { users.append((statement.text(0) ?? "", statement.int64(1))) }
+        let before = try connection.prepare(
+            "SELECT received_at >= ?2 FROM records WHERE seq < ?1 ORDER BY seq DESC LIMIT 1")
+        try before.bind(first, at: 1)
+        try before.bind(since, at: 2)
+        let partial = try before.step() && before.int64(0) == 1
+        return (users, partial)
+    }
+
     /// The highest `seq` journaled (0 when empty).
     public func lastSeq() throws -> Int64 {
         try connection.scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0

@@ -8,6 +8,7 @@ enum RecordColumnCodes {
         case .offerPresented: 1
         case .subscriptionOutcome: 2
         case .review: 3
+        case .erasure: 4
         }
     }
 
@@ -17,6 +18,7 @@ enum RecordColumnCodes {
         case 1: .offerPresented
         case 2: .subscriptionOutcome
         case 3: .review
+        case 4: .erasure
         default: nil
         }
     }

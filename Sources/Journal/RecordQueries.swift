@@ -158,6 +158,9 @@ enum RecordQueries {
             let reason = row.text(offset + 13).flatMap(ReviewReason.init(rawValue:))
             body = .review(
                 Review(conversion: conversion, decision: decision, reason: reason, note: row.text(offset + 14)))
+        case .erasure:
+            // An erasure's ticket is kept in the note column (schema 12).
+            body = .erasure(ticket: row.text(offset + 14) ?? "")
         case nil:
             return nil
         }

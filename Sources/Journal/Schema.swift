@@ -277,6 +277,19 @@ public enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX records_by_review ON records(review_conversion) WHERE review_conversion IS NOT NULL;
         """,
+        // 12: forgetting a person (SPEC 3.5, 11). An `erasure` record (type 4, kind 7) keeps its ticket in
+        // `review_note`. `erasures` knows each forgotten person only by HMAC-SHA256 of their id under the
+        // journal's random key (`meta` `erasure_key`, made with the first erasure) and by a 64-bit SipHash of it
+        // under the same key (the writer's cheap first test of each record), with the erasure that names them.
+        """
+        CREATE TABLE erasures (
+            hash BLOB PRIMARY KEY,
+            probe INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            ts INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX erasures_by_probe ON erasures(probe);
+        """,
     ]
 
     /// The version `UserKeysMigration` migrates to (from the last of `migrations`).

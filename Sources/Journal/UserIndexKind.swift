@@ -18,6 +18,8 @@ enum UserIndexKind: Int64, CaseIterable, Sendable {
     case declined = 5
     /// A `review` (rule 4.7).
     case review = 6
+    /// An `erasure` (SPEC 3.5).
+    case erasure = 7
 
     /// Every `capabilities` record (rule 4.4).
     static let checks: [UserIndexKind] = [.lapsingCheck, .otherCheck]
@@ -31,6 +33,7 @@ enum UserIndexKind: Int64, CaseIterable, Sendable {
         case .presented(_, let loaded): self = loaded ? .loadedPresentation : .unloadedPresentation
         case .outcome(let subscribed, _, _): self = subscribed ? .subscribed : .declined
         case .review: self = .review
+        case .erasure: self = .erasure
         }
     }
 
@@ -40,6 +43,6 @@ enum UserIndexKind: Int64, CaseIterable, Sendable {
         CASE r.type WHEN 0 THEN (CASE WHEN r.decision IN (2, 3) THEN 0 ELSE 1 END)
             WHEN 1 THEN (CASE WHEN r.loaded = 1 THEN 2 ELSE 3 END)
             WHEN 2 THEN (CASE WHEN r.subscribed = 1 THEN 4 ELSE 5 END)
-            ELSE 6 END
+            WHEN 3 THEN 6 ELSE 7 END
         """
 }

@@ -18,3 +18,4 @@ extension VerifyCommand: Command {}
 extension SimulateCommand: Command {}
 extension BackupCommand: Command {}
 extension ReviewCommand: Command {}
+extension EraseCommand: Command {}

@@ -13,6 +13,7 @@ public enum CommandLineTool {
           export     write the nightly commission export for one day
           payouts    write the payout statement of one month (from its published export days)
           review     void, hold or release one conversion (an operator's decision, journaled)
+          erase      forget a person: rename their records erased:<id>, past and future (amounts unchanged)
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
           forward    forward an edge's journal to the stream again from a seq
@@ -67,6 +68,7 @@ public enum CommandLineTool {
         case "verify": VerifyCommand.self
         case "backup": BackupCommand.self
         case "review": ReviewCommand.self
+        case "erase": EraseCommand.self
         case "simulate": SimulateCommand.self
         default: nil
         }

@@ -95,30 +95,10 @@ struct ReviewCommand {
         }
         let now = Clock.wallMilliseconds()
         let line = Array(record(user: user, id: Self.newID(at: now), at: now).utf8)
-        var connection = try DaemonConnection.open(socketPath, retryForSeconds: 0)
-        defer { connection.close() }
-        var answer: DaemonResponse?
-        do {
-            try RecordDelivery(socketPath: socketPath, retryForSeconds: retryForSeconds).deliver(
-                [line], over: &connection
-            ) { _, response in answer = response }
-        } catch let error as CLIError {
-            throw error
-        } catch {
-            throw CLIError(.tryAgain, "gave up after \(retryForSeconds) s: the review was not journaled; run it again")
-        }
-        guard let answer else { throw CLIError(.software, "no answer from offertrackd") }
+        let answer = try OperatorRecord.send(
+            line, what: "review", socketPath: socketPath, retryForSeconds: retryForSeconds)
         try Output.write(String(decoding: answer.line, as: UTF8.self) + "\n")
-        switch answer.status {
-        case .accepted: return 0
-        case .duplicate: return ExitCode.dataError.rawValue
-        case .rejected where answer.code == ErrorCode.unauthorized.rawValue:
-            throw CLIError(
-                .unavailable,
-                "offertrackd at \(socketPath) does not accept reviews from this user: start it with "
-                    + "--allow-review-uid or --allow-review-gid for it")
-        case .rejected: return ExitCode.dataError.rawValue
-        }
+        return answer.status == .accepted ? 0 : ExitCode.dataError.rawValue
     }
 
     /// The `review` record (SPEC 3.4) as one JSON line.
@@ -134,7 +114,5 @@ struct ReviewCommand {
     }
 
     /// A new unique record id: `review-`, the time in milliseconds and 64 random bits, in base 36.
-    static func newID(at now: Int64) -> String {
-        "review-\(String(now, radix: 36))-\(String(UInt64.random(in: .min ... .max), radix: 36))"
-    }
+    static func newID(at now: Int64) -> String { OperatorRecord.newID("review", at: now) }
 }

@@ -10,10 +10,13 @@ struct StatusCommand {
 
         Prints whether offertrackd accepts connections on its socket, the journal's size on disk, how many
         records of each type it holds, the last seq, the first and last published export days and the last
-        published payout month. --format json prints one object for scripts and monitoring: {"daemon":"up|down",
-        "socket","journal","journalBytes","schemaVersion","records":{"capabilities","offer.presented",
-        "subscription.outcome"},"lastSeq","lastPublishedExport","firstPublishedExport","lastPublishedPayouts",
-        "consume","forward"} (the published ones null when nothing was published;
+        published payout month, and today's busiest users (the most records received since UTC midnight, among
+        the latest 200,000 records: a placeholder id to add to sharedUsers, a test device). --format json prints
+        one object for scripts and monitoring: {"daemon":"up|down", "socket","journal","journalBytes",
+        "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome","review"},"lastSeq",
+        "lastPublishedExport","firstPublishedExport","lastPublishedPayouts","consume","forward","stream",
+        "busiestUsersToday":{"users":[{"user","records"}],"partial"}} (the published ones null when nothing was
+        published;
         consume null unless the journal is a central one: {"partitions","partitionsTotal","lagRecords",
         "lagSeconds"}; forward null unless it is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"};
         stream null unless it is either: {"name","partitionsTotal","up","problem","invalid","conflicts",
@@ -79,6 +82,7 @@ struct StatusCommand {
         let consumeLag: ConsumeLag?
         let identity: FleetIdentity?
         let streamReport: StreamReport?
+        let busiest: (users: [(user: String, records: Int64)], partial: Bool)
         do {
             identity = try FleetIdentity.recorded(on: reader)
             streamReport = try StreamReport.recorded(on: reader)
@@ -91,6 +95,8 @@ struct StatusCommand {
             firstDay = try reader.firstPublishedDay()
             lastMonth = try reader.lastPublishedMonth()
             schema = try reader.schemaVersion()
+            let now = Clock.wallMilliseconds()
+            busiest = try reader.busiestUsers(since: now - now % Timestamp.millisecondsPerDay)
         } catch {
             throw CLIError(.ioError, "reading \(databasePath): \(error)")
         }
@@ -106,7 +112,8 @@ struct StatusCommand {
                 + "\"lastPublishedPayouts\":\(lastMonth.map(JSONStringLiteral.quote) ?? "null"),"
                 + "\"consume\":\(membership.map { m in "{\"partitions\":[\(m.partitions.map(String.init).joined(separator: ","))],\"partitionsTotal\":\(m.total),\"lagRecords\":\(consumeLag?.records ?? 0),\"lagSeconds\":\(consumeLag?.seconds ?? 0)}" } ?? "null"),"
                 + "\"forward\":\(forwarding.map { "{\"acknowledgedThrough\":\($0.through),\"lagRecords\":\($0.records),\"lagSeconds\":\($0.seconds)}" } ?? "null"),"
-                + "\"stream\":\(identity.map { Self.streamJSON($0, streamReport) } ?? "null")}\n"
+                + "\"stream\":\(identity.map { Self.streamJSON($0, streamReport) } ?? "null"),"
+                + "\"busiestUsersToday\":{\"users\":[\(busiest.users.map { "{\"user\":\(JSONStringLiteral.quote($0.user)),\"records\":\($0.records)}" }.joined(separator: ","))],\"partial\":\(busiest.partial)}}\n"
         } else {
             text = "daemon: \(daemonUp ? "up" : "down") (\(socketPath))\n"
             text += "journal: \(databasePath), \(size) bytes\n"
@@ -115,6 +122,10 @@ struct StatusCommand {
             text += "last published export: \(lastDay ?? "none")\n"
             text += "first published export: \(firstDay ?? "none")\n"
             text += "last published payouts: \(lastMonth ?? "none")\n"
+            let users = busiest.users.map { "\($0.user) (\($0.records))" }.joined(separator: ", ")
+            text +=
+                "busiest users today (UTC, by records received\(busiest.partial ? ", among the latest 200000" : "")): "
+                + (users.isEmpty ? "none" : users) + "\n"
             if let membership {
                 text +=
                     "consumes \(membership); lag \(consumeLag?.records ?? 0) records, \(consumeLag?.seconds ?? 0) s\n"

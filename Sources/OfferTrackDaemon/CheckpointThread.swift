@@ -39,6 +39,9 @@ final class CheckpointThread: @unchecked Sendable {
         case passive
         /// A blocking checkpoint; `done` is signalled when it ends (the writer waits a bounded time for it).
         case blocking(done: DispatchSemaphore)
+        /// An erasure committed: every frame older than it goes (a `TRUNCATE`), tried each second until no reader
+        /// needs them (SPEC 11).
+        case forgetOldFrames
         /// Close the connection and end the thread.
         case close(done: DispatchSemaphore)
     }
@@ -81,6 +84,10 @@ final class CheckpointThread: @unchecked Sendable {
     private var retryAt: Int64 = 0
     /// …and the wait doubles with each failure in a row, from 1 s up to a minute.
     private var backoff: Int64 = 0
+    /// Since when an erasure's old frames wait for a `TRUNCATE` (monotonic ms; checkpoint thread only), and
+    /// whether the wait was logged.
+    private var forgettingSince: Int64?
+    private var forgettingLogged = false
 
     init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames) {
         self.limitFrames = max(limitFrames, 64)
@@ -96,7 +103,11 @@ final class CheckpointThread: @unchecked Sendable {
     /// The checkpoint thread: takes requests in order until `close`.
     private func run() {
         while true {
-            wake.wait()
+            if forgettingSince != nil {
+                _ = wake.wait(timeout: .now() + .seconds(1))
+            } else {
+                wake.wait()
+            }
             let pending = requests.withLock { pending in
                 defer { pending.removeAll() }
                 return pending
@@ -110,12 +121,38 @@ final class CheckpointThread: @unchecked Sendable {
                     checkpoint(blocking: true)
                     state.withLock { $0.blockingInFlight = false }
                     done.signal()
+                case .forgetOldFrames:
+                    forgettingSince = forgettingSince ?? Clock.monotonicMilliseconds()
                 case .close(let done):
                     checkpointer.close()
                     done.signal()
                     return
                 }
             }
+            if let since = forgettingSince { forgetOldFrames(waitingSince: since) }
+        }
+    }
+
+    /// Asks for the WAL's frames older than the last commit to go (after an erasure committed, SPEC 11).
+    func requestForgettingOldFrames() { enqueue(.forgetOldFrames) }
+
+    /// On the checkpoint thread: a `TRUNCATE` checkpoint, so that no frame written before an erasure stays in the
+    /// WAL file; until a reader that needs them lets go, tried again each second (logged once past 60 s).
+    private func forgetOldFrames(waitingSince since: Int64) {
+        let done =
+            (try? checkpointer.checkpoint(.truncate, busyTimeoutMilliseconds: Self.blockingTimeoutMilliseconds))
+            .map { $0.isComplete } ?? false
+        if done {
+            forgettingSince = nil
+            forgettingLogged = false
+            state.withLock { $0.checkpointedFrames = 0 }
+            return
+        }
+        if !forgettingLogged, Clock.monotonicMilliseconds() - since > 60_000 {
+            forgettingLogged = true
+            FileDescriptor.printError(
+                "offertrackd: an erasure's old WAL frames have waited over 60 s for a reader holding an old "
+                    + "snapshot (a long report, a backup); they go as soon as it ends")
         }
     }
 

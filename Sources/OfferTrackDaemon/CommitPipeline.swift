@@ -1,4 +1,5 @@
 import Journal
+import OfferTrackDomain
 import Posix
 import Synchronization
 
@@ -56,6 +57,8 @@ final class CommitPipeline: Sendable {
     var learning: UserLearningChunks { steps.learning }
     /// Recomputes for new windows.
     var recomputes: RecomputeChunks { steps.recomputes }
+    /// Sets the rules' shared users, which the hot-user watch does not name (at start and on each reload).
+    func setSharedUsers(_ users: SharedUsers) { steps.sharedUsers.withLock { $0 = users } }
 
     /// Commits `jobs` in one transaction on the writer thread.
     func submit(_ jobs: [CommitJob]) {

@@ -1,6 +1,8 @@
 import Journal
 import Metrics
+import OfferTrackDomain
 import Posix
+import Synchronization
 
 /// What the writer thread does for every commit, a socket batch's or the stream's: the append, timed for the
 /// metrics, then the steps after it. No record waits for a checkpoint there (`CheckpointThread` runs them beside
@@ -8,13 +10,17 @@ import Posix
 /// or of a recompute runs after a commit only when no records wait, or when `chunkSpacingMilliseconds` passed
 /// since the last one (so both still move on under a flood, taking a bounded share of the writer).
 final class CommitSteps: @unchecked Sendable {
-    // @unchecked: `lastChunkAt` is touched only on the writer thread; the rest is immutable or thread-safe.
+    // @unchecked: `lastChunkAt` and `hotUsers` are touched only on the writer thread; the rest is immutable or thread-safe.
     private let thread: JournalWriterThread
     private let metrics: DaemonMetrics
     private let clock: @Sendable () -> Int64
     let checkpoints: CheckpointThread
     let learning: UserLearningChunks
     let recomputes: RecomputeChunks
+    /// The rules' shared users (rule 4.0), which the hot-user watch does not name; set by the daemon.
+    let sharedUsers = Mutex(SharedUsers.defaults)
+    /// Users who send more records in a day than a person would (writer thread only).
+    private var hotUsers = HotUserWatch()
     /// When a chunk last ran after a commit (monotonic ms).
     private var lastChunkAt: Int64 = 0
     /// While records wait, the least time between two chunks run after commits.
@@ -36,12 +42,31 @@ final class CommitSteps: @unchecked Sendable {
     func append(_ submissions: [Submission], on writer: JournalWriter) -> Result<[AppendOutcome], JournalFailure> {
         let started = Clock.monotonicMicroseconds()
         do {
-            let outcomes = try writer.append(submissions, receivedAt: clock())
+            let now = clock()
+            let outcomes = try writer.append(submissions, receivedAt: now)
             metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
             metrics.commitRecords.observe(UInt64(submissions.count))
+            watchHotUsers(writer.lastBatchUsers, now: now)
+            let erased = zip(submissions, outcomes).contains { submission, outcome in
+                guard case .erasure = submission.record.body, case .accepted = outcome else { return false }
+                return true
+            }
+            if erased { checkpoints.requestForgettingOldFrames() }
             return .success(outcomes)
         } catch {
             return .failure(JournalFailure(error))
+        }
+    }
+
+    /// Counts each user's records of a commit: the largest count for the metric, every count for the daily watch.
+    private func watchHotUsers(_ users: [(user: String, records: Int)], now: Int64) {
+        guard let largest = users.map(\.records).max() else { return }
+        metrics.commitLargestUserRecords.observe(UInt64(largest))
+        let shared = sharedUsers.withLock { $0 }
+        for (user, records) in users {
+            if let line = hotUsers.note(user: user, records: records, shared: shared.contains(user), now: now) {
+                FileDescriptor.printError("offertrackd: \(line)")
+            }
         }
     }
 

@@ -95,15 +95,18 @@ extension Daemon {
                         .lineTooLong,
                         "the line is longer than \(configuration.maxLineBytes) bytes; it was discarded")))
         case .line(let bytes):
-            switch RecordValidator.validate(bytes) {
-            case .valid(let record) where record.type == .review && !connection.mayReview:
+            switch RecordValidator.validate(bytes, sharedUsers: rules.current.rules.settings.sharedUsers) {
+            case .valid(let record) where (record.type == .review || record.type == .erasure) && !connection.mayReview:
                 // After every check of the line itself, before the journal (SPEC 2's order).
                 counters.rejected += 1
                 metrics.reject(.unauthorized)
                 connection.answerImmediately(
                     .rejected(
                         id: record.id,
-                        RecordError(.unauthorized, "this peer's uid and gid are not allowed to send reviews")))
+                        RecordError(
+                            .unauthorized,
+                            "this peer's uid and gid are not allowed to send \(record.type.rawValue)s (reviews and "
+                                + "erasures need --allow-review-uid or --allow-review-gid)")))
             case .valid(let record):
                 let slot = connection.reserveSlot()
                 commits.append(

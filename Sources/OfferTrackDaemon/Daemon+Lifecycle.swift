@@ -65,6 +65,7 @@ extension Daemon {
         case .success(let summary):
             log("rules reloaded: \(summary)")
             let settings = rules.current.rules.settings
+            pipeline.setSharedUsers(settings.sharedUsers)
             if settings != previousSettings && !configuration.journalOnly {
                 // New windows change attribution itself: the writer recomputes the derived tables a chunk of
                 // users at a time between batches, so records keep being acknowledged (and the watchdog fed);

@@ -139,6 +139,7 @@ public final class Daemon {
                 writer: writer, metrics: metrics, backlog: commits.backlog,
                 walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
                     ?? CheckpointThread.defaultLimitFrames)
+            pipeline.setSharedUsers(rules.current.rules.settings.sharedUsers)
             pipeline.learning.start()
         } catch {
             socket.abandon(path: configuration.socketPath)

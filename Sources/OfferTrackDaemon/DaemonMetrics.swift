@@ -19,6 +19,8 @@ final class DaemonMetrics: Sendable {
     /// for a full one (2,048 records).
     let commitSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
     let commitRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
+    /// The most records of one user in a commit (a hot user: rule 4.0's placeholders, test devices).
+    let commitLargestUserRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
     /// From a line's framing to its answer being queued for the client, in microseconds (p99 ~4 ms at
     /// 10,000 records/s here).
     let ackLatency = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
@@ -73,6 +75,9 @@ final class DaemonMetrics: Sendable {
         if let fleet { render(fleet, to: &out) }
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)
+        out.histogram(
+            "offertrack_commit_largest_user_records",
+            help: "The most records of a single user in a committed batch (a hot user).", commitLargestUserRecords)
         out.histogram(
             "offertrack_ack_latency_seconds", help: "From a line read to its answer queued for the client.",
             ackLatency)

@@ -35,6 +35,8 @@ public enum Attribution {
                 }
             case .review(let review):
                 reviews.append((RecordReference(id: record.id, ts: record.ts), review))
+            case .erasure:
+                continue
             }
         }
 
@@ -105,7 +107,7 @@ public enum Attribution {
         switch record.body {
         case .capabilities(let decision): decision == .eligible || decision == .ineligible
         case .outcome(let subscribed, _, _): !subscribed
-        case .presented, .review: false
+        case .presented, .review, .erasure: false
         }
     }
 

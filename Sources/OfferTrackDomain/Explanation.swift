@@ -32,6 +32,8 @@ public struct Explanation: Sendable, Equatable {
     public let reviewNote: String?
     /// Whether the rule that set the amount holds it (`"hold": true`, rule 4.7).
     public let heldByRule: Bool
+    /// Section 11: the erasure that named this user (`erased:<its id>`), when one did.
+    public let erasure: ErasureReference?
     /// The ids of later `subscribed` outcomes, in journal order.
     public let repeats: [String]
     public let status: Status
@@ -58,6 +60,13 @@ public struct Explanation: Sendable, Equatable {
         self.records = ordered.count
         self.asOf = asOf
         self.rules = rules
+        erasure =
+            ordered.lazy.compactMap { record -> ErasureReference? in
+                guard case .erasure(let ticket) = record.body,
+                    ExactString.equals(user, Erasure.name(erasureID: record.id))
+                else { return nil }
+                return ErasureReference(record: RecordReference(id: record.id, ts: record.ts), ticket: ticket)
+            }.first
         guard let converted = attribution.conversion else {
             (conversion, presentation, presentationNamed, eligibility, lapse, repeats) = (nil, nil, false, nil, nil, [])
             (review, reviewNote, heldByRule) = (nil, nil, false)
@@ -92,7 +101,7 @@ public struct Explanation: Sendable, Equatable {
                 if let review = converted.review, record.id.utf8.elementsEqual(review.record.id.utf8) {
                     note = decision.note
                 }
-            case .outcome, .presented:
+            case .outcome, .presented, .erasure:
                 continue
             }
         }

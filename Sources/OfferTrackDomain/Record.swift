@@ -4,6 +4,7 @@ public enum RecordType: String, Sendable, CaseIterable {
     case offerPresented = "offer.presented"
     case subscriptionOutcome = "subscription.outcome"
     case review = "review"
+    case erasure = "erasure"
 }
 
 /// The eligibility decision derived from StoreKit's authorization and capabilities (SPEC 3.1).
@@ -45,6 +46,8 @@ public enum RecordBody: Sendable, Equatable {
     case outcome(subscribed: Bool, decision: EligibilityDecision?, offerId: String?)
     /// A `review` record: an operator's decision on one conversion (SPEC 3.4).
     case review(Review)
+    /// An `erasure` record: a person asked to be forgotten (SPEC 3.5), with the operator's reference.
+    case erasure(ticket: String)
 }
 
 /// A record that passed every rule of SPEC section 3.
@@ -68,6 +71,7 @@ public struct Record: Sendable, Equatable {
         case .presented: .offerPresented
         case .outcome: .subscriptionOutcome
         case .review: .review
+        case .erasure: .erasure
         }
     }
 }

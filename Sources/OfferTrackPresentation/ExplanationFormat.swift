@@ -37,6 +37,7 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             "\"rule\":\(e.rule.map(String.init) ?? "null")",
             "\"qualifiesAt\":\(e.qualifiesAt.map { "\"\(Timestamp.format($0))\"" } ?? "null")",
             "\"state\":\(e.state.map { "\"\($0.rawValue)\"" } ?? "null")",
+            "\"erasure\":\(reference(e.erasure?.record, extra: e.erasure.map { ",\"ticket\":\(JSONStringLiteral.quote($0.ticket))" } ?? ""))",
         ]
         return "{" + fields.joined(separator: ",") + "}\n"
     }
@@ -56,6 +57,10 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
         var lines = [
             "user \(e.user): \(e.records) record\(e.records == 1 ? "" : "s"), seen at \(Timestamp.format(e.asOf))"
         ]
+        if let erasure = e.erasure {
+            lines.append(
+                "11 forgotten: renamed by erasure \(name(erasure.record)), ticket \(erasure.ticket); amounts unchanged")
+        }
         guard let conversion = e.conversion else {
             lines.append("4.1 conversion: none (no subscribed outcome): nothing to attribute, nothing earned")
             return lines.joined(separator: "\n") + "\n"

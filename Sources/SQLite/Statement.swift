@@ -54,6 +54,15 @@ public final class Statement {
         try check(rc)
     }
 
+    /// Binds bytes as a blob (copied) to the 1-based parameter `index`.
+    public func bindBlob(_ bytes: [UInt8], at index: Int32) throws(SQLiteError) {
+        let rc = bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return sqlite3_bind_zeroblob(pointer, index, 0) }
+            return sqlite3_bind_blob(pointer, index, base, Int32(raw.count), offertrack_sqlite_transient())
+        }
+        try check(rc)
+    }
+
     /// Binds an optional integer; nil binds NULL.
     public func bind(_ value: Int64?, at index: Int32) throws(SQLiteError) {
         guard let value else {

@@ -202,6 +202,16 @@ struct UserJourney {
         return journey.records
     }
 
+    /// An operator's `erasure` of `user` (SPEC 3.5), as `offertrack erase` sends it (no app or device).
+    static func erasure(of user: String, index: Int, at ts: Int64) -> SimulatedRecord {
+        let id = "er-" + recordId(ts: ts, counter: (1 << 38) + UInt64(index))
+        let ticket = "DSR-\(10_000 + index)"
+        let line =
+            #"{"type":"erasure","id":"\#(id)","ts":"\#(Timestamp.format(ts))","user":"\#(JSONStringLiteral.quote(user).dropFirst().dropLast())","ticket":"\#(ticket)"}"#
+        return SimulatedRecord(
+            line: line, record: Record(id: id, ts: ts, user: user, body: .erasure(ticket: ticket)), isDuplicate: false)
+    }
+
     /// The records of user number `index` as a returning user: visits spread over `[t0, t0 + span)`, each starting
     /// with the capability check an app makes at launch, some showing the offer (and an outcome minutes later);
     /// about six records a user. A member keeps playback at later visits; a trial that ends unpaid loses it.

@@ -5,7 +5,8 @@ import OfferTrackDomain
 /// Identical arguments give identical lines on any machine. User number `i` starts its journey at a seeded
 /// moment in the `i`-th slice of `[start, start + days)`, so lines come roughly in time order; about 3% of
 /// records are held back and emitted after the next user's (late arrivals) and about 2% of lines are repeated
-/// exactly (client retries); one user in 40 is followed by a signed-out visit under `anonymous` (SPEC rule 4.0). A
+/// exactly (client retries); one user in 40 is followed by a signed-out visit under `anonymous` (SPEC rule 4.0),
+/// and one in 150 by an operator's erasure of them (SPEC 3.5), both without changing any other line. A
 /// few conversions land more than the default window after their presentation,
 /// and so after the simulated days. Nothing is held in memory beyond a couple of users' records.
 public struct WorkloadSimulator: Sequence, Sendable {
@@ -90,6 +91,11 @@ public struct WorkloadSimulator: Sequence, Sendable {
             // One user in 40 is followed by a signed-out visit (rule 4.0), drawing nothing from `rng`.
             if (nextUser - 1) % 40 == 13 {
                 batch += UserJourney.generateSignedOut(index: nextUser - 1, seed: simulator.seed, t0: t0)
+            }
+            // One user in 150 asks to be forgotten six weeks on (SPEC 3.5), sent by operators: it changes no amount.
+            if (nextUser - 1) % 150 == 31, let user = records.first?.record.user {
+                batch.append(
+                    UserJourney.erasure(of: user, index: nextUser - 1, at: t0 + 42 * Timestamp.millisecondsPerDay))
             }
             return batch + heldBack
         }

@@ -306,7 +306,7 @@ import Testing
         #expect(CommissionReason.notEligible.rawValue == "not_eligible")
         #expect(
             UnattributedReason.allCases.map(\.rawValue) == [
-                "no_presentation", "outside_window", "eligibility_unknown", "not_eligible",
+                "shared_user", "no_presentation", "outside_window", "eligibility_unknown", "not_eligible",
             ])
     }
 

@@ -30,13 +30,13 @@ import Testing
         records: Int, conversion: String = "null", presentation: String = "null", eligibility: String = "null",
         lapse: String = "null", review: String = "null", repeats: String = "[]", status: String,
         reason: String = "null", amount: Int = 0,
-        rule: String = "null", qualifiesAt: String = "null", state: String = "null"
+        rule: String = "null", qualifiesAt: String = "null", state: String = "null", erasure: String = "null"
     ) -> String {
         "{\"user\":\"u1\",\"records\":\(records),\"conversion\":\(conversion),\"presentation\":\(presentation),"
             + "\"eligibility\":\(eligibility),\"lapse\":\(lapse),\"review\":\(review),\"repeats\":\(repeats),"
             + "\"status\":\"\(status)\","
             + "\"reason\":\(reason),\"amountMinor\":\(amount),\"rule\":\(rule),\"qualifiesAt\":\(qualifiesAt),"
-            + "\"state\":\(state)}\n"
+            + "\"state\":\(state),\"erasure\":\(erasure)}\n"
     }
 
     static let check = A.check("c", 0)
@@ -57,9 +57,11 @@ import Testing
     @Test func qualifiedAtTPlusHExactly() {
         let asOf = Self.t0 + 2 * Self.hour + 1080 * Self.hour
         #expect(
-            Self.json([Self.check, Self.shown, Self.converted], asOf: asOf).hasSuffix("\"state\":\"qualified\"}\n"))
+            Self.json([Self.check, Self.shown, Self.converted], asOf: asOf).hasSuffix(
+                "\"state\":\"qualified\",\"erasure\":null}\n"))
         #expect(
-            Self.json([Self.check, Self.shown, Self.converted], asOf: asOf - 1).hasSuffix("\"state\":\"pending\"}\n"))
+            Self.json([Self.check, Self.shown, Self.converted], asOf: asOf - 1).hasSuffix(
+                "\"state\":\"pending\",\"erasure\":null}\n"))
     }
 
     @Test func lapsed() {

@@ -126,3 +126,35 @@ import Testing
         }
     }
 }
+
+extension BoundedAttributionPropertyTests {
+    /// Rule 4.0 under a rules reload: a list that adds one id and removes another recomputes both users.
+    @Test func aChangedSharedUsersListRecomputesLikeChangedWindows() throws {
+        let scratch = ScratchDirectory("shared-reload")
+        var settings = AttributionSettings.defaults
+        settings.sharedUsers = SharedUsers(["Kiosk"])
+        let writer = try JournalWriter(
+            path: scratch.path + "/j.db", durability: .normal, schema: .migrate, settings: settings)
+        var lines: [String] = []
+        for user in ["kiosk", "anonymous"] {
+            lines += [
+                JournalWriterTests.capabilities("c-\(user)", user: user, ts: "2026-11-28T10:00:00Z"),
+                JournalWriterTests.presented("p-\(user)", user: user, ts: "2026-11-28T10:01:00Z"),
+                JournalWriterTests.subscribed("o-\(user)", user: user, ts: "2026-11-28T10:02:00Z"),
+            ]
+        }
+        _ = try writer.append(try lines.map(JournalWriterTests.submission), receivedAt: 0)
+        func reasons() throws -> String? {
+            try Connection(path: scratch.path + "/j.db", mode: .readOnly).scalarText(
+                "SELECT group_concat(id || '=' || coalesce(reason, 'attributed'), ' ') FROM "
+                    + "(SELECT id, reason FROM derived_conversions ORDER BY id)")
+        }
+        #expect(try reasons() == "o-anonymous=attributed o-kiosk=shared_user")
+        settings.sharedUsers = SharedUsers(["anonymous"])
+        #expect(try writer.adopt(settings))
+        #expect(try reasons() == "o-anonymous=shared_user o-kiosk=attributed")
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: scratch.path + "/j.db")).allSatisfy(\.passed))
+        // The same list again is no change.
+        #expect(try !writer.adopt(settings))
+    }
+}

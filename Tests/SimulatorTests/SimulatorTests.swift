@@ -36,13 +36,16 @@ import WireFormat
         #expect(SHA256.hex(of: bytes) == Self.golden)
     }
 
-    static let golden = "463092d0aed21ce0a09404bb30e7eac0a91c908cf1e17e3ff499d2b2d58a3062"
+    static let golden = "8fb64ce2f1a223c5a138cac51d9fe26e56d177b9fee5720cdd02c81c14dd4d6f"
 
-    /// Reviews were added with their own random stream: without them the workload is byte for byte the one pinned
-    /// before (the golden hash of the version before reviews).
-    @Test func reviewsLeaveEveryOtherLineAsItWas() {
+    /// Reviews and signed-out visits (rule 4.0) were added with random streams and ids of their own: without them
+    /// the workload is byte for byte the one pinned before (the golden hash of the version before reviews).
+    @Test func reviewsAndSignedOutVisitsLeaveEveryOtherLineAsItWas() {
         let simulator = WorkloadSimulator(users: 40, seed: 1)
-        let withoutReviews = simulator.filter { $0.record.type != .review }.map(\.line)
+        #expect(simulator.contains { $0.record.user == "anonymous" })
+        let withoutReviews = simulator.filter {
+            $0.record.type != .review && $0.record.type != .erasure && $0.record.user != "anonymous"
+        }.map(\.line)
         #expect(SHA256.hex(of: Array(withoutReviews.joined(separator: "\n").utf8)) == Self.goldenBeforeReviews)
         let reviews = WorkloadSimulator(users: 2_000, seed: 1).filter { $0.record.type == .review }
         #expect(reviews.count > 10)
@@ -67,7 +70,9 @@ import WireFormat
 
     @Test func everyUserAppearsAndIdsAreUnique() {
         let originals = Self.sample.filter { !$0.isDuplicate }
-        #expect(Set(originals.map(\.record.user)).count == 2_000)
+        let users = Set(originals.map(\.record.user))
+        #expect(users.contains("anonymous"))
+        #expect(users.subtracting(["anonymous"]).count == 2_000)
         #expect(Set(originals.map(\.record.id)).count == originals.count)
         let lines = Set(originals.map(\.line))
         for duplicate in Self.sample where duplicate.isDuplicate {
@@ -77,9 +82,12 @@ import WireFormat
         #expect(duplicates > 0 && duplicates < Self.sample.count / 20)
     }
 
-    /// Apps' records: ids in time order (a review's id is `rv-` and the id of the conversion it names).
+    /// Apps' records: ids in time order (a review's id is `rv-` and the id of the conversion it names, an
+    /// erasure's `er-` and its own time).
     @Test func idsAreTimeOrdered() {
-        let originals = Self.sample.filter { !$0.isDuplicate && $0.record.type != .review }.map(\.record)
+        let originals = Self.sample.filter {
+            !$0.isDuplicate && $0.record.type != .review && $0.record.type != .erasure
+        }.map(\.record)
         let byId = originals.sorted { RecordOrder.idPrecedes($0.id, $1.id) }
         #expect(zip(byId, byId.dropFirst()).allSatisfy { $0.ts <= $1.ts })
     }
@@ -105,6 +113,8 @@ import WireFormat
             #expect((1...128).contains(record.id.count))
             if case .review(let review) = record.body {
                 #expect(record.id == "rv-\(review.conversion)-1" || record.id == "rv-\(review.conversion)-2")
+            } else if case .erasure = record.body {
+                #expect(record.id.hasPrefix("er-") && record.id.count <= Erasure.maximumIDLength)
             } else {
                 #expect(record.id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })
             }
@@ -129,6 +139,8 @@ import WireFormat
                     #expect(line.contains(JSONStringLiteral.quote(campaign)))
                 }
                 #expect(!(line.contains("\"itemID\"") && line.contains("\"iTunesItemIdentifier\"")))
+            case .erasure(let ticket):
+                #expect(line.contains("\"ticket\":\(JSONStringLiteral.quote(ticket))"))
             case .review(let review):
                 #expect(line.contains("\"conversion\":\"\(review.conversion)\""))
                 #expect(line.contains("\"decision\":\"\(review.decision.rawValue)\""))

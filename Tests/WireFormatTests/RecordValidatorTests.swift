@@ -778,7 +778,7 @@ private func presented(
 
     @Test func rawBufferEntryPointAgrees() {
         let bytes = Array(offer(#""affiliateToken":"t""#).utf8)
-        let fromBuffer = bytes.withUnsafeBytes { RecordValidator.validate($0) }
+        let fromBuffer = bytes.withUnsafeBytes { RecordValidator.validate($0, sharedUsers: .defaults) }
         #expect(fromBuffer == RecordValidator.validate(bytes))
         #expect(
             fromBuffer == .valid(Record(id: "r-1", ts: 1_795_860_900_000, user: "u-1", body: presented(affiliate: "t")))

@@ -1,0 +1,127 @@
+import Foundation
+import OfferTrackDomain
+import SQLite
+import TestSupport
+import Testing
+
+@testable import Journal
+
+/// SPEC section 11 in the journal, against real SQLite files: renamed everywhere, stored nowhere, one name
+/// whatever the order, duplicates still duplicates.
+@Suite struct ErasureJournalTests {
+    static let person = "person-7f3a9c-forget-me"
+
+    static func record(_ type: Int, _ id: String, minute: Int, user: String = person) -> String {
+        let ts = Timestamp.format(1_795_000_000_000 + Int64(minute) * 60_000)
+        let head = #""id":"\#(id)","ts":"\#(ts)","user":"\#(user)""#
+        switch type % 4 {
+        case 0: return #"{"type":"capabilities",\#(head),"authorization":3,"capabilities":2,"note":"x"}"#
+        case 1: return #"{"type":"offer.presented",\#(head),"offer":{"action":"subscribe","affiliateToken":"aff"}}"#
+        case 2: return #"{ "type" : "subscription.outcome", \#(head), "outcome":"subscribed"}"#
+        default: return #"{"type":"subscription.outcome",\#(head),"outcome":"declined"}"#
+        }
+    }
+
+    static func erasure(_ id: String, minute: Int, user: String = person) -> String {
+        let ts = Timestamp.format(1_795_000_000_000 + Int64(minute) * 60_000)
+        return #"{"type":"erasure","id":"\#(id)","ts":"\#(ts)","user":"\#(user)","ticket":"DSR-\#(id)"}"#
+    }
+
+    static func submissions(_ lines: [String]) throws -> [Submission] {
+        try lines.map(JournalWriterTests.submission)
+    }
+
+    /// The person's id is in neither the database file nor its WAL once an erasure committed and a `TRUNCATE`
+    /// checkpoint ran; with `secure_delete` off the renamed rows' old bytes stay in freed space.
+    @Test(arguments: [true, false])
+    func theOldIdIsInNoFileAfterTheErasureAndACheckpoint(secureDelete: Bool) throws {
+        let scratch = ScratchDirectory("erasure-bytes")
+        let path = scratch.path + "/j.db"
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, secureDelete: secureDelete)
+        // Other people around the person, in the same pages, and a checkpoint so the person is in the file.
+        for chunk in 0..<20 {
+            var lines = (0..<200).map {
+                Self.record($0, "o\(chunk)-\($0)", minute: chunk * 200 + $0, user: "u\($0 % 50)")
+            }
+            lines += (0..<20).map { Self.record($0, "p\(chunk)-\($0)", minute: chunk * 200 + $0) }
+            _ = try writer.append(try Self.submissions(lines), receivedAt: 0)
+        }
+        let checkpointer = WALCheckpointer(path: path)
+        _ = try checkpointer.checkpoint(.truncate, busyTimeoutMilliseconds: 1000)
+        #expect(try Self.fileContains(path, Self.person))
+        let outcomes = try writer.append(try Self.submissions([Self.erasure("e1", minute: 9_000)]), receivedAt: 0)
+        #expect(outcomes == [.accepted(seq: 4_401)])
+        let result = try checkpointer.checkpoint(.truncate, busyTimeoutMilliseconds: 1000)
+        #expect(result.isComplete)
+        let found = try Self.fileContains(path, Self.person) || Self.fileContains(path + "-wal", Self.person)
+        #expect(found == !secureDelete)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+    }
+
+    static func fileContains(_ path: String, _ text: String) throws -> Bool {
+        guard let data = FileManager.default.contents(atPath: path) else { return false }
+        return data.range(of: Data(text.utf8)) != nil
+    }
+
+    /// The records' users and lines, and the derived rows, by record id.
+    static func contents(_ path: String) throws -> [String] {
+        let connection = try Connection(path: path, mode: .readOnly)
+        let select = try connection.prepare("SELECT id, user, line FROM records ORDER BY id")
+        var rows: [String] = []
+        while try select.step() {
+            rows.append("\(select.text(0) ?? "") \(select.text(1) ?? "") \(select.text(2) ?? "")")
+        }
+        return rows + (try BoundedAttributionPropertyTests.derivedRows(path))
+    }
+
+    /// Records of the person before and after two erasures (the later one sent first), a record sent under the
+    /// name, retries, a record line sent again after the erasure: in any order and batching, the same journal.
+    @Test func anyOrderGivesOneNameAndTheSameJournal() throws {
+        var lines = (0..<90).map { Self.record($0, "r\($0)", minute: $0 * 7) }
+        lines += (0..<40).map { Self.record($0, "o\($0)", minute: $0 * 5, user: "other\($0 % 3)") }
+        lines += [Self.erasure("e-late", minute: 400), Self.erasure("e-early", minute: 300)]
+        lines.append(Self.record(0, "under-name", minute: 999, user: "erased:e-early"))
+        var random = SeededGenerator.announced("erasure order")
+        let scratch = ScratchDirectory("erasure-order")
+        var reference: [String]?
+        for round in 0..<6 {
+            let path = scratch.path + "/j\(round).db"
+            let writer = try JournalWriter(
+                path: path, durability: .normal, schema: .migrate, historyLimit: round % 2 == 0 ? 0 : 64)
+            var pending = round == 0 ? lines : lines.shuffled(using: &random)
+            while !pending.isEmpty {
+                let size = min(pending.count, Int.random(in: 1...40, using: &random))
+                var batch = Array(pending.prefix(size))
+                pending.removeFirst(size)
+                if Int.random(in: 0..<3, using: &random) == 0, let retry = lines.randomElement(using: &random) {
+                    batch.append(retry)
+                }
+                _ = try writer.append(try Self.submissions(batch), receivedAt: 0)
+            }
+            // The first record's original line again: a duplicate of what is journaled, with its seq.
+            let again = try writer.append(try Self.submissions([lines[0]]), receivedAt: 0)
+            guard case .duplicate = again[0] else {
+                Issue.record("the original line sent again answered \(again)")
+                continue
+            }
+            let contents = try Self.contents(path)
+            #expect(!contents.contains { $0.contains(Self.person) })
+            #expect(contents.filter { $0.contains(" erased:e-early ") }.count == 90 + 2 + 1)
+            #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+            if let reference { #expect(contents == reference) } else { reference = contents }
+        }
+    }
+
+    /// Forgetting changes no amount: the derived rows are those of the same records under the new name.
+    @Test func theDerivedRowsAreTheSameUnderTheNewName() throws {
+        let scratch = ScratchDirectory("erasure-rows")
+        let lines = (0..<120).map { Self.record($0, "r\($0)", minute: $0 * 3) }
+        let before = try JournalWriter(path: scratch.path + "/a.db", durability: .normal, schema: .migrate)
+        _ = try before.append(try Self.submissions(lines), receivedAt: 0)
+        let rowsBefore = try BoundedAttributionPropertyTests.derivedRows(scratch.path + "/a.db")
+        _ = try before.append(try Self.submissions([Self.erasure("e9", minute: 1)]), receivedAt: 0)
+        let rowsAfter = try BoundedAttributionPropertyTests.derivedRows(scratch.path + "/a.db")
+        #expect(rowsAfter.map { $0.replacingOccurrences(of: "erased:e9", with: Self.person) } == rowsBefore)
+        #expect(rowsAfter != rowsBefore)
+    }
+}
