@@ -16,7 +16,7 @@ struct HotUserWatch {
     private var day: Int64 = .min
     /// Users named today (at most 64 remembered; past that, a user may be named again).
     private var named: Set<ExactString> = []
-    private var lastLineAt: Int64 = .min
+    private var lastLineAt: Int64?
 
     init(threshold: UInt32 = defaultThreshold) {
         self.threshold = threshold
@@ -41,7 +41,7 @@ struct HotUserWatch {
             estimate = min(estimate, counters[index])
             hash = ByteHash.mix(hash)
         }
-        guard estimate > threshold, !shared, now - lastLineAt >= 60_000 else { return nil }
+        guard estimate > threshold, !shared, lastLineAt.map({ now - $0 >= 60_000 }) ?? true else { return nil }
         guard named.count < 64, named.insert(ExactString(user)).inserted else { return nil }
         lastLineAt = now
         return "user \(JSONStringLiteral.quote(user)) sent about \(estimate) records today, more than "

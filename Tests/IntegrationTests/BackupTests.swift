@@ -41,7 +41,10 @@ import Testing
             .write(toFile: rules, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules])
         guard daemon.waitReady() else { return }
-        let lines = Array(WorkloadSimulator(users: 6000, seed: 11, days: 1).lines)
+        // No erasures: they rename records journaled before the backup, which the record-by-record comparison
+        // below would count as a difference (ErasureEndToEndTests checks that no amount changes).
+        let lines = Array(
+            WorkloadSimulator(users: 6000, seed: 11, days: 1).filter { $0.record.type != .erasure }.map(\.line))
         let clients = 8
         let acknowledged = Mutex<[String: Int64]>([:])
         let refused = Atomic<Int>(0)

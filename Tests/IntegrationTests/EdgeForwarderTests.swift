@@ -84,7 +84,8 @@ import WireFormat
         let path = directory.file("edge.db")
         let writer = try JournalWriter(
             path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
-        let lines = Array(WorkloadSimulator(users: 400, seed: 8).filter { !$0.isDuplicate }.map(\.line))
+        let lines = Array(
+            WorkloadSimulator(users: 400, seed: 8).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(\.line))
         try Self.append(lines, to: writer)
         let server = try NATSServer(in: directory)
         let forwarder = try EdgeForwarder(
@@ -105,7 +106,9 @@ import WireFormat
         let path = directory.file("edge.db")
         let writer = try JournalWriter(
             path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
-        let lines = Array(WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate }.map(\.line))
+        let lines = Array(
+            WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(
+                \.line))
         try append(Array(lines[..<(lines.count / 2)]), to: writer)
         let server = try NATSServer(in: directory)
         let forwarder = try EdgeForwarder(
@@ -180,7 +183,9 @@ extension EdgeForwarderTests {
             in: directory,
             arguments: ["--forward", server.url, "--partitions-total", "4", "--stream-replicas", "1"])
         guard daemon.waitReady() else { return }
-        let lines = Array(WorkloadSimulator(users: 150, seed: 12).filter { !$0.isDuplicate }.map(\.line))
+        let lines = Array(
+            WorkloadSimulator(users: 150, seed: 12).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(\.line)
+        )
         let answers = try LineClient(path: daemon.socketPath).exchange(lines)
         #expect(answers.count == lines.count && answers.allSatisfy { $0.status == "accepted" })
         func status() throws -> String {

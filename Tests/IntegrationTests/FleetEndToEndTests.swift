@@ -114,7 +114,9 @@ import WireFormat
                 in: ScratchDirectory(label), arguments: ["--consume", server.url, "--partitions", partitions] + common)
         }
         guard edge.waitReady(), centrals.allSatisfy({ $0.waitReady() }) else { return }
-        let lines = Array(WorkloadSimulator(users: 200, seed: 14).filter { !$0.isDuplicate }.map(\.line))
+        let lines = Array(
+            WorkloadSimulator(users: 200, seed: 14).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(\.line)
+        )
         #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
         let deadline = Date().addingTimeInterval(60)
         var held: [[String]] = []
@@ -195,7 +197,9 @@ extension FleetEndToEndTests {
         guard centrals.allSatisfy({ $0.waitReady() }) else { return }
         var edges = try [edge(0), edge(1)]
         guard edges.allSatisfy({ $0.waitReady() }) else { return }
-        let lines = Array(WorkloadSimulator(users: 500, seed: 15).filter { !$0.isDuplicate }.map(\.line))
+        let lines = Array(
+            WorkloadSimulator(users: 500, seed: 15).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(\.line)
+        )
         let chunks = stride(from: 0, to: lines.count, by: 150).map { Array(lines[$0..<min(lines.count, $0 + 150)]) }
         var acknowledged: [String] = []
         for (number, chunk) in chunks.enumerated() {

@@ -36,7 +36,9 @@ import Testing
 
     /// Records of `users` users (seeded), without the simulator's deliberate duplicates.
     static func records(users: Int, seed: UInt64) -> [String] {
-        Array(WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate }.map(\.line))
+        Array(
+            WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(
+                \.line))
     }
 
     /// Two central daemons (partitions 0-1 and 2-3 of 4) and an edge on `server`, ready; nil when one did not

@@ -81,7 +81,11 @@ import Testing
         #expect(Self.files(under: out) == Self.files(under: expected))
         for name in Self.files(under: expected) where name != "verify.txt" {
             let old = FileManager.default.contents(atPath: "\(expected)/\(name)")
-            let new = FileManager.default.contents(atPath: "\(out)/\(name)")
+            var new = FileManager.default.contents(atPath: "\(out)/\(name)")
+            if name.hasSuffix(".json"), let text = new.map({ String(decoding: $0, as: UTF8.self) }) {
+                // SPEC v5 added explain's `erasure` key (null for everyone here); the rest must not move.
+                new = Data(text.replacingOccurrences(of: #","erasure":null}"#, with: "}").utf8)
+            }
             #expect(old != nil && old == new, "\(name) differs from schema 7's")
         }
         let verify = try String(contentsOfFile: "\(out)/verify.txt", encoding: .utf8)
