@@ -10,7 +10,9 @@ import WireFormat
 
 /// Messages that carry several records (SPEC section 10): a central daemon commits a message's records, drops
 /// (counts, logs) its lines that are not records without dropping the others, splits a message larger than a
-/// commit over several and acknowledges it after the last.
+/// commit over several and acknowledges it after the last; single-record messages of edges from before batches
+/// are taken beside batched ones; an edge killed while its messages are in flight loses nothing and repeats
+/// nothing in the central journal.
 @Suite(.serialized) struct FleetBatchTests {
     /// Records in a journal.
     static func count(of path: String) throws -> Int {
@@ -134,5 +136,101 @@ import WireFormat
         let again = "consumed \(lines.count - cut) (\(cut) duplicate,"
         #expect(central.notify.waitFor { $0.contains(again) } != nil, "\(again)")
         DaemonProcess.terminateCleanly([central])
+    }
+
+    /// During an upgrade, edges from before batches publish one record a message (with or without its newline,
+    /// `Nats-Msg-Id` the record's id) beside upgraded edges' batches: the central journal holds every record once.
+    @Test func singleRecordMessagesAreTakenBesideBatches() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        guard let central = try Self.central(server, in: ScratchDirectory("ot-central")) else { return }
+        let edge = try DaemonProcess(
+            in: ScratchDirectory("ot-edge"),
+            arguments: ["--forward", server.url, "--partitions-total", "4", "--stream-replicas", "1"])
+        guard edge.waitReady() else { return }
+        let batched = FleetRecoveryTests.records(users: 200, seed: 31)
+        let single = TestRecords.stream(prefix: "old", count: 300)
+        let client = try JetStreamClient(servers: [server.url], name: "old-edge")
+        let half = batched.count / 2
+        #expect(
+            try LineClient(path: edge.socketPath).exchange(Array(batched[..<half])).allSatisfy {
+                $0.status == "accepted"
+            })
+        // An old edge publishes while the new one forwards; it also sends one record the new edge forwards.
+        for (index, line) in (single + [batched[0]]).enumerated() {
+            guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else { continue }
+            try client.publishAsync(
+                subject: Partition.subject(Partition.of(user: record.user, total: 4)),
+                data: Array((index % 2 == 0 ? line : line + "\n").utf8), messageID: record.id)
+        }
+        #expect(
+            try LineClient(path: edge.socketPath).exchange(Array(batched[half...])).allSatisfy {
+                $0.status == "accepted"
+            })
+        try client.waitForPublishes(timeoutMilliseconds: 5_000)
+        let all = batched + single
+        #expect(try FleetRecoveryTests.eventually(60) { try Self.count(of: central.databasePath) >= all.count })
+        #expect(
+            try FleetRecoveryTests.eventually(20) { try FleetEndToEndTests.status(edge).contains(#""lagRecords":0,"#) })
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try FleetEndToEndTests.lines(of: central.databasePath).sorted() == all.sorted())
+        // The upgraded edge's records went in fewer messages than records.
+        let messages = try client.streamInfo("OFFERTRACK")?.messages ?? 0
+        #expect(messages <= UInt64(single.count + 1 + batched.count / 2), "\(messages) messages")
+        DaemonProcess.terminateCleanly([central, edge])
+    }
+
+    /// An edge killed (`kill -9`) while its messages are in flight: once while records flow, then while the
+    /// stream holds its publishes unanswered (the server stopped, then killed, so it never stores them). The
+    /// watermark it left covers only what the stream acknowledged; restarted, it publishes again from there, and
+    /// the central journal holds every record the edge acknowledged, once.
+    @Test func anEdgeKilledWithMessagesInFlightLosesAndRepeatsNothing() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        guard let central = try Self.central(server, in: ScratchDirectory("ot-central")) else { return }
+        let edgeDirectory = ScratchDirectory("ot-edge")
+        let notify = try NotifyListener(in: edgeDirectory)
+        func edge() throws -> DaemonProcess {
+            notify.reset()
+            return try DaemonProcess(
+                in: edgeDirectory,
+                arguments: ["--forward", server.url, "--partitions-total", "4", "--stream-replicas", "1"],
+                notify: notify)
+        }
+        var daemon = try edge()
+        guard daemon.waitReady() else { return }
+        let lines = FleetRecoveryTests.records(users: 2_500, seed: 32)
+        let parts = [0, lines.count / 2, lines.count * 3 / 4, lines.count]
+        let chunk = { (index: Int) in Array(lines[parts[index]..<parts[index + 1]]) }
+        // 1. Killed as soon as the first of the first half's records reach the central journal (usually long before
+        // the last does).
+        #expect(try LineClient(path: daemon.socketPath).exchange(chunk(0)).allSatisfy { $0.status == "accepted" })
+        let deadline = Date().addingTimeInterval(30)
+        while try Self.count(of: central.databasePath) == 0 && Date() < deadline { usleep(500) }
+        daemon.kill()
+        daemon = try edge()
+        guard daemon.waitReady() else { return }
+        #expect(try FleetRecoveryTests.eventually(60) { try Self.count(of: central.databasePath) >= parts[1] })
+        // 2. The stream stops answering; the next quarter is published into it, and the edge is killed.
+        server.pause()
+        #expect(try LineClient(path: daemon.socketPath).exchange(chunk(1)).allSatisfy { $0.status == "accepted" })
+        Thread.sleep(forTimeInterval: 1)  // published and in flight; the watermark is stored every 200 ms
+        daemon.kill()
+        let watermark = try ForwardingLog(path: daemon.databasePath).watermark()
+        #expect(watermark <= Int64(parts[1]), "the watermark \(watermark) passed records never acknowledged")
+        server.stop()
+        try server.start()
+        daemon = try edge()
+        guard daemon.waitReady() else { return }
+        #expect(try LineClient(path: daemon.socketPath).exchange(chunk(2)).allSatisfy { $0.status == "accepted" })
+        #expect(try FleetRecoveryTests.eventually(60) { try Self.count(of: central.databasePath) >= lines.count })
+        #expect(
+            try FleetRecoveryTests.eventually(20) {
+                try FleetEndToEndTests.status(daemon).contains(#""lagRecords":0,"#)
+            })
+        Thread.sleep(forTimeInterval: 0.5)
+        let held = try FleetEndToEndTests.lines(of: central.databasePath)
+        #expect(held.count == lines.count && held.sorted() == lines.sorted(), "\(held.count) of \(lines.count)")
+        DaemonProcess.terminateCleanly([daemon, central])
     }
 }
