@@ -110,7 +110,7 @@ public final class EdgeForwarder: Sendable {
     public init(
         journalPath: String, servers: [String], stream: FleetStream, maxInFlight: Int = 8_192,
         recordsPerRead: Int = 4_096, maxMessageRecords: Int = StreamBatch.defaultMaxRecords,
-        maxMessageBytes: Int = StreamBatch.defaultMaxBytes, lingerMilliseconds: Int = 20,
+        maxMessageBytes: Int = StreamBatch.defaultMaxBytes, lingerMilliseconds: Int = 100,
         acknowledgementTimeoutMilliseconds: Int64 = 5_000,
         name: String = "offertrack-edge", startingAfter: Int64? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in }
