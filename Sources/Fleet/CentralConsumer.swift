@@ -6,13 +6,17 @@ import Posix
 import Synchronization
 import WireFormat
 
-/// A central daemon's consumer (SPEC section 10): a durable pull consumer per partition, each fetched batch
-/// validated and committed to the journal through `commit` (the daemon's writer, so the join runs as for any
-/// batch), then acknowledged to the stream — never before the commit that holds it.
+/// A central daemon's consumer (SPEC section 10): a durable pull consumer per partition; each fetched message's
+/// records (one or more lines, `StreamBatch.lines(of:)`) validated and committed to the journal through `commit`
+/// (the daemon's writer, so the join runs as for any batch), then the message acknowledged to the stream — never
+/// before the commit that holds the last of its records.
 ///
-/// A record already journaled is a duplicate and changes nothing; the same id with other content is counted and
-/// logged and never replaces what is journaled. A commit that fails is not acknowledged: the stream delivers
-/// the batch again.
+/// A commit holds at most `commitRecords` records: whole messages while they fit, a message with more records
+/// than that split over several commits (and acknowledged after the last). A line that is not a valid record,
+/// or a record of another partition, is counted and logged, never journaled, and the message's other records
+/// are committed as usual. A record already journaled is a duplicate and changes nothing; the same id with other
+/// content is counted and logged and never replaces what is journaled. A commit that fails is not acknowledged:
+/// the stream delivers its messages again.
 public final class CentralConsumer: Sendable {
     /// How far consuming has come.
     public struct Progress: Sendable, Equatable {
@@ -22,11 +26,12 @@ public final class CentralConsumer: Sendable {
         public var duplicates: Int
         /// Ids the journal holds with other content: counted, logged, never replaced.
         public var conflicts: Int
-        /// Lines that are not valid records (acknowledged and dropped: resending cannot fix them).
+        /// Lines that are not valid records (dropped, their messages acknowledged: resending cannot fix them).
         public var invalid: Int
         /// Records whose user's partition is not one of this journal's (acknowledged, never journaled: SPEC 10).
         public var wrongPartition: Int
-        /// Messages still in the stream for these partitions, as of the last fetch.
+        /// Records still in the stream for these partitions, as of the last fetch: the messages left after it,
+        /// times the records per message it held.
         public var lagRecords: UInt64
         /// How long ago the stream stored the newest message consumed, while messages are pending (seconds).
         public var lagSeconds: Double
@@ -49,6 +54,7 @@ public final class CentralConsumer: Sendable {
     private let finished = Mutex(false)
     private let queue = DispatchQueue(label: "offertrack.consumer")
     private let batch: Int
+    private let commitRecords: Int
     /// What the partitions' fetchers have handed over and not yet committed, and their failures.
     private let inbox = Mutex(Inbox())
     /// Signalled when a fetcher hands something over.
@@ -61,9 +67,10 @@ public final class CentralConsumer: Sendable {
     /// concurrent).
     private let partitionClients: [JetStreamClient]
 
-    /// A partition's fetched messages and its fetcher.
+    /// A partition's fetched messages, their payloads, and its fetcher.
     private struct FetchedBatch: Sendable {
         let messages: [NATSMessage]
+        let payloads: [[UInt8]]
         let fetcher: Fetcher
     }
 
@@ -100,11 +107,13 @@ public final class CentralConsumer: Sendable {
 
     /// Consumes `partitions` of `stream` (created when absent) with a durable consumer `central-<partition>` on
     /// each partition's subject; the consumers are bound on the consumer's thread, again after a failure or when
-    /// the server lost one, so a cluster that is down delays consuming and nothing else. `record` stores the lag
-    /// and the stream's report in the journal. Throws `FleetStream.Mismatch` when the cluster answers now with a
-    /// stream that records another P.
+    /// the server lost one, so a cluster that is down delays consuming and nothing else. A fetch takes up to
+    /// `batch` messages and about `fetchBytes` (fewer messages when they are large); a commit holds at most
+    /// `commitRecords` records. `record` stores the lag and the stream's report in the journal. Throws
+    /// `FleetStream.Mismatch` when the cluster answers now with a stream that records another P.
     public init(
         servers: [String], stream: FleetStream, partitions: [Int], batch: Int = 500,
+        commitRecords: Int = defaultCommitRecords,
         commit: @escaping @Sendable ([Submission]) throws -> [AppendOutcome],
         record: @escaping @Sendable (ConsumeLag, StreamReport) -> Void = { _, _ in },
         log: @escaping @Sendable (String) -> Void
@@ -119,7 +128,8 @@ public final class CentralConsumer: Sendable {
         self.commit = commit
         self.record = record
         self.log = log
-        self.batch = batch
+        self.batch = max(1, batch)
+        self.commitRecords = max(1, commitRecords)
         health = StreamHealth(what: "consuming partitions of the stream \(stream.name)", log: log)
     }
 
@@ -140,6 +150,9 @@ public final class CentralConsumer: Sendable {
     }
 
     public var progress: Progress { state.withLock { $0 } }
+
+    /// Records a commit holds at most unless told otherwise (`--consume-batch`): a socket batch's limit.
+    public static let defaultCommitRecords = 2_048
 
     // MARK: - The committer's thread
 
@@ -302,13 +315,16 @@ public final class CentralConsumer: Sendable {
     private func fetchLoop(index: Int, subscription: PullSubscription, generation: Int) {
         let fetcher = Fetcher()
         defer { fetcher.acknowledge() }
+        // Messages asked for in one fetch: few until their size is known, then as many as `fetchBytes` holds.
+        var fetchMessages = min(batch, Self.firstFetchMessages)
         while isCurrent(generation) {
             let slot = fetcher.slots.wait(timeout: .now() + .milliseconds(Int(Self.idleWaitMilliseconds)))
             fetcher.acknowledge()
             guard slot == .success else { continue }
             let messages: [NATSMessage]
             do {
-                messages = try subscription.fetch(batch: batch, timeoutMilliseconds: Self.fetchWaitMilliseconds)
+                messages = try subscription.fetch(
+                    batch: fetchMessages, timeoutMilliseconds: Self.fetchWaitMilliseconds)
             } catch {
                 fetcher.slots.signal()
                 health.failed("fetching partition \(partitions[index]) of \(stream.name) failed: \(error)")
@@ -317,11 +333,21 @@ public final class CentralConsumer: Sendable {
                 return
             }
             health.succeeded()
+            let payloads = messages.map(\.data)
+            if let largest = payloads.map(\.count).max() {
+                fetchMessages = max(1, min(batch, Self.fetchBytes / max(1, largest)))
+            }
+            // The messages left in the partition, in records at this fetch's records per message.
             let newest = messages.last?.metadata
+            let records = payloads.reduce(0) { $0 + StreamBatch.lineCount($1) }
+            let pendingRecords = newest.map { newest in
+                let count = UInt64(messages.count)
+                return (newest.pending * UInt64(records) + count - 1) / count
+            }
             let handed = inbox.withLock { inbox in
-                inbox.pending[index] = (newest?.pending ?? 0, newest?.storedAtNanoseconds)
+                inbox.pending[index] = (pendingRecords ?? 0, newest?.storedAtNanoseconds)
                 guard !messages.isEmpty, inbox.generation == generation else { return false }
-                inbox.batches.append(FetchedBatch(messages: messages, fetcher: fetcher))
+                inbox.batches.append(FetchedBatch(messages: messages, payloads: payloads, fetcher: fetcher))
                 return true
             }
             if handed { arrived.signal() } else { fetcher.slots.signal() }
@@ -332,6 +358,11 @@ public final class CentralConsumer: Sendable {
     /// once with what the stream holds when it holds some), and how long the committer waits for the fetchers.
     static let fetchWaitMilliseconds: Int64 = 100
     static let idleWaitMilliseconds: Int64 = 250
+    /// The payload bytes a fetch asks for (in messages, from the largest of the last fetch), and the messages of a
+    /// partition's first fetch: memory stays bounded (partitions × batches ahead × this) whatever the edges'
+    /// messages hold.
+    static let fetchBytes = 1 << 20
+    static let firstFetchMessages = 8
 
     private func report(_ progress: Progress) -> StreamReport {
         StreamReport(
@@ -339,51 +370,121 @@ public final class CentralConsumer: Sendable {
             wrongPartition: progress.wrongPartition)
     }
 
-    /// Commits the fetched batches in one transaction and hands their messages back to their fetchers to
-    /// acknowledge; false when the commit failed (only the refused messages are acknowledged then).
+    /// Where one message's valid records are among a `consume`'s submissions: `start..<end` (empty when it
+    /// carried none).
+    private struct MessageRecords {
+        let start: Int
+        let end: Int
+    }
+
+    /// Commits the fetched batches' records, at most `commitRecords` a commit, and hands each batch's messages
+    /// back to its fetcher to acknowledge once the last commit holding their records is done; false when a commit
+    /// failed (the messages whose records were all committed, or that carried none to commit, are acknowledged
+    /// then; the others are delivered again).
     private func consume(_ batches: [FetchedBatch]) -> Bool {
         var submissions: [Submission] = []
-        var refused: [[NATSMessage]] = batches.map { _ in [] }
-        var invalid = 0
-        var wrongPartition = 0
-        for (index, batch) in batches.enumerated() {
-            for message in batch.messages {
-                let line = message.data
-                guard case .valid(let record) = RecordValidator.validate(line) else {
-                    invalid += 1
-                    logRefusal("stream message \(message.header("Nats-Msg-Id") ?? "?") is not a valid record; dropped")
-                    refused[index].append(message)
-                    continue
-                }
-                let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
-                guard partitions.contains(partition) else {
-                    wrongPartition += 1
-                    logRefusal(
-                        "record \(record.id) on \(message.subject) belongs to partition \(partition) of "
-                            + "\(stream.partitionsTotal), not to this journal's "
-                            + "\(partitions.map(String.init).joined(separator: ",")); refused, not journaled (an edge "
-                            + "with another --partitions-total, or a publisher other than an edge)")
-                    refused[index].append(message)
-                    continue
-                }
-                submissions.append(Submission(record: record, line: line))
+        var refused = (invalid: 0, wrongPartition: 0)
+        let records = batches.map { batch in
+            zip(batch.messages, batch.payloads).map { message, payload in
+                let start = submissions.count
+                submissions += validRecords(of: message, payload, refused: &refused)
+                return MessageRecords(start: start, end: submissions.count)
             }
         }
-        let outcomes: [AppendOutcome]
-        do {
-            outcomes = submissions.isEmpty ? [] : try commit(submissions)
-        } catch {
-            log(
-                "committing \(submissions.count) records from the stream failed (they will be delivered again): \(error)"
-            )
-            for (index, batch) in batches.enumerated() { batch.fetcher.finished(acknowledging: refused[index]) }
-            state.withLock {
-                $0.invalid += invalid
-                $0.wrongPartition += wrongPartition
-            }
-            return false
+        state.withLock {
+            $0.invalid += refused.invalid
+            $0.wrongPartition += refused.wrongPartition
         }
-        for batch in batches { batch.fetcher.finished(acknowledging: batch.messages) }
+        var open = Array(batches.indices)
+        /// Hands back the batches whose messages are all acknowledgeable once `committed` records are.
+        func handBack(committed: Int) {
+            open.removeAll { index in
+                guard records[index].allSatisfy({ $0.end <= committed }) else { return false }
+                batches[index].fetcher.finished(acknowledging: batches[index].messages)
+                return true
+            }
+        }
+        handBack(committed: 0)
+        var committed = 0
+        for commitEnd in Self.commitEnds(records.joined().map(\.end), limit: commitRecords) {
+            let chunk = Array(submissions[committed..<commitEnd])
+            let outcomes: [AppendOutcome]
+            do {
+                outcomes = try commit(chunk)
+            } catch {
+                log(
+                    "committing \(chunk.count) records from the stream failed (they will be delivered again): "
+                        + "\(error)")
+                for index in open {
+                    let done = zip(batches[index].messages, records[index]).filter {
+                        $0.1.end <= committed || $0.1.start == $0.1.end
+                    }
+                    batches[index].fetcher.finished(acknowledging: done.map(\.0))
+                }
+                return false
+            }
+            count(outcomes, of: chunk)
+            committed = commitEnd
+            handBack(committed: committed)
+        }
+        return true
+    }
+
+    /// Where commits of at most `limit` records end, given where each message's records end (ascending, the
+    /// last the total): a commit holds whole messages while they fit, and a message larger than `limit` is
+    /// split over commits of its own.
+    static func commitEnds(_ messageEnds: [Int], limit: Int) -> [Int] {
+        var ends: [Int] = []
+        var start = 0
+        var end = 0
+        for messageEnd in messageEnds where messageEnd > end {
+            if messageEnd - start > limit, end > start {
+                ends.append(end)
+                start = end
+            }
+            while messageEnd - start > limit {
+                start += limit
+                ends.append(start)
+            }
+            end = messageEnd
+        }
+        if end > start { ends.append(end) }
+        return ends
+    }
+
+    /// The records `payload` carries that this journal takes; a line that is not a valid record, or a record of
+    /// another partition, counted in `refused` and logged.
+    private func validRecords(
+        of message: NATSMessage, _ payload: [UInt8], refused: inout (invalid: Int, wrongPartition: Int)
+    ) -> [Submission] {
+        let lines = StreamBatch.lines(of: payload)
+        var valid: [Submission] = []
+        valid.reserveCapacity(lines.count)
+        for (number, line) in lines.enumerated() {
+            guard case .valid(let record) = RecordValidator.validate(line) else {
+                refused.invalid += 1
+                logRefusal(
+                    "line \(number + 1) of \(lines.count) of stream message \(message.header("Nats-Msg-Id") ?? "?") "
+                        + "on \(message.subject) is not a valid record; dropped")
+                continue
+            }
+            let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
+            guard partitions.contains(partition) else {
+                refused.wrongPartition += 1
+                logRefusal(
+                    "record \(record.id) on \(message.subject) belongs to partition \(partition) of "
+                        + "\(stream.partitionsTotal), not to this journal's "
+                        + "\(partitions.map(String.init).joined(separator: ",")); refused, not journaled (an edge "
+                        + "with another --partitions-total, or a publisher other than an edge)")
+                continue
+            }
+            valid.append(Submission(record: record, line: line))
+        }
+        return valid
+    }
+
+    /// Counts a commit's outcomes; conflicts are logged.
+    private func count(_ outcomes: [AppendOutcome], of submissions: [Submission]) {
         var counts = (accepted: 0, duplicates: 0, conflicts: 0)
         for (index, outcome) in outcomes.enumerated() {
             switch outcome {
@@ -399,10 +500,7 @@ public final class CentralConsumer: Sendable {
             $0.accepted += counts.accepted
             $0.duplicates += counts.duplicates
             $0.conflicts += counts.conflicts
-            $0.invalid += invalid
-            $0.wrongPartition += wrongPartition
         }
-        return true
     }
 
     /// Logs a refused message: the first, then at most one line every 10 s with how many were not logged.

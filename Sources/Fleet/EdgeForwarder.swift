@@ -5,15 +5,23 @@ import OfferTrackDomain
 import Posix
 import Synchronization
 
-/// An edge daemon's forwarder (SPEC section 10): every journaled record, in `seq` order, published to the
-/// stream subject of its user's partition with `Nats-Msg-Id` = its id; the stream's acknowledgements advance a
-/// durable watermark in the journal.
+/// An edge daemon's forwarder (SPEC section 10): the journal read in `seq` order, up to `recordsPerRead`
+/// records a read (after a read that reached the journal's end, the next waits `lingerMilliseconds` for more
+/// records to come), each read's records grouped by their user's partition into messages
+/// (`StreamBatch`: at most `maxMessageRecords` records and `maxMessageBytes` bytes each) published to the
+/// partition's subject with `Nats-Msg-Id` naming the journal and the records carried; the stream's
+/// acknowledgements advance a durable watermark in the journal, past a record only once its message and every
+/// message holding an earlier record were acknowledged.
 ///
 /// It runs on a thread of its own and never blocks ingest: records wait in the journal while the stream is
-/// down or slow, at most `maxInFlight` are unacknowledged at once (so memory stays bounded whatever the outage),
-/// and after any failure it publishes again from the watermark, with backoff (duplicates are harmless: the
-/// stream's window and the central journal's unique ids absorb them). A publish the stream never answers (it
-/// died holding it) counts as failed once nothing has been acknowledged for `acknowledgementTimeoutMilliseconds`.
+/// down or slow, at most `maxInFlight` records are unacknowledged at once (so memory stays bounded whatever the
+/// outage), and after any failure it publishes again from the watermark, with backoff (duplicates are
+/// harmless: the stream drops a message it holds, and the central journal's unique ids answer a record it holds
+/// as a duplicate). A publish the stream never answers (it died holding it) counts as failed once nothing has
+/// been acknowledged for `acknowledgementTimeoutMilliseconds`. After a failure the messages in flight are
+/// published again as they were (formed again from the same reads of the journal, so with the same ids: the
+/// stream drops those it stored), then forwarding goes on after them; after a restart it starts at the stored
+/// watermark, with messages formed afresh.
 ///
 /// The watermark holds for one stream: a stream deleted and created again (by an operator, or by a daemon after
 /// it was lost) has lost whatever the centrals had not consumed yet, and nothing says what that was. So the
@@ -28,21 +36,50 @@ public final class EdgeForwarder: Sendable {
         public var lagRecords: Int64
         /// Failed publishes since start (each followed by a resend from the watermark).
         public var failures: Int
-        /// Published and not yet acknowledged by the stream, now.
+        /// Records published and not yet acknowledged by the stream, now.
         public var inFlight: Int
+        /// Messages the stream acknowledged since start, and the records they carried.
+        public var messages: Int
+        public var messageRecords: Int
+    }
+
+    /// A message published (or about to be) and not yet acknowledged.
+    private struct InFlight: Sendable {
+        let firstSeq: Int64
+        let records: Int
+        /// The read of the journal it was formed from (the first and last `seq` read): to form it again.
+        let read: ClosedRange<Int64>
     }
 
     private struct State: Sendable {
+        /// Every record up to this `seq` is in a message published or in flight.
         var sentThrough: Int64 = 0
-        /// Published, not yet acknowledged: id → seq.
-        var inFlight: [String: Int64] = [:]
+        /// Not yet acknowledged: message id → its first `seq` and records.
+        var inFlight: [String: InFlight] = [:]
+        /// The records the messages in flight carry.
+        var inFlightRecords = 0
+        var messages = 0
+        var messageRecords = 0
         var failed = false
+        /// After a failure: the messages in flight are to be published again before anything else.
+        var resend = false
         var failures = 0
         var stopped = false
         var lagRecords: Int64 = 0
         var acknowledgedThrough: Int64 = 0
         /// When the stream last answered, or when records went in flight after none were (monotonic ms).
         var lastAnswerAt: Int64 = 0
+
+        /// The first `seq` of the oldest message in flight: every record below it is acknowledged.
+        var oldestInFlight: Int64? { inFlight.values.lazy.map(\.firstSeq).min() }
+
+        mutating func add(_ id: String, _ batch: StreamBatch, read: ClosedRange<Int64>) {
+            if inFlight.updateValue(InFlight(firstSeq: batch.firstSeq, records: batch.records, read: read), forKey: id)
+                == nil
+            {
+                inFlightRecords += batch.records
+            }
+        }
     }
 
     private let log: ForwardingLog
@@ -51,7 +88,13 @@ public final class EdgeForwarder: Sendable {
     public let health: StreamHealth
     private let logLine: @Sendable (String) -> Void
     private let maxInFlight: Int
+    private let recordsPerRead: Int
+    private let maxMessageRecords: Int
+    private let maxMessageBytes: Int
+    private let lingerMilliseconds: Int
     private let acknowledgementTimeout: Int64
+    /// The journal's name in message ids (`ForwardingLog.journalID`).
+    private let journalID: String
     private let state = Mutex(State())
     private let client = Mutex<JetStreamClient?>(nil)
     private let finished = Mutex(false)
@@ -62,14 +105,23 @@ public final class EdgeForwarder: Sendable {
 
     /// Forwards the journal at `journalPath` to `stream` on `servers` (created when absent), from the stored
     /// watermark or, with `startingAfter`, from the record after that `seq`. Throws `FleetStream.Mismatch` when
-    /// the cluster answers now with a stream that records another P.
+    /// the cluster answers now with a stream that records another P. A message's bytes stay under the servers'
+    /// `max_payload` as well as `maxMessageBytes`.
     public init(
-        journalPath: String, servers: [String], stream: FleetStream, maxInFlight: Int = 4096,
-        acknowledgementTimeoutMilliseconds: Int64 = 5_000, name: String = "offertrack-edge",
-        startingAfter: Int64? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
+        journalPath: String, servers: [String], stream: FleetStream, maxInFlight: Int = 8_192,
+        recordsPerRead: Int = 4_096, maxMessageRecords: Int = StreamBatch.defaultMaxRecords,
+        maxMessageBytes: Int = StreamBatch.defaultMaxBytes, lingerMilliseconds: Int = 100,
+        acknowledgementTimeoutMilliseconds: Int64 = 5_000,
+        name: String = "offertrack-edge", startingAfter: Int64? = nil,
+        log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.log = try ForwardingLog(path: journalPath)
+        journalID = try self.log.journalID()
         self.maxInFlight = maxInFlight
+        self.recordsPerRead = max(1, min(recordsPerRead, maxInFlight))
+        self.maxMessageRecords = max(1, maxMessageRecords)
+        self.maxMessageBytes = max(1, maxMessageBytes)
+        self.lingerMilliseconds = max(0, lingerMilliseconds)
         acknowledgementTimeout = acknowledgementTimeoutMilliseconds
         self.stream = stream
         health = StreamHealth(what: "forwarding to the stream \(stream.name)", log: log)
@@ -104,7 +156,7 @@ public final class EdgeForwarder: Sendable {
         state.withLock {
             Progress(
                 acknowledgedThrough: $0.acknowledgedThrough, lagRecords: $0.lagRecords, failures: $0.failures,
-                inFlight: $0.inFlight.count)
+                inFlight: $0.inFlightRecords, messages: $0.messages, messageRecords: $0.messageRecords)
         }
     }
 
@@ -164,41 +216,106 @@ public final class EdgeForwarder: Sendable {
                 backoff = Self.nextBackoff(backoff)
                 continue
             }
-            let room = maxInFlight - state.withLock { $0.inFlight.count }
-            let from = state.withLock { $0.sentThrough }
-            guard room > 0, let entries = try? log.entries(after: from, limit: min(room, 512)), !entries.isEmpty
-            else {
+            if state.withLock({ $0.resend }) {
+                if publishInFlightAgain(on: client) { backoff = 0 }
+                continue
+            }
+            // A read waits for room for half the records in flight at most (or for none in flight), so that a
+            // backlog goes in large reads, and so in large messages.
+            let (inFlight, from) = state.withLock { ($0.inFlightRecords, $0.sentThrough) }
+            let room = maxInFlight - inFlight
+            let limit = min(room, recordsPerRead)
+            let roomEnough = room >= min(recordsPerRead, maxInFlight / 2) || (inFlight == 0 && room > 0)
+            guard roomEnough, let entries = try? log.entries(after: from, limit: limit), !entries.isEmpty else {
                 if let last = try? log.lastSeq() {
                     state.withLock { $0.lagRecords = max(0, last - $0.acknowledgedThrough) }
                 }
-                Sleep.milliseconds(room > 0 ? 20 : 2)
+                Sleep.milliseconds(roomEnough ? 20 : 2)
                 continue
             }
-            var published = 0
-            for entry in entries {
-                state.withLock {
-                    if $0.inFlight.isEmpty { $0.lastAnswerAt = Clock.monotonicMilliseconds() }
-                    $0.inFlight[entry.id] = entry.seq
-                }
-                let subject = Partition.subject(Partition.of(user: entry.user, total: stream.partitionsTotal))
-                do {
-                    try client.publishAsync(subject: subject, data: entry.line, messageID: entry.id)
-                } catch {
-                    health.failed("publishing to \(stream.name) failed: \(error)")
-                    state.withLock {
-                        $0.inFlight[entry.id] = nil
-                        $0.failed = true
-                    }
-                    break
-                }
-                state.withLock { $0.sentThrough = entry.seq }
-                published += 1
-            }
-            if published == entries.count { backoff = 0 }
+            if publish(entries, on: client) { backoff = 0 }
+            // Caught up with the journal: the next read waits for the records that come meanwhile.
+            if entries.count < limit, lingerMilliseconds > 0 { Sleep.milliseconds(lingerMilliseconds) }
         }
         let watermark = updateWatermark()
         try? log.setWatermark(watermark)
     }
+
+    /// Publishes `entries` (the records after `sentThrough`, in `seq` order) grouped into messages; false after a
+    /// failed publish. Every message is in flight before the first is published, so the watermark cannot pass
+    /// a record whose message failed or was not published yet, whatever order the acknowledgements come in.
+    private func publish(_ entries: [ForwardingLog.Entry], on client: JetStreamClient) -> Bool {
+        let read = entries[0].seq...entries[entries.count - 1].seq
+        let messages = self.messages(entries, on: client)
+        state.withLock { state in
+            if state.inFlight.isEmpty { state.lastAnswerAt = Clock.monotonicMilliseconds() }
+            for (batch, id) in messages { state.add(id, batch, read: read) }
+            state.sentThrough = read.upperBound
+        }
+        return send(messages, on: client)
+    }
+
+    /// After a failure: publishes the messages in flight again, each read of the journal they came from read
+    /// and grouped again. A read that groups otherwise now (a server with another `max_payload`) has all its
+    /// messages published in place of those in flight. False after a failed publish.
+    private func publishInFlightAgain(on client: JetStreamClient) -> Bool {
+        let reads = state.withLock { state in
+            state.resend = false
+            state.lastAnswerAt = Clock.monotonicMilliseconds()
+            return Set(state.inFlight.values.map(\.read)).sorted { $0.lowerBound < $1.lowerBound }
+        }
+        for read in reads {
+            guard let entries = try? log.entries(after: read.lowerBound - 1, through: read.upperBound) else {
+                state.withLock { $0.failed = true }
+                return false
+            }
+            let formed = messages(entries, on: client)
+            let again = state.withLock { state in
+                let held = state.inFlight.filter { $0.value.read == read }
+                if held.keys.allSatisfy({ id in formed.contains { $0.id == id } }) {
+                    return formed.filter { held[$0.id] != nil }
+                }
+                for (id, message) in held {
+                    state.inFlight[id] = nil
+                    state.inFlightRecords -= message.records
+                }
+                for (batch, id) in formed { state.add(id, batch, read: read) }
+                return formed
+            }
+            guard send(again, on: client) else { return false }
+        }
+        return true
+    }
+
+    /// `entries` grouped into messages, with their ids.
+    private func messages(_ entries: [ForwardingLog.Entry], on client: JetStreamClient) -> [(
+        batch: StreamBatch, id: String
+    )] {
+        let serverLimit = Int(client.maxPayload) - Self.headerAllowance
+        return StreamBatch.group(
+            entries, partitionsTotal: stream.partitionsTotal,
+            maxBytes: serverLimit > 0 ? min(maxMessageBytes, serverLimit) : maxMessageBytes,
+            maxRecords: maxMessageRecords
+        ).map { ($0, $0.messageID(journal: journalID)) }
+    }
+
+    /// Publishes `messages` (already in flight); false after a failed publish.
+    private func send(_ messages: [(batch: StreamBatch, id: String)], on client: JetStreamClient) -> Bool {
+        for (batch, id) in messages {
+            do {
+                try client.publishAsync(
+                    subject: Partition.subject(batch.partition), data: batch.payload, messageID: id)
+            } catch {
+                health.failed("publishing to \(stream.name) failed: \(error)")
+                state.withLock { $0.failed = true }
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Bytes of a message's `max_payload` left for its headers (`Nats-Msg-Id` and the protocol's).
+    static let headerAllowance = 4_096
 
     /// How often the stream's creation time is checked (a stream created again is found within this).
     static let incarnationCheckMilliseconds: Int64 = 2_000
@@ -222,7 +339,9 @@ public final class EdgeForwarder: Sendable {
         let through = state.withLock { state in
             defer {
                 state.inFlight.removeAll()
+                state.inFlightRecords = 0
                 state.failed = false
+                state.resend = false
                 state.sentThrough = 0
                 state.acknowledgedThrough = 0
             }
@@ -238,7 +357,7 @@ public final class EdgeForwarder: Sendable {
     private func updateWatermark() -> Int64 {
         let last = (try? log.lastSeq()) ?? 0
         return state.withLock { state in
-            let watermark = (state.inFlight.values.min().map { $0 - 1 } ?? state.sentThrough)
+            let watermark = state.oldestInFlight.map { $0 - 1 } ?? state.sentThrough
             state.acknowledgedThrough = max(state.acknowledgedThrough, watermark)
             state.lagRecords = max(0, last - state.acknowledgedThrough)
             return state.acknowledgedThrough
@@ -249,7 +368,9 @@ public final class EdgeForwarder: Sendable {
     /// counted as a failure, so they are published again.
     private func failIfUnanswered(now: Int64) {
         let unanswered = state.withLock { state in
-            guard !state.inFlight.isEmpty && now - state.lastAnswerAt > acknowledgementTimeout else { return false }
+            guard !state.inFlight.isEmpty, !state.resend, now - state.lastAnswerAt > acknowledgementTimeout else {
+                return false
+            }
             state.failed = true
             return true
         }
@@ -260,14 +381,12 @@ public final class EdgeForwarder: Sendable {
         }
     }
 
-    /// After a failed publish, publishes again from the watermark; true when it did.
+    /// After a failed publish, publishes the messages in flight again (`publishInFlightAgain`); true when it
+    /// will.
     private func restartAfterFailure() -> Bool {
         state.withLock { state in
             guard state.failed else { return false }
-            let watermark = state.inFlight.values.min().map { $0 - 1 } ?? state.sentThrough
-            state.acknowledgedThrough = max(state.acknowledgedThrough, watermark)
-            state.sentThrough = state.acknowledgedThrough
-            state.inFlight.removeAll()
+            state.resend = !state.inFlight.isEmpty
             state.failed = false
             state.failures += 1
             return true
@@ -277,10 +396,13 @@ public final class EdgeForwarder: Sendable {
     /// Called on libnats's thread for every publish.
     private func acknowledged(_ ack: PublishAck) {
         let counted = state.withLock { state -> Bool in
-            guard let id = ack.messageID, state.inFlight[id] != nil else { return false }
+            guard let id = ack.messageID, let message = state.inFlight[id] else { return false }
             state.lastAnswerAt = Clock.monotonicMilliseconds()
             if ack.failure == nil {
                 state.inFlight[id] = nil
+                state.inFlightRecords -= message.records
+                state.messages += 1
+                state.messageRecords += message.records
             } else {
                 // One failure per resend, not one per message in flight.
                 defer { state.failed = true }

@@ -22,6 +22,7 @@ public final class ForwardingLog: @unchecked Sendable {
 
     static let watermarkKey = "forward_acked_seq"
     static let streamCreatedKey = "forward_stream_created"
+    static let journalIDKey = "forward_journal_id"
 
     private let reader: Connection
     private let writer: Connection
@@ -40,6 +41,19 @@ public final class ForwardingLog: @unchecked Sendable {
             static: "SELECT seq, id, user, line, received_at FROM records WHERE seq > ?1 ORDER BY seq LIMIT ?2")
         try statement.bind(seq, at: 1)
         try statement.bind(Int64(limit), at: 2)
+        return try Self.entries(statement)
+    }
+
+    /// The records with `seq` greater than `after` and at most `through`, in `seq` order.
+    public func entries(after seq: Int64, through last: Int64) throws -> [Entry] {
+        let statement = try reader.prepare(
+            static: "SELECT seq, id, user, line, received_at FROM records WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")
+        try statement.bind(seq, at: 1)
+        try statement.bind(last, at: 2)
+        return try Self.entries(statement)
+    }
+
+    private static func entries(_ statement: Statement) throws -> [Entry] {
         defer { statement.reset() }
         var entries: [Entry] = []
         while try statement.step() {
@@ -101,6 +115,22 @@ public final class ForwardingLog: @unchecked Sendable {
 
     static func watermark(on connection: Connection) throws -> Int64 {
         try storedWatermark(on: connection) ?? 0
+    }
+
+    /// The name this journal's messages carry in their `Nats-Msg-Id` (`StreamBatch.messageID`): 16 random hex
+    /// digits, stored in `meta` (`forward_journal_id`) the first time it is asked for and the same ever after.
+    public func journalID() throws -> String {
+        try writer.transaction {
+            let random = String(UInt64.random(in: .min ... .max), radix: 16)
+            try storeMeta(
+                [(Self.journalIDKey, String(repeating: "0", count: 16 - random.count) + random)], on: writer,
+                replacing: false)
+            let statement = try writer.prepare(static: "SELECT value FROM meta WHERE key = ?1")
+            try statement.bind(Self.journalIDKey, at: 1)
+            defer { statement.reset() }
+            guard try statement.step(), let id = statement.text(0) else { return "" }
+            return id
+        }
     }
 
     /// Records what the forwarder reports about the stream (for `offertrack status`).

@@ -3,7 +3,7 @@ import Glibc
 
 /// What the stream answered for one asynchronous publish.
 public struct PublishAck: Sendable {
-    /// The message's `Nats-Msg-Id` header (the record id).
+    /// The message's `Nats-Msg-Id` header.
     public let messageID: String?
     /// The stream sequence it was stored at (for a duplicate, the first copy's); nil on failure.
     public let sequence: UInt64?
@@ -48,6 +48,16 @@ public struct StreamInfo: Sendable, Equatable {
     public let messages: UInt64
     /// When the stream was created (UTC nanoseconds): a stream deleted and created again has another.
     public let created: Int64
+}
+
+/// Where a durable consumer is: what it has not been given yet, and what it was given and not acknowledged.
+public struct ConsumerState: Sendable, Equatable {
+    /// Messages of the stream for it that it has not been given yet.
+    public let pending: UInt64
+    /// Messages it was given and has not acknowledged.
+    public let acknowledgementsPending: Int64
+    /// Messages it was given more than once.
+    public let redelivered: Int64
 }
 
 /// The account's JetStream storage limits (-1: no limit set for the account).
@@ -120,6 +130,10 @@ public final class JetStreamClient: @unchecked Sendable {
     /// Whether the connection is up now (it reconnects by itself while it is not).
     public var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
 
+    /// The largest message (payload and headers) the connected server takes, in bytes (its `max_payload`); 0
+    /// while not connected.
+    public var maxPayload: Int64 { isConnected ? natsConnection_GetMaxPayload(connection) : 0 }
+
     /// Creates the stream unless it exists (file storage, `Discard=New`); true when it was created.
     @discardableResult
     public func addStreamIfAbsent(_ configuration: StreamConfiguration) throws(NATSError) -> Bool {
@@ -166,6 +180,20 @@ public final class JetStreamClient: @unchecked Sendable {
         try NATSError.check("js_GetConsumerInfo", status, jetStreamCode: code)
         jsConsumerInfo_Destroy(info)
         return true
+    }
+
+    /// Where the durable consumer `durable` of `stream` is; nil when it or the stream is gone.
+    public func consumerState(stream: String, durable: String) throws(NATSError) -> ConsumerState? {
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_GetConsumerInfo(&info, context, stream, durable, nil, &code)
+        if status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr { return nil }
+        try NATSError.check("js_GetConsumerInfo", status, jetStreamCode: code)
+        guard let info else { throw NATSError("js_GetConsumerInfo", NATS_ERR) }
+        defer { jsConsumerInfo_Destroy(info) }
+        return ConsumerState(
+            pending: info.pointee.NumPending, acknowledgementsPending: info.pointee.NumAckPending,
+            redelivered: info.pointee.NumRedelivered)
     }
 
     /// Deletes the durable consumer `durable` of `stream` (an operator's action; its messages stay in the stream).

@@ -12,10 +12,10 @@ struct ForwardCommand {
                                   [--timeout SECONDS]
 
         Publishes every record of the edge journal from seq N on to the stream, as the edge daemon does
-        (Nats-Msg-Id = record id, subject offertrack.records.<partition>), and exits once the stream has
-        acknowledged them all (exit 75 if that takes longer than --timeout, default 300). It is idempotent:
-        the stream and the central journals answer records they hold as duplicates. The edge's own watermark
-        moves with it. Use it after restoring a stream or a central journal from a backup.
+        (messages of one partition's records on offertrack.records.<partition>, their Nats-Msg-Id naming the
+        journal and the records), and exits once the stream has acknowledged them all (exit 75 if that takes
+        longer than --timeout, default 300). It is idempotent: the stream drops messages it holds and the
+        central journals answer records they hold as duplicates. The edge's own watermark moves with it. Use it after restoring a stream or a central journal from a backup.
         --stream and --partitions-total default to those the edge journal records; others are refused (exit
         78), as is a stream that records another P. A stream that does not exist is created as the daemon
         creates it (--stream-replicas default 3, --stream-max-mb default as large as the cluster can place).

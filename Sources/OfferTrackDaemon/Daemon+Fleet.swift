@@ -43,6 +43,7 @@ extension Daemon {
             if !configuration.consumeServers.isEmpty {
                 let consumer = try CentralConsumer(
                     servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
+                    commitRecords: configuration.consumeBatch,
                     commit: { [pipeline] submissions in try pipeline.stream.commit(submissions) },
                     record: { [pipeline] lag, report in _ = try? pipeline.runOnWriter { try $0.record(lag, report) } },
                     log: log)

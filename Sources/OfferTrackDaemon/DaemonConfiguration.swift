@@ -33,6 +33,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var consumeServers: [String] = []
     /// The partitions a central daemon consumes.
     public var partitions: [Int] = []
+    /// The most records one commit of records from the stream holds (a central daemon); a message with more is
+    /// split over several commits. The default is a socket batch's limit (`CommitQueue.Limits.maxBatch`).
+    public var consumeBatch = 2048
     /// The JetStream stream's name.
     public var streamName = "OFFERTRACK"
     /// P, the fleet's number of partitions.
@@ -120,6 +123,8 @@ extension DaemonConfiguration {
                 configuration.consumeServers = try servers(name, try value())
             case "--partitions":
                 configuration.partitions = try partitionList(try value())
+            case "--consume-batch":
+                configuration.consumeBatch = try positive(name, try value(), max: 1 << 20)
             case "--stream":
                 let text = try value()
                 guard !text.isEmpty,
@@ -228,6 +233,7 @@ extension DaemonConfiguration {
                                   no attribution (as --journal-only)
           --consume URL[,URL…]    central mode: consume --partitions of the stream into this journal (SPEC 10)
           --partitions LIST       the partitions a central daemon consumes (0-7, 0,2,4); fixed for its journal
+          --consume-batch N       the most records one commit from the stream holds (default 2048)
           --stream NAME           the JetStream stream (default OFFERTRACK)
           --partitions-total P    the fleet's partitions (default 16)
           --stream-replicas N     replicas of the stream when a daemon creates it (default 3)

@@ -97,10 +97,13 @@ final class DaemonMetrics: Sendable {
         }
         if let consumeLag = fleet.consumeLag {
             out.gauge(
-                "offertrack_consume_lag_records", help: "Messages of this journal's partitions not yet consumed.",
+                "offertrack_consume_lag_records",
+                help:
+                    "Records of this journal's partitions not yet consumed (messages left times records per message).",
                 consumeLag)
             out.counter(
-                "offertrack_stream_invalid_total", help: "Stream messages that are not valid records (dropped).",
+                "offertrack_stream_invalid_total",
+                help: "Lines of stream messages that are not valid records (dropped).",
                 [("", UInt64(fleet.invalid))])
             out.counter(
                 "offertrack_stream_conflicts_total",

@@ -54,6 +54,8 @@ import Testing
             { $0.consumeServers == ["nats://a:4222"] && $0.partitions == [0, 1, 2, 3, 8] }
         ),
         (["--partitions-total", "4", "--consume", "nats://a:1", "--partitions", "3"], { $0.partitionsTotal == 4 }),
+        (["--consume", "nats://a:1", "--partitions", "3"], { $0.consumeBatch == 2048 }),
+        (["--consume", "nats://a:1", "--partitions", "3", "--consume-batch", "16"], { $0.consumeBatch == 16 }),
         (
             ["--stream", "RECORDS", "--stream-replicas", "1", "--stream-max-mb", "64"],
             {
@@ -97,6 +99,7 @@ import Testing
         (["--consume", "nats://a:1", "--partitions", "16"], "is not below --partitions-total 16"),
         (["--stream", "a.b"], "--stream must be a stream name"),
         (["--stream-replicas", "6"], "from 1 to 5"),
+        (["--consume-batch", "0"], "--consume-batch must be a whole number from 1 to"),
     ]
 
     /// Refused by the parser with `message`, and by the real `offertrackd` with exit 64 (`EX_USAGE`) and the

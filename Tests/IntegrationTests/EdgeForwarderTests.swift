@@ -37,10 +37,10 @@ import WireFormat
         return false
     }
 
-    /// Every message of every partition, as (subject, id, line).
-    static func streamContents(_ server: NATSServer) throws -> [(subject: String, id: String, line: String)] {
+    /// Every message of every partition, as (subject, id, payload).
+    static func streamContents(_ server: NATSServer) throws -> [(subject: String, id: String, payload: [UInt8])] {
         let client = try JetStreamClient(servers: [server.url], name: "reader")
-        var found: [(String, String, String)] = []
+        var found: [(String, String, [UInt8])] = []
         for partition in 0..<partitions {
             let subscription = try client.pullSubscription(
                 stream: "OFFERTRACK", durable: "check-\(UInt32.random(in: 0...UInt32.max))",
@@ -49,11 +49,7 @@ import WireFormat
                 let batch = try subscription.fetch(batch: 500, timeoutMilliseconds: 300)
                 if batch.isEmpty { break }
                 for message in batch {
-                    found.append(
-                        (
-                            message.subject, message.header("Nats-Msg-Id") ?? "",
-                            String(decoding: message.data, as: UTF8.self)
-                        ))
+                    found.append((message.subject, message.header("Nats-Msg-Id") ?? "", message.data))
                     try message.acknowledge()
                 }
             }
@@ -61,22 +57,41 @@ import WireFormat
         return found
     }
 
-    static func checkExactlyOnce(_ server: NATSServer, journal: [String]) throws {
+    /// The stream holds every record of the edge journal at `path` (`journal`, its lines in `seq` order) once,
+    /// verbatim: in messages of one partition's records on its subject, each line ending in `\n`, in `seq`
+    /// order, each message's id `<journal id>:<first seq>-<last seq>:<digest>`. Returns the number of messages.
+    @discardableResult
+    static func checkExactlyOnce(_ server: NATSServer, journal: [String], path: String) throws -> Int {
         let contents = try streamContents(server)
-        #expect(contents.count == journal.count, "\(contents.count) messages for \(journal.count) records")
-        #expect(Set(contents.map(\.id)).count == contents.count)
-        let missing = Set(journal).subtracting(contents.map(\.line))
-        #expect(missing.isEmpty, "\(missing.count) records never reached the stream")
-        let verbatim = contents.map(\.line).sorted() == journal.sorted()
-        #expect(verbatim, "the stream's lines are not the journal's, once each")
+        let journalID = try ForwardingLog(path: path).journalID()
+        var seqOf: [String: Int64] = [:]
+        for (index, line) in journal.enumerated() { seqOf[line] = Int64(index + 1) }
+        var lines: [String] = []
         for message in contents {
-            guard case .valid(let record) = RecordValidator.validate(Array(message.line.utf8)) else {
-                Issue.record("not a record: \(message.line)")
-                continue
+            #expect(message.payload.last == UInt8(ascii: "\n"), "\(message.id) does not end in a newline")
+            let carried = message.payload.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+                .dropLast().map { String(decoding: $0, as: UTF8.self) }
+            lines += carried
+            let seqs = carried.compactMap { seqOf[$0] }
+            #expect(seqs.count == carried.count && seqs == seqs.sorted(), "\(message.id): not in seq order")
+            if let first = seqs.first, let last = seqs.last {
+                #expect(message.id.hasPrefix("\(journalID):\(first)-\(last):"), "\(message.id)")
             }
-            #expect(message.id == record.id)
-            #expect(message.subject == Partition.subject(Partition.of(user: record.user, total: partitions)))
+            for line in carried {
+                guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else {
+                    Issue.record("not a record: \(line)")
+                    continue
+                }
+                #expect(message.subject == Partition.subject(Partition.of(user: record.user, total: partitions)))
+            }
         }
+        #expect(lines.count == journal.count, "\(lines.count) records in the stream for \(journal.count)")
+        #expect(Set(contents.map(\.id)).count == contents.count)
+        let missing = Set(journal).subtracting(lines)
+        #expect(missing.isEmpty, "\(missing.count) records never reached the stream")
+        let verbatim = lines.sorted() == journal.sorted()
+        #expect(verbatim, "the stream's lines are not the journal's, once each")
+        return contents.count
     }
 
     @Test func everyRecordReachesTheStreamOnceAndTheWatermarkFollows() throws {
@@ -95,7 +110,11 @@ import WireFormat
         #expect(Self.waitForwarded(forwarder, through: last), "\(forwarder.progress)")
         forwarder.stop()
         #expect(try ForwardingLog(path: path).watermark() == last)
-        try Self.checkExactlyOnce(server, journal: lines)
+        let messages = try Self.checkExactlyOnce(server, journal: lines, path: path)
+        // Journaled before forwarding started, the records go in few messages: reads of at least 128 records (half
+        // the records in flight at most), each read's records in one message per partition.
+        #expect(messages <= (lines.count + 127) / 128 * Self.partitions, "\(messages) messages")
+        #expect(forwarder.progress.messages == messages && forwarder.progress.messageRecords == lines.count)
     }
 
     /// An edge journal holding the first half of a simulated workload's records, a server, and a forwarder
@@ -148,7 +167,7 @@ import WireFormat
         // in the stream once.
         #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq()), "\(forwarder.progress)")
         forwarder.stop()
-        try Self.checkExactlyOnce(server, journal: lines)
+        try Self.checkExactlyOnce(server, journal: lines, path: directory.file("edge.db"))
     }
 
     /// A server that dies holding publishes it never answered (stopped, then killed) loses them; nothing else
@@ -167,7 +186,7 @@ import WireFormat
         #expect(Self.waitForwarded(forwarder, through: try writer.lastSeq(), seconds: 30), "\(forwarder.progress)")
         #expect(forwarder.progress.failures >= 1)
         forwarder.stop()
-        try Self.checkExactlyOnce(server, journal: lines)
+        try Self.checkExactlyOnce(server, journal: lines, path: directory.file("edge.db"))
     }
 }
 
@@ -199,7 +218,7 @@ extension EdgeForwarderTests {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, !(try status().contains(#""lagRecords":0,"#)) { Thread.sleep(forTimeInterval: 0.05) }
         #expect(try status().contains(#""forward":{"acknowledgedThrough":\#(lines.count),"lagRecords":0,"#))
-        try Self.checkExactlyOnce(server, journal: lines)
+        try Self.checkExactlyOnce(server, journal: lines, path: daemon.databasePath)
         let again = try Shell.run(
             Binaries.cli,
             [
@@ -207,7 +226,7 @@ extension EdgeForwarderTests {
                 "--partitions-total", "4",
             ])
         #expect(again.status == 0 && again.output.contains("forwarded seq 1 through \(lines.count)"), "\(again.output)")
-        try Self.checkExactlyOnce(server, journal: lines)
+        try Self.checkExactlyOnce(server, journal: lines, path: daemon.databasePath)
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
     }

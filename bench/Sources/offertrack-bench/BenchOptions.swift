@@ -22,6 +22,12 @@ struct BenchOptions {
     var fleetOutageSeconds: Double?
     /// The parts of the fleet section to run (`throughput`, `lag`, `outage`); nil: all.
     var fleetParts: Set<String>?
+    /// The fleet throughput part's records (a sixth as many users) and rounds; nil: its scale's.
+    var fleetRecords: Int?
+    var fleetRounds: Int?
+    /// The fleet lag part's load (records/s) and how long it lasts (seconds); nil: its scale's.
+    var fleetLagRate: Double?
+    var fleetLagSeconds: Double?
 
     /// Whether `section` is measured in this run.
     func measures(_ section: String) -> Bool { only?.contains(section) ?? true }
@@ -33,6 +39,10 @@ struct BenchOptions {
                            big,queries,payouts,fleet
           --fleet-outage-seconds N  the fleet section's stream outage (default 600; smoke 1.5)
           --fleet-parts LIST        only these parts of the fleet section: throughput,lag,outage
+          --fleet-records N         the fleet throughput part's records (default 300000; smoke 1500)
+          --fleet-rounds N          its rounds of alternating runs (default 3; smoke 1)
+          --fleet-lag-rate N        the fleet lag part's records/s (default 10000; smoke 1000)
+          --fleet-lag-seconds N     how long it offers them (default 60; smoke 1)
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
@@ -50,6 +60,15 @@ struct BenchOptions {
                 guard let list = remaining.popFirst() else { throw BenchFailure("--only needs sections\n\(usage)") }
                 options.only = Set(list.split(separator: ",").map(String.init))
             case "--big": options.big = true
+            case "--fleet-lag-rate", "--fleet-lag-seconds":
+                guard let text = remaining.popFirst(), let value = Double(text), value > 0 else {
+                    throw BenchFailure("\(argument) needs a positive number\n\(usage)")
+                }
+                if argument == "--fleet-lag-rate" {
+                    options.fleetLagRate = value
+                } else {
+                    options.fleetLagSeconds = value
+                }
             case "--fleet-outage-seconds":
                 guard let text = remaining.popFirst(), let seconds = Double(text), seconds > 0 else {
                     throw BenchFailure("--fleet-outage-seconds needs a positive number\n\(usage)")
@@ -58,6 +77,11 @@ struct BenchOptions {
             case "--fleet-parts":
                 guard let list = remaining.popFirst() else { throw BenchFailure("--fleet-parts needs parts\n\(usage)") }
                 options.fleetParts = Set(list.split(separator: ",").map(String.init))
+            case "--fleet-records", "--fleet-rounds":
+                guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
+                    throw BenchFailure("\(argument) needs a positive integer\n\(usage)")
+                }
+                if argument == "--fleet-records" { options.fleetRecords = count } else { options.fleetRounds = count }
             case "--big-records":
                 guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
                     throw BenchFailure("--big-records needs a positive integer\n\(usage)")

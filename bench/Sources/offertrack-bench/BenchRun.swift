@@ -491,6 +491,13 @@ final class BenchRun {
     private func measureFleet() throws {
         var fleetScale = options.smoke ? FleetScale.smoke : FleetScale.full
         if let seconds = options.fleetOutageSeconds { fleetScale.outageSeconds = seconds }
+        if let records = options.fleetRecords {
+            fleetScale.throughputRecords = records
+            fleetScale.throughputUsers = max(1, records / 6)
+        }
+        if let rounds = options.fleetRounds { fleetScale.pairs = rounds }
+        if let rate = options.fleetLagRate { fleetScale.lagRate = rate }
+        if let seconds = options.fleetLagSeconds { fleetScale.lagSeconds = seconds }
         try FleetSection(
             daemonPath: options.resolvedDaemonPath, cliPath: options.resolvedCLIPath, scratch: scratch,
             scale: fleetScale,

@@ -84,6 +84,27 @@ final class FleetCluster {
         return String(decoding: response, as: UTF8.self).contains(#""status":"ok""#)
     }
 
+    /// The messages the stream `name` holds, as the first node that answers its monitor's `/jsz` says; nil when
+    /// none does.
+    func streamMessages(_ name: String = "OFFERTRACK") -> UInt64? {
+        for port in monitorPorts {
+            guard let response = LoopbackHTTP.get("/jsz?accounts=true&streams=true", port: port),
+                let start = response.firstIndex(of: UInt8(ascii: "{")),
+                let json = try? JSONSerialization.jsonObject(with: Data(response[start...])) as? [String: Any],
+                let accounts = json["account_details"] as? [[String: Any]]
+            else { continue }
+            for account in accounts {
+                for stream in account["stream_detail"] as? [[String: Any]] ?? [] where stream["name"] as? String == name
+                {
+                    if let messages = (stream["state"] as? [String: Any])?["messages"] as? NSNumber {
+                        return messages.uint64Value
+                    }
+                }
+            }
+        }
+        return nil
+    }
+
     /// Kills every node (`kill -9`) and waits until they are gone: the whole stream is down.
     func kill() {
         for index in 0..<3 {

@@ -116,6 +116,8 @@ final class FleetSection {
         let rate: Double
         let edgeRate: Double
         let cpu: (edges: Double, servers: Double, centrals: Double)
+        /// Records per message the stream holds at the end (the warm-up's included); nil when no node said.
+        let recordsPerMessage: Double?
     }
 
     private func runFleet(_ workload: Workload, centrals: Int) throws -> FleetRun {
@@ -139,6 +141,7 @@ final class FleetSection {
         guard let end else {
             throw BenchFailure("the central journals hold \(watch.held) of \(warm + Int64(workload.count)) records")
         }
+        let messages = fleet.cluster.streamMessages()
         try fleet.stop()
         return FleetRun(
             rate: Double(workload.count) / (Double(end - start) / 1e9),
@@ -146,7 +149,10 @@ final class FleetSection {
             cpu: (
                 cpuAfter.edges - cpuBefore.edges, cpuAfter.servers - cpuBefore.servers,
                 cpuAfter.centrals - cpuBefore.centrals
-            ))
+            ),
+            recordsPerMessage: messages.flatMap {
+                $0 > 0 ? Double(warm + Int64(workload.count)) / Double($0) : nil
+            })
     }
 
     private func measureThroughput() throws {
@@ -204,6 +210,14 @@ final class FleetSection {
                     comparison: "user + system time of each kind of process together, from the first send until the "
                         + "central journals hold every record (median of \(fleetRuns.count) runs), over "
                         + "\(Format.grouped(Double(workload.count))) records"))
+            let perMessage = fleetRuns.compactMap(\.recordsPerMessage)
+            add(
+                ResultRow(
+                    section: Self.section,
+                    name: "fleet with \(layout): records per stream message",
+                    value: perMessage.isEmpty ? "not measured" : Format.fixed(PairedRuns.median(perMessage), 1),
+                    comparison: "the stream's messages at the end (nats-server's /jsz) for the records sent; runs: "
+                        + perMessage.map { Format.fixed($0, 1) }.joined(separator: ", ")))
         }
         add(
             ResultRow(
@@ -248,6 +262,7 @@ final class FleetSection {
         let load = try FleetLoad(
             records: records, socketPaths: fleet.edgeSockets, connectionsPerSocket: max(1, scale.clients / 2),
             recordsPerSecond: scale.lagRate)
+        let cpuBefore = fleet.cpuSeconds()
         load.start()
         try load.join()
         let sendSeconds = Stopwatch.seconds(since: load.startedAt)
@@ -259,6 +274,8 @@ final class FleetSection {
         guard let drained else {
             throw BenchFailure("the central journals hold \(watch.held) of \(warm + Int64(records.count)) records")
         }
+        let cpuAfter = fleet.cpuSeconds()
+        let messages = fleet.cluster.streamMessages()
         try fleet.stop()
         // Each record's delay from its edge acknowledgement to the poll that first saw it centrally.
         var delays: [Double] = []
@@ -306,8 +323,23 @@ final class FleetSection {
                 name: "fleet lag at \(Format.grouped(scale.lagRate)) records/s: the centrals' consuming lag "
                     + "p50 / p99 / max",
                 value: "\(Distribution.summary(consume, places: 0)) records",
-                comparison: "\(consume.count) samples of `offertrack_consume_lag_records` every 100 ms (messages of "
-                    + "their partitions in the stream not yet consumed, as of each fetch)"))
+                comparison: "\(consume.count) samples of `offertrack_consume_lag_records` every 100 ms (records of "
+                    + "their partitions in the stream not yet consumed, as of each fetch: the messages left times the "
+                    + "fetch's records per message)"))
+        let perThousand = { (seconds: Double) in Format.fixed(seconds / Double(records.count) * 1000, 3) }
+        add(
+            ResultRow(
+                section: Self.section,
+                name:
+                    "fleet lag at \(Format.grouped(scale.lagRate)) records/s: CPU seconds per 1,000 records, edges (2) "
+                    + "/ nats-server (3 nodes) / centrals (2); records per stream message",
+                value: "\(perThousand(cpuAfter.edges - cpuBefore.edges)) / "
+                    + "\(perThousand(cpuAfter.servers - cpuBefore.servers)) / "
+                    + "\(perThousand(cpuAfter.centrals - cpuBefore.centrals)) s; "
+                    + (messages.map { Format.fixed(Double(warm + Int64(records.count)) / Double(max(1, $0)), 1) }
+                        ?? "not measured"),
+                comparison: "user + system time from the first send until the central journals hold every record; "
+                    + "the stream's messages at the end (nats-server's /jsz) for the records sent"))
     }
 
     // MARK: 3. A stream outage
