@@ -468,8 +468,10 @@ public final class CentralConsumer: Sendable {
                         + "on \(message.subject) is not a valid record; dropped")
                 continue
             }
+            // A forgotten person's record keeps their partition, not its name's (SPEC 11): taken on any subject
+            // of this journal's partitions, which are the only ones it consumes.
             let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
-            guard partitions.contains(partition) else {
+            guard partitions.contains(partition) || record.user.utf8.starts(with: Erasure.namePrefix.utf8) else {
                 refused.wrongPartition += 1
                 logRefusal(
                     "record \(record.id) on \(message.subject) belongs to partition \(partition) of "

@@ -18,6 +18,8 @@ public final class ForwardingLog: @unchecked Sendable {
         public let line: [UInt8]
         /// When the daemon received it (UTC epoch milliseconds).
         public let receivedAt: Int64
+        /// The partition of the user it had before an erasure renamed it (SPEC 11); nil when not renamed.
+        public var keptPartition: Int? = nil
     }
 
     static let watermarkKey = "forward_acked_seq"
@@ -38,7 +40,9 @@ public final class ForwardingLog: @unchecked Sendable {
     /// Up to `limit` records with `seq` greater than `after`, in `seq` order.
     public func entries(after seq: Int64, limit: Int) throws -> [Entry] {
         let statement = try reader.prepare(
-            static: "SELECT seq, id, user, line, received_at FROM records WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+            static: """
+                SELECT seq, id, user, line, received_at, kept_partition FROM records WHERE seq > ?1 ORDER BY seq LIMIT ?2
+                """)
         try statement.bind(seq, at: 1)
         try statement.bind(Int64(limit), at: 2)
         return try Self.entries(statement)
@@ -47,7 +51,10 @@ public final class ForwardingLog: @unchecked Sendable {
     /// The records with `seq` greater than `after` and at most `through`, in `seq` order.
     public func entries(after seq: Int64, through last: Int64) throws -> [Entry] {
         let statement = try reader.prepare(
-            static: "SELECT seq, id, user, line, received_at FROM records WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")
+            static: """
+                SELECT seq, id, user, line, received_at, kept_partition FROM records WHERE seq > ?1 AND seq <= ?2
+                ORDER BY seq
+                """)
         try statement.bind(seq, at: 1)
         try statement.bind(last, at: 2)
         return try Self.entries(statement)
@@ -60,7 +67,8 @@ public final class ForwardingLog: @unchecked Sendable {
             entries.append(
                 Entry(
                     seq: statement.int64(0), id: statement.text(1) ?? "", user: statement.text(2) ?? "",
-                    line: statement.bytes(3), receivedAt: statement.int64(4)))
+                    line: statement.bytes(3), receivedAt: statement.int64(4),
+                    keptPartition: statement.isNull(5) ? nil : Int(statement.int64(5))))
         }
         return entries
     }

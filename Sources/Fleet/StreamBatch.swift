@@ -40,7 +40,8 @@ public struct StreamBatch: Sendable, Equatable {
         var open: [Int: Builder] = [:]
         var closed: [StreamBatch] = []
         for entry in entries {
-            let partition = Partition.of(user: entry.user, total: partitionsTotal)
+            // A record an erasure renamed goes on the partition of the user it had (SPEC 11).
+            let partition = entry.keptPartition ?? Partition.of(user: entry.user, total: partitionsTotal)
             if let builder = open[partition],
                 builder.records >= maxRecords || builder.payload.count + entry.line.count + 1 > maxBytes
             {

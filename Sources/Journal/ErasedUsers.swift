@@ -17,7 +17,6 @@ final class ErasedUsers {
 
     /// A forgotten person's entry: the erasure that names them.
     struct Entry {
-        let hash: [UInt8]
         let erasureID: String
         let erasureTS: Int64
 
@@ -50,7 +49,7 @@ final class ErasedUsers {
         try select.bindBlob(hash, at: 1)
         defer { select.reset() }
         guard try select.step(), let id = select.text(0) else { return nil }
-        return Entry(hash: hash, erasureID: id, erasureTS: select.int64(1))
+        return Entry(erasureID: id, erasureTS: select.int64(1))
     }
 
     /// Records (in the caller's transaction) that `user` is forgotten, named by erasure `id` at `ts`, creating

@@ -17,21 +17,25 @@ struct ErasureRenames {
     var probes: [UInt64] = []
     /// Users whose records moved under another user's key: recomputed after the batch's join.
     var merged: [(user: String, key: Int64)] = []
+    /// An edge's P: renamed records keep their user's partition (`kept_partition`); nil elsewhere.
+    let partitionsTotal: Int?
+    /// The partition each renamed submission's user had, by batch index (edges only).
+    private var keptPartitions: [Int: Int] = [:]
 
     /// Renames what `erased` says must be, and applies the batch's own erasures. `batch` is returned as it is
     /// (no work) when nobody is forgotten and it holds no erasure.
-    init(_ batch: [Submission], erased: ErasedUsers, on connection: Connection) throws {
+    init(_ batch: [Submission], erased: ErasedUsers, partitionsTotal: Int?, on connection: Connection) throws {
         self.batch = batch
+        self.partitionsTotal = partitionsTotal
         let hasErasure = batch.contains { if case .erasure = $0.record.body { true } else { false } }
         if erased.isEmpty && !hasErasure { return }
-        // Each record's original user, and its forgotten person's entry when there is one.
-        var entries: [String: ErasedUsers.Entry?] = [:]
+        // Each record's original user, and its forgotten person's entry when there is one (keyed by exact scalars).
+        var entries: [ExactString: ErasedUsers.Entry] = [:]
         var originals = batch.map(\.record.user)
         for index in self.batch.indices {
-            let user = originals[index]
-            let entry = try entries[user] ?? erased.entry(of: user, on: connection)
-            entries[user] = entry
-            if let entry { rename(index, to: entry.name) }
+            guard let entry = try erased.entry(of: originals[index], on: connection) else { continue }
+            entries[ExactString(originals[index])] = entry
+            rename(index, to: entry.name)
         }
         guard hasErasure else { return }
         // The batch's erasures in journal order: the first of a person's names them.
@@ -41,7 +45,7 @@ struct ErasureRenames {
         for index in erasures {
             let erasure = self.batch[index].record
             let person = originals[index]
-            let current = entries[person] ?? nil
+            let current = entries[ExactString(person)]
             if let current,
                 !RecordOrder.precedes(ts: erasure.ts, id: erasure.id, ts: current.erasureTS, id: current.erasureID)
             {
@@ -54,7 +58,7 @@ struct ErasureRenames {
                 rename(other, to: name)
             }
             probes.append(try erased.register(person, erasureID: erasure.id, ts: erasure.ts, on: connection))
-            entries[person] = ErasedUsers.Entry(hash: [], erasureID: erasure.id, erasureTS: erasure.ts)
+            entries[ExactString(person)] = ErasedUsers.Entry(erasureID: erasure.id, erasureTS: erasure.ts)
             for other in originals.indices where ExactString.equals(originals[other], previous) {
                 originals[other] = person
             }
@@ -65,6 +69,9 @@ struct ErasureRenames {
     private mutating func rename(_ index: Int, to name: String) {
         let submission = batch[index]
         guard !ExactString.equals(submission.record.user, name) else { return }
+        if let partitionsTotal, keptPartitions[index] == nil {
+            keptPartitions[index] = Partition.of(user: submission.record.user, total: partitionsTotal)
+        }
         var record = submission.record
         record.user = name
         let line = UserMemberRewrite.renaming(submission.line, to: name) ?? submission.line
@@ -86,7 +93,7 @@ struct ErasureRenames {
             try drop.bind(key, at: 1)
             try drop.run()
             merged.append((name, key))
-            try renameRecords(key: target, to: name, on: connection)
+            try renameRecords(key: target, to: name, from: user, on: connection)
             return
         }
         let update = try connection.prepare(static: "UPDATE users SET user = ?2 WHERE k = ?1")
@@ -94,11 +101,24 @@ struct ErasureRenames {
         try update.bind(name, at: 2)
         try update.run()
         renamedUsers.append(name)
-        try renameRecords(key: key, to: name, on: connection)
+        try renameRecords(key: key, to: name, from: user, on: connection)
     }
 
-    /// Gives every record listed under `key` the user `name`, in its column and its line.
-    private func renameRecords(key: Int64, to name: String, on connection: Connection) throws {
+    /// After the batch's inserts: each renamed record that was journaled keeps its user's partition (edges).
+    func keepPartitions(of outcomes: [AppendOutcome], on connection: Connection) throws {
+        guard !keptPartitions.isEmpty else { return }
+        let keep = try connection.prepare("UPDATE records SET kept_partition = ?2 WHERE seq = ?1")
+        for (index, partition) in keptPartitions {
+            guard case .accepted(let seq) = outcomes[index] else { continue }
+            try keep.bind(seq, at: 1)
+            try keep.bind(Int64(partition), at: 2)
+            try keep.run()
+        }
+    }
+
+    /// Gives every record listed under `key` the user `name`, in its column and its line (and, on an edge, keeps
+    /// the partition of the user it had).
+    private func renameRecords(key: Int64, to name: String, from user: String, on connection: Connection) throws {
         let select = try connection.prepare(
             static: """
                 SELECT r.seq, r.line FROM (SELECT seq FROM by_user WHERE k = ?1
@@ -110,8 +130,12 @@ struct ErasureRenames {
         var rows: [(seq: Int64, line: [UInt8])] = []
         while try select.step() { rows.append((select.int64(0), select.bytes(1))) }
         select.reset()
-        let update = try connection.prepare(static: "UPDATE records SET user = ?2, line = ?3 WHERE seq = ?1")
+        let update = try connection.prepare(
+            static:
+                "UPDATE records SET user = ?2, line = ?3, kept_partition = coalesce(kept_partition, ?4) WHERE seq = ?1")
+        let partition = partitionsTotal.map { Int64(Partition.of(user: user, total: $0)) }
         for row in rows {
+            try update.bind(partition, at: 4)
             try update.bind(row.seq, at: 1)
             try update.bind(name, at: 2)
             try update.bindText(UserMemberRewrite.renaming(row.line, to: name) ?? row.line, at: 3)

@@ -18,6 +18,9 @@ public final class JournalWriter {
     /// A user with more records than this is refreshed by lookups (`BoundedRefresh`) instead of from their whole
     /// history; tests set 0 to take that path for every returning user.
     public let historyLimit: Int
+    /// An edge's P (SPEC 10): a record renamed by an erasure keeps its user's partition among P, to be forwarded
+    /// on it (SPEC 11); nil for a journal that does not forward.
+    public let partitionsTotal: Int?
     /// Whether freed space is zeroed (`PRAGMA secure_delete`), as forgetting a person needs; off only in the test
     /// that shows the old bytes would otherwise stay.
     public let secureDelete: Bool
@@ -47,8 +50,10 @@ public final class JournalWriter {
         path: String, durability: Durability, schema: SchemaPolicy = .requireCurrent,
         settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
         maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
-        historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true
+        historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true,
+        keepsPartitionsOf partitionsTotal: Int? = nil
     ) throws {
+        self.partitionsTotal = partitionsTotal
         self.historyLimit = historyLimit
         self.secureDelete = secureDelete
         self.path = path
@@ -121,7 +126,8 @@ public final class JournalWriter {
                 // Before anything of the batch: notices records another connection appended.
                 knownUsers.synchronize(journalLastSeq: lastSeq)
                 try erasedUsers.load(on: connection)
-                let renames = try ErasureRenames(submitted, erased: erasedUsers, on: connection)
+                let renames = try ErasureRenames(
+                    submitted, erased: erasedUsers, partitionsTotal: partitionsTotal, on: connection)
                 batch = renames.batch
                 probes = renames.probes
                 // Renamed users had records before: the join must not take them for new ones.
@@ -147,6 +153,7 @@ public final class JournalWriter {
                     }
                     outcomes.append(outcome)
                 }
+                try renames.keepPartitions(of: outcomes, on: connection)
                 if let plan, let settings, lastSeq >= firstSeq || !renames.merged.isEmpty {
                     try refreshDerivedTables(
                         plan.wait(), batch: batch, outcomes: outcomes, keys: keys, firstSeq: firstSeq,

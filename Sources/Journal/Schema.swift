@@ -280,7 +280,8 @@ public enum Schema {
         // 12: forgetting a person (SPEC 3.5, 11). An `erasure` record (type 4, kind 7) keeps its ticket in
         // `review_note`. `erasures` knows each forgotten person only by HMAC-SHA256 of their id under the
         // journal's random key (`meta` `erasure_key`, made with the first erasure) and by a 64-bit SipHash of it
-        // under the same key (the writer's cheap first test of each record), with the erasure that names them.
+        // under the same key (the writer's cheap first test of each record), with the erasure that names them. An
+        // edge's renamed record keeps the partition of the user it had (`kept_partition`), to be forwarded on it.
         """
         CREATE TABLE erasures (
             hash BLOB PRIMARY KEY,
@@ -289,6 +290,7 @@ public enum Schema {
             ts INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE INDEX erasures_by_probe ON erasures(probe);
+        ALTER TABLE records ADD COLUMN kept_partition INTEGER;
         """,
     ]
 

@@ -25,7 +25,8 @@ extension Daemon {
             heartbeat.enter("opening the journal (migrating it when older)")
             let writer = try JournalWriter(
                 path: path, durability: configuration.durability, schema: .migrate, settings: settings,
-                maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false)
+                maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false,
+                keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal)
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
             return writer
         } catch let error as StartupError {

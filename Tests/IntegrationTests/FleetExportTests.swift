@@ -1,4 +1,5 @@
 import Foundation
+import OfferTrackDomain
 import Posix
 import SQLite
 import Simulator
@@ -16,7 +17,9 @@ import Testing
         guard let (centrals, edge) = try FleetRecoveryTests.smallFleet(server, extra: ["--rules", rulesPath]) else {
             return
         }
-        let lines = Array(WorkloadSimulator(users: 200, seed: 23).filter { !$0.isDuplicate }.map(\.line))
+        let lines = Array(
+            WorkloadSimulator(users: 200, seed: 23).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(\.line)
+        )
         #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
         #expect(
             try FleetRecoveryTests.eventually { try FleetRecoveryTests.centralLines(centrals).count >= lines.count })
