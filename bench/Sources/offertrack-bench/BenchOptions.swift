@@ -15,8 +15,8 @@ struct BenchOptions {
     /// The folder with the compiled peers (`sqlite-baseline`, `postgres-peer`, `run-postgres-peer`); nil: the
     /// returning-user section measures offertrackd alone.
     var peersPath: String?
-    /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `exportstall`, `returning`, `json`,
-    /// `big`, `payouts`, `queries`, `fleet`); nil: all.
+    /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `exportstall`, `returning`, `heavy`,
+    /// `json`, `big`, `payouts`, `queries`, `fleet`); nil: all.
     var only: Set<String>?
     /// How long the fleet section's stream outage lasts (seconds); nil: its scale's (600 s, smoke 1.5 s).
     var fleetOutageSeconds: Double?
@@ -28,6 +28,8 @@ struct BenchOptions {
     /// The fleet lag part's load (records/s) and how long it lasts (seconds); nil: its scale's.
     var fleetLagRate: Double?
     var fleetLagSeconds: Double?
+    /// The hot-user section's histories (records of the one user); nil: its scale's.
+    var hotHistories: [Int]?
 
     /// Whether `section` is measured in this run.
     func measures(_ section: String) -> Bool { only?.contains(section) ?? true }
@@ -35,14 +37,16 @@ struct BenchOptions {
     static let usage = """
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
-          --only LIST      measure only these sections: baseline,ingest,latency,flood,exportstall,returning,json,
-                           big,queries,payouts,fleet
+          --only LIST      measure only these sections: baseline,ingest,latency,flood,exportstall,returning,heavy,
+                           json,big,queries,payouts,fleet
           --fleet-outage-seconds N  the fleet section's stream outage (default 600; smoke 1.5)
           --fleet-parts LIST        only these parts of the fleet section: throughput,lag,outage
           --fleet-records N         the fleet throughput part's records (default 300000; smoke 1500)
           --fleet-rounds N          its rounds of alternating runs (default 3; smoke 1)
           --fleet-lag-rate N        the fleet lag part's records/s (default 10000; smoke 1000)
           --fleet-lag-seconds N     how long it offers them (default 60; smoke 1)
+          --hot-histories LIST      the heavy section's histories of one user, in records
+                                    (default 10,1000,100000,1000000; smoke 10,1000)
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
@@ -82,6 +86,15 @@ struct BenchOptions {
                     throw BenchFailure("\(argument) needs a positive integer\n\(usage)")
                 }
                 if argument == "--fleet-records" { options.fleetRecords = count } else { options.fleetRounds = count }
+            case "--hot-histories":
+                guard let list = remaining.popFirst() else {
+                    throw BenchFailure("--hot-histories needs record counts\n\(usage)")
+                }
+                let counts = list.split(separator: ",").map { Int($0) }
+                guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) > 0 }) else {
+                    throw BenchFailure("--hot-histories needs positive integers, e.g. 10,1000\n\(usage)")
+                }
+                options.hotHistories = counts.compactMap { $0 }
             case "--big-records":
                 guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
                     throw BenchFailure("--big-records needs a positive integer\n\(usage)")

@@ -35,6 +35,8 @@ final class BenchRun {
     private var returningJournalOnlyRatio: Double?
     private var returningLatencies: [LatencyResult] = []
     private var floodProbe: FloodProbe.Result?
+    /// One very busy user (section 8, issue 31).
+    private var hotUsers: HotUserSection.Result?
 
     init(options: BenchOptions) throws {
         self.options = options
@@ -57,7 +59,7 @@ final class BenchRun {
             ("baseline", { try self.measureBaseline(workload) }), ("ingest", { try self.measureIngest(workload) }),
             ("latency", { try self.measureLatency(workload) }), ("flood", { try self.measureFloodProbe(workload) }),
             ("exportstall", { try self.measureExportStall() }),
-            ("returning", { try self.measureReturning() }),
+            ("returning", { try self.measureReturning() }), ("heavy", { try self.measureHotUsers() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
             ("payouts", { try self.measurePayouts() }), ("fleet", { try self.measureFleet() }),
@@ -487,6 +489,17 @@ final class BenchRun {
                     + "the flood ran at \(Format.grouped(result.floodPerSecond)) records/s"))
     }
 
+    /// Section 8: one very busy user (`HotUserSection`).
+    private func measureHotUsers() throws {
+        var hotScale = scale.hot
+        if let histories = options.hotHistories { hotScale.histories = histories }
+        hotUsers = try HotUserSection(
+            scratch: scratch, scale: hotScale,
+            startDaemon: { label, path in try self.startDaemon(label: label, databasePath: path) },
+            newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
+        ).run()
+    }
+
     /// Section 7: the fleet over a real three-node JetStream cluster (`FleetSection`).
     private func measureFleet() throws {
         var fleetScale = options.smoke ? FleetScale.smoke : FleetScale.full
@@ -721,6 +734,7 @@ final class BenchRun {
                         + "\(Format.grouped(Double($0.exportRows))) rows"
                 } ?? "–",
                 met: judged ? exportStall.map { $0.during.maxMilliseconds <= 250 && $0.marginAfterSeconds >= 0 } : nil))
+        judgeHotUserTargets(judged: judged)
         report.targets.append(
             TargetVerdict(
                 name: "RSS, 1,000 idle connections", goal: "≤ 64 MiB",
@@ -736,6 +750,47 @@ final class BenchRun {
                 name: "READY on a 10M-record journal", goal: "≤ 200 ms",
                 measured: readyOnBigJournal.map { "\(Format.fixed($0, 1)) ms" } ?? "– (needs `--big`)",
                 met: judged && options.bigRecords >= 10_000_000 ? readyOnBigJournal.map { $0 <= 200 } : nil))
+    }
+
+    /// Issue 31's targets: a record of one very busy user costs about what it costs with a short history, and
+    /// a share of realistic traffic naming one user slows the rest little.
+    private func judgeHotUserTargets(judged: Bool) {
+        let hot = hotUsers
+        let cpu = hot.flatMap { result -> (ratio: Double, text: String)? in
+            guard let ratio = result.cpuRatio, let largest = result.largest, let smallest = result.smallest else {
+                return nil
+            }
+            return (
+                ratio,
+                "\(Format.ratio(ratio)) (\(Format.fixed(largest.cpuMicroseconds, 1)) µs after "
+                    + "\(Format.grouped(Double(largest.history))) records, \(Format.fixed(smallest.cpuMicroseconds, 1)) µs "
+                    + "after \(Format.grouped(Double(smallest.history))))"
+            )
+        }
+        let fullHistories = hot?.largest?.history == 1_000_000 && hot?.smallest?.history == 10
+        report.targets.append(
+            TargetVerdict(
+                name: "one user with a 1,000,000-record history: daemon CPU a record",
+                goal: "≤ 2× a 10-record history's", measured: cpu?.text ?? "–",
+                met: judged && fullHistories ? cpu.map { $0.ratio <= 2 } : nil))
+        let p99Ratio = hot?.p99Ratio
+        report.targets.append(
+            TargetVerdict(
+                name: "\(scale.hot.percent)% of realistic traffic naming one user: ack latency at "
+                    + "\(Format.grouped(scale.hot.pacedRate)) records/s, \(scale.hot.clients) clients",
+                goal: "p99 ≤ 2× the traffic as it is",
+                measured: p99Ratio.map {
+                    "\(Format.ratio($0)) (p99 \(Format.fixed(hot?.pacedHot?.p99Milliseconds ?? 0, 2)) against "
+                        + "\(Format.fixed(hot?.pacedPlain?.p99Milliseconds ?? 0, 2)) ms)"
+                } ?? "–",
+                met: judged ? p99Ratio.map { $0 <= 2 } : nil))
+        let rateRatio = hot?.pipelined?.medianRatio
+        report.targets.append(
+            TargetVerdict(
+                name: "\(scale.hot.percent)% of realistic traffic naming one user: pipelined ingest, "
+                    + "\(scale.hot.clients) clients",
+                goal: "≥ 0.8× the traffic as it is",
+                measured: rateRatio.map(Format.ratio) ?? "–", met: judged ? rateRatio.map { $0 >= 0.8 } : nil))
     }
 
     // MARK: Helpers

@@ -30,6 +30,8 @@ struct BenchScale {
     var peerRecords = 40_000
     /// The export-stall run (issue 22): 10,000 records/s over 8 clients for 25 s, the busy day's export 5 s in.
     var exportStall = ExportStall.Plan(recordsPerSecond: 10_000, clients: 8, leadSeconds: 5, totalSeconds: 25)
+    /// The hot-user section (issue 31).
+    var hot = HotUserScale.full
 
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
@@ -42,7 +44,8 @@ struct BenchScale {
         idleConnections: 100, queryRecords: 2000, busyDayUsers: 300, payoutMonthRows: 3000, pairs: 1,
         returningUsers: 300,
         returningRecords: 1_500, returningLatencyRuns: 2, peerRecords: 400,
-        exportStall: ExportStall.Plan(recordsPerSecond: 2000, clients: 8, leadSeconds: 0.4, totalSeconds: 1.5))
+        exportStall: ExportStall.Plan(recordsPerSecond: 2000, clients: 8, leadSeconds: 0.4, totalSeconds: 1.5),
+        hot: .smoke)
 
     /// Records needed by the latency runs, one slice after another.
     var latencyRecords: [Int] {

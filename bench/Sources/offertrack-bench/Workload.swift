@@ -27,6 +27,11 @@ struct Workload {
         }
     }
 
+    /// Records made elsewhere (each must be a valid record with a unique id).
+    init(submissions: [Submission]) {
+        self.submissions = submissions
+    }
+
     /// The records as NDJSON, one line each, for the baselines that read a file.
     var ndjson: [UInt8] { Self.ndjson(submissions[...]) }
 
