@@ -95,7 +95,7 @@ struct UserIndexLookup {
     private func scan(
         _ kind: UserIndexKind, _ level: Level, ascending: Bool, from: Int64, _ body: (Found) throws -> Bool
     ) throws {
-        let statement = try connection.prepare(static: Self.statements(level, ascending))
+        let statement = try connection.prepare(Self.statements(level, ascending))
         try statement.bind(key, at: 1)
         try statement.bind(kind.rawValue, at: 2)
         try statement.bind(from, at: 3)
@@ -108,43 +108,18 @@ struct UserIndexLookup {
         }
     }
 
-    /// The four reads (`RecordQueries.columns` after the `seq`), spelled out as static literals for the statement
-    /// cache.
-    private static func statements(_ level: Level, _ ascending: Bool) -> StaticString {
-        switch (level, ascending) {
-        case (.main, true):
-            """
-            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
-                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                r.review_reason, r.review_note
-            FROM by_user b JOIN records r ON r.seq = b.seq
-            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts >= ?3 ORDER BY b.ts, b.seq
-            """
-        case (.main, false):
-            """
-            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
-                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                r.review_reason, r.review_note
-            FROM by_user b JOIN records r ON r.seq = b.seq
-            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts <= ?3 ORDER BY b.ts DESC, b.seq DESC
-            """
-        case (.recent, true):
-            """
-            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
-                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                r.review_reason, r.review_note
-            FROM by_user_recent b JOIN records r ON r.seq = b.seq
-            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts >= ?3 ORDER BY b.ts, b.seq
-            """
-        case (.recent, false):
-            """
-            SELECT b.seq, r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
-                r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                r.review_reason, r.review_note
-            FROM by_user_recent b JOIN records r ON r.seq = b.seq
-            WHERE b.k = ?1 AND b.kind = ?2 AND b.ts <= ?3 ORDER BY b.ts DESC, b.seq DESC
-            """
+    /// The four reads (`RecordQueries.columns` after the `seq`), built once: by level and direction.
+    private static let statements: [[String]] = ["by_user", "by_user_recent"].map { table in
+        [true, false].map { ascending in
+            let columns = RecordQueries.columns.split(separator: ", ").map { "r.\($0)" }.joined(separator: ", ")
+            let order = ascending ? "b.ts, b.seq" : "b.ts DESC, b.seq DESC"
+            return "SELECT b.seq, \(columns) FROM \(table) b JOIN records r ON r.seq = b.seq "
+                + "WHERE b.k = ?1 AND b.kind = ?2 AND b.ts \(ascending ? ">=" : "<=") ?3 ORDER BY \(order)"
         }
+    }
+
+    private static func statements(_ level: Level, _ ascending: Bool) -> String {
+        statements[level == .main ? 0 : 1][ascending ? 0 : 1]
     }
 
     /// A presentation of this user by `id` (rule 4.2's named candidate): nil when no record has that id, or it is

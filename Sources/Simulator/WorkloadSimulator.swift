@@ -29,6 +29,9 @@ public struct WorkloadSimulator: Sequence, Sendable {
         self.days = Swift.max(1, days)
     }
 
+    /// A ULID-like record id as the simulator makes them: 10 Crockford base32 digits of `ts`, then 8 of `counter`.
+    public static func recordID(ts: Int64, counter: UInt64) -> String { UserJourney.recordId(ts: ts, counter: counter) }
+
     /// The lines alone, without their terminating `\n`.
     public var lines: LazyMapSequence<WorkloadSimulator, String> { lazy.map(\.line) }
 

@@ -133,23 +133,8 @@ struct HotUserStream {
 
     private mutating func pick(_ items: [String]) -> String { items[Int(below(UInt64(items.count)))] }
 
-    private static let base32 = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
-
     /// A ULID-like id like the simulator's: 10 Crockford base32 digits of the time, then 8 of a counter.
-    static func recordId(ts: Int64, counter: UInt64) -> String {
-        var bytes = [UInt8](repeating: 0, count: 18)
-        var time = UInt64(bitPattern: ts) & ((1 << 50) - 1)
-        for i in stride(from: 9, through: 0, by: -1) {
-            bytes[i] = base32[Int(time & 31)]
-            time >>= 5
-        }
-        var count = counter
-        for i in stride(from: 17, through: 10, by: -1) {
-            bytes[i] = base32[Int(count & 31)]
-            count >>= 5
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    static func recordId(ts: Int64, counter: UInt64) -> String { WorkloadSimulator.recordID(ts: ts, counter: counter) }
 
     // MARK: Realistic traffic with a hot user in it
 
