@@ -54,14 +54,20 @@ struct BoundedRefresh {
                 continue
             }
         }
-        // An added check changes only earlier presentations after it, at most F after it: each window of such
-        // presentations (overlapping ones merged) is decided again in one sweep of the checks that can be the
-        // latest before them, so ties and many checks cost one read of the window, not one per presentation.
+        // An added check changes only earlier presentations after it, at most F after it and before the next check:
+        // each window of such presentations (overlapping ones merged) is decided again in one sweep of the checks
+        // that can be the latest before them, so ties and many checks cost one read of the window, not one per
+        // presentation.
         guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else { return }
         var windows: [(from: Record, through: Int64)] = []
         for record in added {
             guard case .capabilities = record.body, RecordOrder.precedes(record, latestEarlier) else { continue }
-            let through = saturatingAdd(record.ts, settings.freshnessMs)
+            // Only presentations before the next check can have this one as their latest: a hot user's late check
+            // costs the few records up to the next one, not a day of them.
+            var through = saturatingAdd(record.ts, settings.freshnessMs)
+            if let next = try now.first(UserIndexKind.checks, after: reference(record))?.record {
+                through = min(through, next.ts)
+            }
             if let last = windows.last, record.ts <= last.through {
                 windows[windows.count - 1].through = max(last.through, through)
             } else {
@@ -74,7 +80,7 @@ struct BoundedRefresh {
     }
 
     /// Rule 4.4 again for the earlier loaded presentations after `window.from` up to `window.through`, from the
-    /// checks of `[from.ts − F, through]` swept in journal order with them; writes the verdicts that changed.
+    /// checks of `[from.ts, through]` swept in journal order with them; writes the verdicts that changed.
     private func redecide(
         window: (from: Record, through: Int64), now: UserIndexLookup, before: UserIndexLookup,
         rollup: inout DayRollup
@@ -82,8 +88,9 @@ struct BoundedRefresh {
         let presentations = try before.range(
             .loadedPresentation, after: reference(window.from), through: window.through)
         guard !presentations.isEmpty else { return }
-        let start = window.from.ts.subtractingReportingOverflow(settings.freshnessMs)
-        let earliest = RecordReference(id: "", ts: start.overflow ? .min : start.partialValue - 1)
+        // Every presentation of the window is after the check that opened it, which is the latest check before it
+        // or precedes that one: the checks from its time on are all the sweep needs.
+        let earliest = RecordReference(id: "", ts: window.from.ts)
         var checks = try UserIndexKind.checks.flatMap { try now.range($0, after: earliest, through: window.through) }
         checks.sort { RecordOrder.precedes($0.record, $1.record) }
         var next = 0
