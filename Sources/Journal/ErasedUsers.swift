@@ -42,7 +42,7 @@ final class ErasedUsers {
     /// The entry of `user` when they are forgotten.
     func entry(of user: String, on connection: Connection) throws -> Entry? {
         guard let key, !probes.isEmpty else { return nil }
-        let probe = KeyedHash.sipHash(user.utf8, key: key)
+        let probe = KeyedHash.sipHash(user, key: key)
         guard probes.contains(probe) else { return nil }
         let hash = KeyedHash.hmacSHA256(Array(user.utf8), key: key)
         let select = try connection.prepare(static: "SELECT id, ts FROM erasures WHERE hash = ?1")
@@ -56,7 +56,7 @@ final class ErasedUsers {
     /// the journal's key with the first erasure. Returns the probe to add once the transaction commits.
     func register(_ user: String, erasureID id: String, ts: Int64, on connection: Connection) throws -> UInt64 {
         let key = try self.key ?? createKey(on: connection)
-        let probe = KeyedHash.sipHash(user.utf8, key: key)
+        let probe = KeyedHash.sipHash(user, key: key)
         let upsert = try connection.prepare(
             static: """
                 INSERT INTO erasures (hash, probe, id, ts) VALUES (?1, ?2, ?3, ?4)
