@@ -23,6 +23,13 @@ struct CommandArguments {
             if switches.contains(name) && value == nil {
                 flags.insert(name)
             } else if valued.contains(name) {
+                if value == nil, let next = remaining.first, next.hasPrefix("--") {
+                    // `--db --since …`: a forgotten value, not a database named `--since` (`--note=--x` gives one).
+                    throw CLIError(
+                        .usage,
+                        "\(name) needs a value, but \(next) follows it (write \(name)=VALUE for a value that starts with --)"
+                    )
+                }
                 guard let given = value ?? remaining.popFirst() else {
                     throw CLIError(.usage, "\(name) needs a value")
                 }

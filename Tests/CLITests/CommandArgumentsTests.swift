@@ -17,7 +17,7 @@ import Testing
         (["--db=a.db"], ["--db": ["a.db"]], [], []),
         (["--db=a=b.db"], ["--db": ["a=b.db"]], [], []),  // only the first `=` separates
         (["--db", "a.db", "--db", "b.db"], ["--db": ["a.db", "b.db"]], [], []),  // repeatable, in order
-        (["--db", "--since"], ["--db": ["--since"]], [], []),  // a value is taken as given
+        (["--db=--since"], ["--db": ["--since"]], [], []),  // a value that starts with -- is given with =
         (["-", "file.ndjson"], [:], ["-", "file.ndjson"], []),
         (["--help"], [:], [], ["--help"]),
         (["x", "--format", "csv", "y"], ["--format": ["csv"]], ["x", "y"], []),
@@ -39,6 +39,10 @@ import Testing
     /// (arguments, a part of the message)
     static let refused: [([String], String)] = [
         (["--db"], "--db needs a value"),
+        // A forgotten value: the next option is not taken as one, and both are named.
+        (["--db", "--since", "2026-12-01"], "--db needs a value, but --since follows it"),
+        (["--db", "--help"], "--db needs a value, but --help follows it"),
+        (["--format", "--unknown"], "--format needs a value, but --unknown follows it"),
         (["--bogus"], "unknown option --bogus"),
         (["--help=yes"], "unknown option --help=yes"),
         (["--db=x", "--verbose"], "unknown option --verbose"),
