@@ -350,6 +350,11 @@ public final class CentralConsumer: Sendable {
                 inbox.batches.append(FetchedBatch(messages: messages, payloads: payloads, fetcher: fetcher))
                 return true
             }
+            if !handed {
+                // Fetched for a generation that ended (a consumer deleted and bound again under its name answers
+                // this fetcher too): delivered again at once, not after the stream's acknowledgement wait.
+                for message in messages { try? message.negativelyAcknowledge() }
+            }
             if handed { arrived.signal() } else { fetcher.slots.signal() }
         }
     }

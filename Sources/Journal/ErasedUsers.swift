@@ -52,6 +52,27 @@ final class ErasedUsers {
         return Entry(erasureID: id, erasureTS: select.int64(1))
     }
 
+    /// The entry of the person `name` was given (`erased:<id>`) by the erasure that named them; nil for any
+    /// other name.
+    func entry(named name: String, on connection: Connection) throws -> Entry? {
+        guard name.utf8.starts(with: Erasure.namePrefix.utf8) else { return nil }
+        let id = String(name.utf8.dropFirst(Erasure.namePrefix.utf8.count)) ?? ""
+        let select = try connection.prepare(static: "SELECT ts FROM erasures WHERE id = ?1")
+        try select.bind(id, at: 1)
+        defer { select.reset() }
+        return try select.step() ? Entry(erasureID: id, erasureTS: select.int64(0)) : nil
+    }
+
+    /// Moves a person's entry from the erasure `id` to the earlier erasure `newID` at `ts` (in the caller's
+    /// transaction).
+    func rename(erasureID id: String, to newID: String, ts: Int64, on connection: Connection) throws {
+        let update = try connection.prepare(static: "UPDATE erasures SET id = ?2, ts = ?3 WHERE id = ?1")
+        try update.bind(id, at: 1)
+        try update.bind(newID, at: 2)
+        try update.bind(ts, at: 3)
+        try update.run()
+    }
+
     /// Records (in the caller's transaction) that `user` is forgotten, named by erasure `id` at `ts`, creating
     /// the journal's key with the first erasure. Returns the probe to add once the transaction commits.
     func register(_ user: String, erasureID id: String, ts: Int64, on connection: Connection) throws -> UInt64 {

@@ -35,17 +35,30 @@ struct ErasureRenames {
         for index in self.batch.indices {
             guard let entry = try erased.entry(of: originals[index], on: connection) else { continue }
             entries[ExactString(originals[index])] = entry
-            rename(index, to: entry.name)
+            try rename(index, to: entry.name)
         }
         guard hasErasure else { return }
-        // The batch's erasures in journal order: the first of a person's names them.
-        let erasures = self.batch.indices.filter {
-            if case .erasure = self.batch[$0].record.body { true } else { false }
-        }.sorted { RecordOrder.precedes(self.batch[$0].record, self.batch[$1].record) }
+        // The batch's erasures that will be journaled (not an id the journal holds already, nor one an earlier line
+        // of the batch uses: those are duplicates or conflicts and change nothing), in journal order: the first of
+        // a person's names them.
+        var seen = Set<ExactString>()
+        var erasures: [Int] = []
+        for index in self.batch.indices {
+            guard case .erasure = self.batch[index].record.body,
+                seen.insert(ExactString(self.batch[index].record.id)).inserted,
+                try !Self.isJournaled(self.batch[index].record.id, on: connection)
+            else { continue }
+            erasures.append(index)
+        }
+        erasures.sort { RecordOrder.precedes(self.batch[$0].record, self.batch[$1].record) }
         for index in erasures {
             let erasure = self.batch[index].record
-            let person = originals[index]
-            let current = entries[ExactString(person)]
+            var person = originals[index]
+            var current = entries[ExactString(person)]
+            // An erasure sent under a name an erasure gave is one more erasure of that person (SPEC 11).
+            if current == nil, let named = try erased.entry(named: person, on: connection) {
+                current = named
+            }
             if let current,
                 !RecordOrder.precedes(ts: erasure.ts, id: erasure.id, ts: current.erasureTS, id: current.erasureID)
             {
@@ -55,9 +68,15 @@ struct ErasureRenames {
             let previous = current?.name ?? person
             try renameJournaled(previous, to: name, on: connection)
             for other in self.batch.indices where ExactString.equals(self.batch[other].record.user, previous) {
-                rename(other, to: name)
+                try rename(other, to: name)
             }
-            probes.append(try erased.register(person, erasureID: erasure.id, ts: erasure.ts, on: connection))
+            if let current, ExactString.equals(person, current.name) {
+                // Known by the name only: the person's entry moves to the earlier erasure.
+                try erased.rename(erasureID: current.erasureID, to: erasure.id, ts: erasure.ts, on: connection)
+                person = current.name
+            } else {
+                probes.append(try erased.register(person, erasureID: erasure.id, ts: erasure.ts, on: connection))
+            }
             entries[ExactString(person)] = ErasedUsers.Entry(erasureID: erasure.id, erasureTS: erasure.ts)
             for other in originals.indices where ExactString.equals(originals[other], previous) {
                 originals[other] = person
@@ -65,8 +84,21 @@ struct ErasureRenames {
         }
     }
 
+    /// A line that cannot be renamed: never journaled nor left half renamed.
+    private static func noUser(_ record: String) -> SQLiteError {
+        SQLiteError(code: 1, message: "the line of record \(record) has no top-level user to rename", sql: nil)
+    }
+
+    /// Whether a record with `id` is journaled.
+    private static func isJournaled(_ id: String, on connection: Connection) throws -> Bool {
+        let find = try connection.prepare(static: "SELECT 1 FROM records WHERE id = ?1")
+        try find.bind(id, at: 1)
+        defer { find.reset() }
+        return try find.step()
+    }
+
     /// Gives submission `index` the user `name`, in its record and in its line.
-    private mutating func rename(_ index: Int, to name: String) {
+    private mutating func rename(_ index: Int, to name: String) throws {
         let submission = batch[index]
         guard !ExactString.equals(submission.record.user, name) else { return }
         if let partitionsTotal, keptPartitions[index] == nil {
@@ -74,7 +106,11 @@ struct ErasureRenames {
         }
         var record = submission.record
         record.user = name
-        let line = UserMemberRewrite.renaming(submission.line, to: name) ?? submission.line
+        // A validated record's line always has a top-level `user`; should one not, the batch fails rather than
+        // keep the old name in the line.
+        guard let line = UserMemberRewrite.renaming(submission.line, to: name) else {
+            throw Self.noUser(record.id)
+        }
         batch[index] = Submission(record: record, line: line)
     }
 
@@ -138,7 +174,8 @@ struct ErasureRenames {
             try update.bind(partition, at: 4)
             try update.bind(row.seq, at: 1)
             try update.bind(name, at: 2)
-            try update.bindText(UserMemberRewrite.renaming(row.line, to: name) ?? row.line, at: 3)
+            guard let line = UserMemberRewrite.renaming(row.line, to: name) else { throw Self.noUser("seq \(row.seq)") }
+            try update.bindText(line, at: 3)
             try update.run()
         }
     }

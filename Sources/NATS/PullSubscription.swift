@@ -110,4 +110,10 @@ public final class NATSMessage: @unchecked Sendable {
     public func acknowledge() throws(NATSError) {
         try NATSError.check("natsMsg_Ack", natsMsg_Ack(message, nil))
     }
+
+    /// Tells its consumer the message was not processed, so that it is delivered again now rather than after the
+    /// consumer's acknowledgement wait.
+    public func negativelyAcknowledge() throws(NATSError) {
+        try NATSError.check("natsMsg_Nak", natsMsg_Nak(message, nil))
+    }
 }

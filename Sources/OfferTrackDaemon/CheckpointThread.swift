@@ -40,8 +40,8 @@ final class CheckpointThread: @unchecked Sendable {
         /// A blocking checkpoint; `done` is signalled when it ends (the writer waits a bounded time for it).
         case blocking(done: DispatchSemaphore)
         /// An erasure committed: every frame older than it goes (a `TRUNCATE`), tried each second until no reader
-        /// needs them (SPEC 11).
-        case forgetOldFrames
+        /// needs them (SPEC 11); `done`, when given, is signalled after this try (the writer waits a bounded time).
+        case forgetOldFrames(done: DispatchSemaphore?)
         /// Close the connection and end the thread.
         case close(done: DispatchSemaphore)
     }
@@ -76,6 +76,12 @@ final class CheckpointThread: @unchecked Sendable {
         /// every commit while it runs (a WAL made long by one large transaction, such as an export's publication,
         /// takes more than the writer's wait to copy).
         var blockingInFlight = false
+        /// Since when an erasure's old frames wait for a `TRUNCATE` (monotonic ms): for up to a minute the writer
+        /// pauses after a commit, at most once a second and a bounded time, for a try, so that a steady flow of
+        /// commits cannot keep the checkpoint from the write lock.
+        var forgetRequestedAt: Int64?
+        /// When the writer last paused for one.
+        var lastForgetPause: Int64 = 0
     }
     private let state = Mutex(State())
     /// Checkpoint failures and blocking checkpoints, shared with the event loop.
@@ -121,8 +127,12 @@ final class CheckpointThread: @unchecked Sendable {
                     checkpoint(blocking: true)
                     state.withLock { $0.blockingInFlight = false }
                     done.signal()
-                case .forgetOldFrames:
+                case .forgetOldFrames(let done):
                     forgettingSince = forgettingSince ?? Clock.monotonicMilliseconds()
+                    if let done {
+                        if let since = forgettingSince { forgetOldFrames(waitingSince: since) }
+                        done.signal()
+                    }
                 case .close(let done):
                     checkpointer.close()
                     done.signal()
@@ -133,8 +143,13 @@ final class CheckpointThread: @unchecked Sendable {
         }
     }
 
-    /// Asks for the WAL's frames older than the last commit to go (after an erasure committed, SPEC 11).
-    func requestForgettingOldFrames() { enqueue(.forgetOldFrames) }
+    /// Asks for the WAL's frames older than the last commit to go (after an erasure committed, SPEC 11); until a
+    /// try succeeds, the writer pauses after each commit for one.
+    func requestForgettingOldFrames() {
+        let now = Clock.monotonicMilliseconds()
+        state.withLock { $0.forgetRequestedAt = $0.forgetRequestedAt ?? now }
+        enqueue(.forgetOldFrames(done: nil))
+    }
 
     /// On the checkpoint thread: a `TRUNCATE` checkpoint, so that no frame written before an erasure stays in the
     /// WAL file; until a reader that needs them lets go, tried again each second (logged once past 60 s).
@@ -145,7 +160,10 @@ final class CheckpointThread: @unchecked Sendable {
         if done {
             forgettingSince = nil
             forgettingLogged = false
-            state.withLock { $0.checkpointedFrames = 0 }
+            state.withLock {
+                $0.checkpointedFrames = 0
+                $0.forgetRequestedAt = nil
+            }
             return
         }
         if !forgettingLogged, Clock.monotonicMilliseconds() - since > 60_000 {
@@ -165,6 +183,19 @@ final class CheckpointThread: @unchecked Sendable {
     /// when enough frames are new, or past the limit waits (a bounded time, once per blocking checkpoint) for a
     /// blocking one.
     func afterCommit(walFrames frames: Int) {
+        let pauses = state.withLock { state -> Bool in
+            let now = Clock.monotonicMilliseconds()
+            guard let since = state.forgetRequestedAt, now - since < 60_000, now - state.lastForgetPause >= 1_000,
+                !state.blockingInFlight
+            else { return false }
+            state.lastForgetPause = now
+            return true
+        }
+        if pauses {
+            let done = DispatchSemaphore(value: 0)
+            enqueue(.forgetOldFrames(done: done))
+            _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
+        }
         let now = Clock.monotonicMilliseconds()
         enum Next { case nothing, passive, blocking }
         let next = state.withLock { state -> Next in

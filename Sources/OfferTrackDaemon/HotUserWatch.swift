@@ -42,7 +42,8 @@ struct HotUserWatch {
             hash = ByteHash.mix(hash)
         }
         guard estimate > threshold, !shared, lastLineAt.map({ now - $0 >= 60_000 }) ?? true else { return nil }
-        guard named.count < 64, named.insert(ExactString(user)).inserted else { return nil }
+        if named.count >= 64 { named.removeAll() }
+        guard named.insert(ExactString(user)).inserted else { return nil }
         lastLineAt = now
         return "user \(JSONStringLiteral.quote(user)) sent about \(estimate) records today, more than "
             + "\(threshold): if it is a placeholder for signed-out people, add it to sharedUsers in the rules file and "

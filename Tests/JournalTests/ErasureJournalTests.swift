@@ -125,3 +125,52 @@ import Testing
         #expect(rowsAfter != rowsBefore)
     }
 }
+
+extension ErasureJournalTests {
+    /// An erasure the journal does not journal (its id is taken, by another erasure or any record, or repeated in
+    /// the batch) renames nobody: SPEC 2, a conflict journals nothing.
+    @Test func anErasureAnsweredIdConflictChangesNothing() throws {
+        let scratch = ScratchDirectory("erasure-conflict")
+        let path = scratch.path + "/j.db"
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        var lines = (0..<6).map { Self.record($0, "u\($0)", minute: $0) }
+        lines += (0..<6).map { Self.record($0, "v\($0)", minute: $0, user: "victim") }
+        _ = try writer.append(try Self.submissions(lines), receivedAt: 0)
+        #expect(
+            try writer.append(try Self.submissions([Self.erasure("e1", minute: 50)]), receivedAt: 0)[0] != .conflict)
+        let before = try Self.contents(path)
+        // The same id for another user; an app record's id; the same id twice in one batch.
+        let outcomes = try writer.append(
+            try Self.submissions([
+                Self.erasure("e1", minute: 60, user: "victim"), Self.erasure("v0", minute: 61, user: "victim"),
+            ]), receivedAt: 0)
+        #expect(outcomes == [.conflict, .conflict])
+        #expect(try Self.contents(path) == before)
+        let twice = try writer.append(
+            try Self.submissions([
+                Self.erasure("e2", minute: 70, user: "other"), Self.erasure("e2", minute: 10, user: "victim"),
+            ]), receivedAt: 0)
+        #expect(twice.last == .conflict)
+        let connection = try Connection(path: path, mode: .readOnly)
+        #expect(try connection.scalarInt("SELECT count(*) FROM records WHERE user = 'victim'") == 6)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+    }
+
+    /// An erasure sent under the name an earlier erasure gave is one more erasure of that person: an earlier one
+    /// renames them again, and their later records follow.
+    @Test func anErasureOfTheNameIsAnErasureOfThePerson() throws {
+        let scratch = ScratchDirectory("erasure-name")
+        let path = scratch.path + "/j.db"
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        _ = try writer.append(
+            try Self.submissions(
+                (0..<5).map { Self.record($0, "r\($0)", minute: $0) } + [Self.erasure("e5", minute: 50)]),
+            receivedAt: 0)
+        _ = try writer.append(try Self.submissions([Self.erasure("e3", minute: 30, user: "erased:e5")]), receivedAt: 0)
+        _ = try writer.append(try Self.submissions([Self.record(1, "late", minute: 99)]), receivedAt: 0)
+        let connection = try Connection(path: path, mode: .readOnly)
+        #expect(try connection.scalarInt("SELECT count(*) FROM records WHERE user = 'erased:e3'") == 5 + 2 + 1)
+        #expect(try connection.scalarInt("SELECT count(*) FROM users") == 1)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+    }
+}
