@@ -148,7 +148,13 @@ import Testing
         #expect(first.allSatisfy { $0.status == "accepted" })
         #expect(try Self.eventually { try Self.centralLines(centrals).count >= 10 })
         // An operator deletes every consumer while the first half is still being consumed, then the second half
-        // comes.
+        // comes. (Each central binds its partitions on its own time: the deletions wait until all four exist.)
+        #expect(
+            try Self.eventually {
+                try (0..<4).allSatisfy {
+                    try operatorClient.consumerExists(stream: "OFFERTRACK", durable: "central-\($0)")
+                }
+            })
         for partition in 0..<4 {
             try operatorClient.deleteConsumer(stream: "OFFERTRACK", durable: "central-\(partition)")
         }
