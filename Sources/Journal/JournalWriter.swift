@@ -34,7 +34,7 @@ public final class JournalWriter {
     /// Which users have records, so that the join skips probing the journal for users it knows are new.
     private let knownUsers = KnownUsers()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
-    private var recompute: DerivedTablesRecompute?
+    var recompute: DerivedTablesRecompute?
     /// Who the journal has forgotten (SPEC section 11), by keyed hash.
     private let erasedUsers = ErasedUsers()
     /// Each user's accepted records in the last committed batch (for the daemon's watch on hot users).
@@ -172,10 +172,7 @@ public final class JournalWriter {
         } catch {
             knownUsers.forget()
             erasedUsers.forget()
-            if let error = error as? SQLiteError, !error.isBusy && !error.isFull {
-                // I/O errors and anything unexpected: distrust the connection's view of the file.
-                self.connection = nil
-            }
+            distrustConnection(after: error)
             throw error
         }
     }
@@ -261,6 +258,12 @@ public final class JournalWriter {
             }
         }
         try rollup.write(on: connection)
+    }
+
+    /// After a failed transaction: on an I/O error or anything unexpected (not a busy or full journal), drops the
+    /// connection, so that the next one reopens it instead of trusting its view of the file.
+    func distrustConnection(after error: any Error) {
+        if let error = error as? SQLiteError, !error.isBusy && !error.isFull { connection = nil }
     }
 
     /// The writer's connection, opened again when `close()` or a failure it distrusts dropped it.
@@ -383,59 +386,4 @@ extension JournalWriter {
 
     /// How many users the last round of `learnJournaledUsers` read, and the memory of the filter they are in.
     public var learnedUsers: (count: Int, filterBytes: Int) { (knownUsers.learnedUsers, knownUsers.filterBytes) }
-}
-
-extension JournalWriter {
-    /// Starts recomputing the derived tables under `settings` a chunk at a time (`continueRecompute`), the live
-    /// tables keeping their windows until the last chunk. Returns false, with nothing to do, when the tables
-    /// already follow `settings` (a recompute in progress is then abandoned). Starts over if one is in progress.
-    public func beginRecompute(_ settings: AttributionSettings) throws -> Bool {
-        recompute = nil
-        let connection = try currentConnection()
-        let started = try connection.transaction { () -> DerivedTablesRecompute? in
-            guard try DerivedTables.settings(on: connection) != settings else {
-                try DerivedTableSet.dropRecomputeCopies(on: connection)
-                return nil
-            }
-            return try DerivedTablesRecompute.start(settings: settings, on: connection)
-        }
-        recompute = started
-        return started != nil
-    }
-
-    /// Recomputes the next users, in one transaction, until `shouldStop` (asked after each user) says so; the
-    /// last chunk puts the new tables in place. Returns whether the recompute is over (true with none running).
-    /// After a failure the recompute is abandoned (the next start recomputes from scratch).
-    public func continueRecompute(shouldStop: () -> Bool) throws -> Bool {
-        guard let running = recompute else { return true }
-        do {
-            let connection = try currentConnection()
-            let step = try connection.transaction { try running.chunk(on: connection, shouldStop: shouldStop) }
-            recompute?.apply(step)
-            if step.finished { recompute = nil }
-            return step.finished
-        } catch {
-            recompute = nil
-            if let error = error as? SQLiteError, !error.isBusy && !error.isFull { self.connection = nil }
-            throw error
-        }
-    }
-
-    /// Drops a recompute in progress (a stopping daemon); the next start recomputes from scratch.
-    public func abandonRecompute() {
-        recompute = nil
-    }
-
-    /// Users recomputed so far by the recompute in progress; nil when none runs.
-    public var recomputedUsers: Int? { recompute?.users }
-
-    /// `offertrack rebuild`: lists every record under its user's key again (`by_user`), then recomputes every
-    /// derived table from the journal under `settings`, in one transaction.
-    public func rebuildDerivedTables(settings: AttributionSettings) throws {
-        let connection = try currentConnection()
-        try connection.transaction {
-            try UserKeys.rebuild(on: connection)
-            try DerivedTables.rebuild(settings: settings, on: connection)
-        }
-    }
 }
