@@ -28,60 +28,6 @@ import Synchronization
 /// forwarder notes the stream's creation time with the watermark, checks it every few seconds, and on a new one
 /// forwards the whole journal again (the central journals count what they hold as duplicates).
 public final class EdgeForwarder: Sendable {
-    /// How far forwarding has come.
-    public struct Progress: Sendable, Equatable {
-        /// Every record with a `seq` up to this was acknowledged by the stream.
-        public var acknowledgedThrough: Int64
-        /// Records journaled and not yet acknowledged.
-        public var lagRecords: Int64
-        /// Failed publishes since start (each followed by a resend from the watermark).
-        public var failures: Int
-        /// Records published and not yet acknowledged by the stream, now.
-        public var inFlight: Int
-        /// Messages the stream acknowledged since start, and the records they carried.
-        public var messages: Int
-        public var messageRecords: Int
-    }
-
-    /// A message published (or about to be) and not yet acknowledged.
-    private struct InFlight: Sendable {
-        let firstSeq: Int64
-        let records: Int
-        /// The read of the journal it was formed from (the first and last `seq` read): to form it again.
-        let read: ClosedRange<Int64>
-    }
-
-    private struct State: Sendable {
-        /// Every record up to this `seq` is in a message published or in flight.
-        var sentThrough: Int64 = 0
-        /// Not yet acknowledged: message id → its first `seq` and records.
-        var inFlight: [String: InFlight] = [:]
-        /// The records the messages in flight carry.
-        var inFlightRecords = 0
-        var messages = 0
-        var messageRecords = 0
-        var failed = false
-        /// After a failure: the messages in flight are to be published again before anything else.
-        var resend = false
-        var failures = 0
-        var stopped = false
-        var lagRecords: Int64 = 0
-        var acknowledgedThrough: Int64 = 0
-        /// When the stream last answered, or when records went in flight after none were (monotonic ms).
-        var lastAnswerAt: Int64 = 0
-
-        /// The first `seq` of the oldest message in flight: every record below it is acknowledged.
-        var oldestInFlight: Int64? { inFlight.values.lazy.map(\.firstSeq).min() }
-
-        mutating func add(_ id: String, _ batch: StreamBatch, read: ClosedRange<Int64>) {
-            if inFlight.updateValue(InFlight(firstSeq: batch.firstSeq, records: batch.records, read: read), forKey: id)
-                == nil
-            {
-                inFlightRecords += batch.records
-            }
-        }
-    }
-
     private let log: ForwardingLog
     private let stream: FleetStream
     /// Whether the stream takes what is published, for `STATUS=`, the metrics and `offertrack status`.
@@ -102,6 +48,10 @@ public final class EdgeForwarder: Sendable {
     /// thread only.
     private let streamCreated = Mutex<Int64?>(nil)
     private let queue = DispatchQueue(label: "offertrack.forwarder")
+    /// The daemon's erasures as received, sent in place of their renamed lines.
+    private let erasureOriginals: ErasureOriginals?
+    /// The watermark at start: a renamed erasure above it with no original is forwarded without its person.
+    private let startWatermark: Int64
 
     /// Forwards the journal at `journalPath` to `stream` on `servers` (created when absent), from the stored
     /// watermark or, with `startingAfter`, from the record after that `seq`. Throws `FleetStream.Mismatch` when
@@ -112,9 +62,10 @@ public final class EdgeForwarder: Sendable {
         recordsPerRead: Int = 4_096, maxMessageRecords: Int = StreamBatch.defaultMaxRecords,
         maxMessageBytes: Int = StreamBatch.defaultMaxBytes, lingerMilliseconds: Int = 100,
         acknowledgementTimeoutMilliseconds: Int64 = 5_000,
-        name: String = "offertrack-edge", startingAfter: Int64? = nil,
+        name: String = "offertrack-edge", startingAfter: Int64? = nil, erasureOriginals: ErasureOriginals? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
+        self.erasureOriginals = erasureOriginals
         self.log = try ForwardingLog(path: journalPath)
         journalID = try self.log.journalID()
         self.maxInFlight = maxInFlight
@@ -127,6 +78,7 @@ public final class EdgeForwarder: Sendable {
         health = StreamHealth(what: "forwarding to the stream \(stream.name)", log: log)
         self.logLine = log
         let watermark = try startingAfter ?? self.log.watermark()
+        startWatermark = watermark
         let created = try self.log.streamCreated()
         streamCreated.withLock { $0 = created }
         state.withLock {
@@ -293,7 +245,7 @@ public final class EdgeForwarder: Sendable {
     )] {
         let serverLimit = Int(client.maxPayload) - Self.headerAllowance
         return StreamBatch.group(
-            entries, partitionsTotal: stream.partitionsTotal,
+            withErasuresAsReceived(entries), partitionsTotal: stream.partitionsTotal,
             maxBytes: serverLimit > 0 ? min(maxMessageBytes, serverLimit) : maxMessageBytes,
             maxRecords: maxMessageRecords
         ).map { ($0, $0.messageID(journal: journalID)) }
@@ -356,11 +308,46 @@ public final class EdgeForwarder: Sendable {
     /// Every record up to the returned `seq` is acknowledged: just below the oldest unacknowledged one.
     private func updateWatermark() -> Int64 {
         let last = (try? log.lastSeq()) ?? 0
-        return state.withLock { state in
+        let (watermark, acknowledgedOriginals) = state.withLock { state in
             let watermark = state.oldestInFlight.map { $0 - 1 } ?? state.sentThrough
             state.acknowledgedThrough = max(state.acknowledgedThrough, watermark)
             state.lagRecords = max(0, last - state.acknowledgedThrough)
-            return state.acknowledgedThrough
+            let acknowledged = state.sentOriginals.filter { $0.key <= state.acknowledgedThrough }
+            for seq in acknowledged.keys { state.sentOriginals[seq] = nil }
+            return (state.acknowledgedThrough, Array(acknowledged.values))
+        }
+        erasureOriginals?.forget(acknowledgedOriginals)
+        return watermark
+    }
+
+    /// `entries` with each erasure's line as the daemon received it, naming its person, where the daemon kept it
+    /// (SPEC 10: the central journal holding the person applies it). An erasure that renamed its person and has
+    /// no such line (the edge restarted before forwarding it) goes renamed, and the log says so.
+    private func withErasuresAsReceived(_ entries: [ForwardingLog.Entry]) -> [ForwardingLog.Entry] {
+        entries.map { entry in
+            guard entry.keptPartition != nil, entry.user.utf8.starts(with: Erasure.namePrefix.utf8) else {
+                return entry
+            }
+            if let original = erasureOriginals?.original(
+                of: entry.id, journaledUser: entry.user, journaledLine: entry.line)
+            {
+                state.withLock { $0.sentOriginals[entry.seq] = entry.id }
+                return ForwardingLog.Entry(
+                    seq: entry.seq, id: entry.id, user: entry.user, line: original, receivedAt: entry.receivedAt,
+                    keptPartition: entry.keptPartition)
+            }
+            let unwarned = state.withLock { state in
+                defer { state.warnedThrough = max(state.warnedThrough, entry.seq) }
+                return entry.seq > max(state.warnedThrough, startWatermark)
+            }
+            if unwarned, entry.user == Erasure.name(erasureID: entry.id) {
+                logLine(
+                    "the erasure \(entry.id) (seq \(entry.seq)) is forwarded without the name of the person it "
+                        + "forgets (this edge restarted before forwarding it): a central journal holding that person's "
+                        + "records cannot apply it; send the erasure to that central daemon as well (offertrack erase "
+                        + "--socket CENTRAL --user USER --ticket TICKET)")
+            }
+            return entry
         }
     }
 

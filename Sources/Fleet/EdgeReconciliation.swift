@@ -1,5 +1,7 @@
 import Journal
+import OfferTrackDomain
 import SQLite
+import WireFormat
 
 /// Whether what an edge forwarded reached the central journals (SPEC 10: every record an edge acknowledged
 /// reaches a central journal): `offertrack verify --edge`. Nothing else can tell: a stream that lost messages
@@ -37,6 +39,8 @@ public enum EdgeReconciliation {
         var named: [String] = []
         var missing = 0
         var differing = 0
+        var renamedCentrally = 0
+        var unrenamed = 0
         var checked = 0
         var firstMissing: Int64?
         var after: Int64 = 0
@@ -56,7 +60,22 @@ public enum EdgeReconciliation {
                 switch try find(id, in: lookups) {
                 case .some(let stored) where stored == line:
                     continue
-                case .some:
+                case .some(let stored):
+                    switch Renaming.between(edge: line, central: stored) {
+                    case .atTheCentralOnly:
+                        renamedCentrally += 1
+                        continue
+                    case .atTheEdgeOnly(let name):
+                        unrenamed += 1
+                        if named.count < namedProblems {
+                            named.append(
+                                "seq \(seq), id \(id): the edge renamed it \(name), a central journal holds it under "
+                                    + "the name it had")
+                        }
+                        continue
+                    case .none:
+                        break
+                    }
                     differing += 1
                     if named.count < namedProblems {
                         named.append("seq \(seq), id \(id): a central journal holds this id with other content")
@@ -70,9 +89,20 @@ public enum EdgeReconciliation {
             checked += read
             if read < pageSize { break }
         }
-        let name =
+        var name =
             "\(title) (\(checked), seq up to \(watermark)); \(max(0, last - watermark)) not yet acknowledged"
+        if renamedCentrally > 0 {
+            name +=
+                "; \(renamedCentrally) renamed in a central journal by an erasure this edge never received (the edge "
+                + "still holds that person: send the erasure to this edge too)"
+        }
         var problems = named
+        if unrenamed > 0 {
+            problems.append(
+                "\(unrenamed) renamed by an erasure at the edge and not in the central journals (the erasure reached "
+                    + "them without its person's name): send the erasure's line as first sent to the central daemon "
+                    + "(offertrack ingest), which then renames them (docs: erasure in a fleet)")
+        }
         if let firstMissing {
             problems.append(
                 "\(missing) in no central journal: once the stream's duplicate window (2 minutes by default) has "
@@ -85,6 +115,24 @@ public enum EdgeReconciliation {
                     + "again changes nothing; find which edge or client sent these ids with two contents")
         }
         return JournalVerifier.Check(name: name, problems: problems)
+    }
+
+    /// How an edge's line and a central journal's line of the same record differ by their `user` only (SPEC 11:
+    /// an erasure applied by one journal and not the other).
+    enum Renaming: Equatable {
+        /// The central journal renamed it; the edge holds the person's name.
+        case atTheCentralOnly
+        /// The edge renamed it (`name`); the central journal holds another name.
+        case atTheEdgeOnly(String)
+
+        static func between(edge: [UInt8], central: [UInt8]) -> Renaming? {
+            guard let edgeUser = UserMemberRewrite.user(of: edge), let centralUser = UserMemberRewrite.user(of: central),
+                UserMemberRewrite.renaming(central, to: edgeUser) == edge
+            else { return nil }
+            let erased = { (user: String) in user.utf8.starts(with: Erasure.namePrefix.utf8) }
+            if erased(edgeUser) && !erased(centralUser) { return .atTheEdgeOnly(edgeUser) }
+            return erased(centralUser) ? .atTheCentralOnly : nil
+        }
     }
 
     /// The line the first of `lookups` that holds `id` stores; nil when none does.
