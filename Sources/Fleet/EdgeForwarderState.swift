@@ -1,4 +1,3 @@
-
 extension EdgeForwarder {
     /// How far forwarding has come.
     public struct Progress: Sendable, Equatable {

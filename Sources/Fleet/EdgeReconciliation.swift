@@ -126,7 +126,8 @@ public enum EdgeReconciliation {
         case atTheEdgeOnly(String)
 
         static func between(edge: [UInt8], central: [UInt8]) -> Renaming? {
-            guard let edgeUser = UserMemberRewrite.user(of: edge), let centralUser = UserMemberRewrite.user(of: central),
+            guard let edgeUser = UserMemberRewrite.user(of: edge),
+                let centralUser = UserMemberRewrite.user(of: central),
                 UserMemberRewrite.renaming(central, to: edgeUser) == edge
             else { return nil }
             let erased = { (user: String) in user.utf8.starts(with: Erasure.namePrefix.utf8) }
