@@ -28,20 +28,20 @@ import Synchronization
 /// forwarder notes the stream's creation time with the watermark, checks it every few seconds, and on a new one
 /// forwards the whole journal again (the central journals count what they hold as duplicates).
 public final class EdgeForwarder: Sendable {
-    private let log: ForwardingLog
-    private let stream: FleetStream
+    let log: ForwardingLog
+    let stream: FleetStream
     /// Whether the stream takes what is published, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
-    private let logLine: @Sendable (String) -> Void
+    let logLine: @Sendable (String) -> Void
     private let maxInFlight: Int
     private let recordsPerRead: Int
-    private let maxMessageRecords: Int
-    private let maxMessageBytes: Int
+    let maxMessageRecords: Int
+    let maxMessageBytes: Int
     private let lingerMilliseconds: Int
     private let acknowledgementTimeout: Int64
     /// The journal's name in message ids (`ForwardingLog.journalID`).
-    private let journalID: String
-    private let state = Mutex(State())
+    let journalID: String
+    let state = Mutex(State())
     private let client = Mutex<JetStreamClient?>(nil)
     private let finished = Mutex(false)
     /// When the stream the watermark holds for was created (UTC nanoseconds); nil until known. The forwarder's
@@ -49,9 +49,9 @@ public final class EdgeForwarder: Sendable {
     private let streamCreated = Mutex<Int64?>(nil)
     private let queue = DispatchQueue(label: "offertrack.forwarder")
     /// The daemon's erasures as received, sent in place of their renamed lines.
-    private let erasureOriginals: ErasureOriginals?
+    let erasureOriginals: ErasureOriginals?
     /// The watermark at start: a renamed erasure above it with no original is forwarded without its person.
-    private let startWatermark: Int64
+    let startWatermark: Int64
 
     /// Forwards the journal at `journalPath` to `stream` on `servers` (created when absent), from the stored
     /// watermark or, with `startingAfter`, from the record after that `seq`. Throws `FleetStream.Mismatch` when
@@ -193,79 +193,6 @@ public final class EdgeForwarder: Sendable {
         try? log.setWatermark(watermark)
     }
 
-    /// Publishes `entries` (the records after `sentThrough`, in `seq` order) grouped into messages; false after a
-    /// failed publish. Every message is in flight before the first is published, so the watermark cannot pass
-    /// a record whose message failed or was not published yet, whatever order the acknowledgements come in.
-    private func publish(_ entries: [ForwardingLog.Entry], on client: JetStreamClient) -> Bool {
-        let read = entries[0].seq...entries[entries.count - 1].seq
-        let messages = self.messages(entries, on: client)
-        state.withLock { state in
-            if state.inFlight.isEmpty { state.lastAnswerAt = Clock.monotonicMilliseconds() }
-            for (batch, id) in messages { state.add(id, batch, read: read) }
-            state.sentThrough = read.upperBound
-        }
-        return send(messages, on: client)
-    }
-
-    /// After a failure: publishes the messages in flight again, each read of the journal they came from read
-    /// and grouped again. A read that groups otherwise now (a server with another `max_payload`) has all its
-    /// messages published in place of those in flight. False after a failed publish.
-    private func publishInFlightAgain(on client: JetStreamClient) -> Bool {
-        let reads = state.withLock { state in
-            state.resend = false
-            state.lastAnswerAt = Clock.monotonicMilliseconds()
-            return Set(state.inFlight.values.map(\.read)).sorted { $0.lowerBound < $1.lowerBound }
-        }
-        for read in reads {
-            guard let entries = try? log.entries(after: read.lowerBound - 1, through: read.upperBound) else {
-                state.withLock { $0.failed = true }
-                return false
-            }
-            let formed = messages(entries, on: client)
-            let again = state.withLock { state in
-                let held = state.inFlight.filter { $0.value.read == read }
-                if held.keys.allSatisfy({ id in formed.contains { $0.id == id } }) {
-                    return formed.filter { held[$0.id] != nil }
-                }
-                for (id, message) in held {
-                    state.inFlight[id] = nil
-                    state.inFlightRecords -= message.records
-                }
-                for (batch, id) in formed { state.add(id, batch, read: read) }
-                return formed
-            }
-            guard send(again, on: client) else { return false }
-        }
-        return true
-    }
-
-    /// `entries` grouped into messages, with their ids.
-    private func messages(_ entries: [ForwardingLog.Entry], on client: JetStreamClient) -> [(
-        batch: StreamBatch, id: String
-    )] {
-        let serverLimit = Int(client.maxPayload) - Self.headerAllowance
-        return StreamBatch.group(
-            withErasuresAsReceived(entries), partitionsTotal: stream.partitionsTotal,
-            maxBytes: serverLimit > 0 ? min(maxMessageBytes, serverLimit) : maxMessageBytes,
-            maxRecords: maxMessageRecords
-        ).map { ($0, $0.messageID(journal: journalID)) }
-    }
-
-    /// Publishes `messages` (already in flight); false after a failed publish.
-    private func send(_ messages: [(batch: StreamBatch, id: String)], on client: JetStreamClient) -> Bool {
-        for (batch, id) in messages {
-            do {
-                try client.publishAsync(
-                    subject: Partition.subject(batch.partition), data: batch.payload, messageID: id)
-            } catch {
-                health.failed("publishing to \(stream.name) failed: \(error)")
-                state.withLock { $0.failed = true }
-                return false
-            }
-        }
-        return true
-    }
-
     /// Bytes of a message's `max_payload` left for its headers (`Nats-Msg-Id` and the protocol's).
     static let headerAllowance = 4_096
 
@@ -318,37 +245,6 @@ public final class EdgeForwarder: Sendable {
         }
         erasureOriginals?.forget(acknowledgedOriginals)
         return watermark
-    }
-
-    /// `entries` with each erasure's line as the daemon received it, naming its person, where the daemon kept it
-    /// (SPEC 10: the central journal holding the person applies it). An erasure that renamed its person and has
-    /// no such line (the edge restarted before forwarding it) goes renamed, and the log says so.
-    private func withErasuresAsReceived(_ entries: [ForwardingLog.Entry]) -> [ForwardingLog.Entry] {
-        entries.map { entry in
-            guard entry.keptPartition != nil, entry.user.utf8.starts(with: Erasure.namePrefix.utf8) else {
-                return entry
-            }
-            if let original = erasureOriginals?.original(
-                of: entry.id, journaledUser: entry.user, journaledLine: entry.line)
-            {
-                state.withLock { $0.sentOriginals[entry.seq] = entry.id }
-                return ForwardingLog.Entry(
-                    seq: entry.seq, id: entry.id, user: entry.user, line: original, receivedAt: entry.receivedAt,
-                    keptPartition: entry.keptPartition)
-            }
-            let unwarned = state.withLock { state in
-                defer { state.warnedThrough = max(state.warnedThrough, entry.seq) }
-                return entry.seq > max(state.warnedThrough, startWatermark)
-            }
-            if unwarned, entry.user == Erasure.name(erasureID: entry.id) {
-                logLine(
-                    "the erasure \(entry.id) (seq \(entry.seq)) is forwarded without the name of the person it "
-                        + "forgets (this edge restarted before forwarding it): a central journal holding that person's "
-                        + "records cannot apply it; send the erasure to that central daemon as well (offertrack erase "
-                        + "--socket CENTRAL --user USER --ticket TICKET)")
-            }
-            return entry
-        }
     }
 
     /// Records in flight with no answer from the stream for the timeout are lost (a server died holding them):
