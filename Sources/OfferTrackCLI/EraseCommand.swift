@@ -6,6 +6,7 @@ import WireFormat
 struct EraseCommand {
     static let help = """
         Usage: offertrack erase --user USER --ticket TEXT [--socket PATH] [--retry-for SECONDS]
+                                [--db PATH] [--rules PATH]
 
         Forgets a person: sends one erasure record (a new unique id, ts now) for USER to offertrackd at --socket
         (an edge in a fleet), retrying storage_unavailable and shutting_down with the same id, prints the daemon's
