@@ -69,7 +69,8 @@ import Testing
                     let next = index + 1 < words.count ? words[index + 1] : ""
                     command = AcceptedFlags.commands.contains(next) ? next : nil
                 } else if name == "offertrackd" || otherTools[name] != nil || word.hasPrefix("scripts/")
-                    || (name.hasPrefix("offertrack-") && FileManager.default.fileExists(atPath: Repository.file("scripts/\(name)")))
+                    || (name.hasPrefix("offertrack-")
+                        && FileManager.default.fileExists(atPath: Repository.file("scripts/\(name)")))
                 {
                     program = word.hasPrefix("scripts/") ? word : name
                     command = nil
@@ -94,7 +95,8 @@ import Testing
             if path == "scripts/bench" {
                 let enumerator = FileManager.default.enumerator(atPath: Repository.file("bench/Sources"))
                 while let file = enumerator?.nextObject() as? String {
-                    texts.append((try? String(contentsOfFile: Repository.file("bench/Sources/\(file)"), encoding: .utf8)) ?? "")
+                    texts.append(
+                        (try? String(contentsOfFile: Repository.file("bench/Sources/\(file)"), encoding: .utf8)) ?? "")
                 }
             }
             return texts.contains { AcceptedFlags.flags(in: $0).contains(flag) }
@@ -112,7 +114,8 @@ import Testing
                     let who = [use.program, use.command].compactMap { $0 }.joined(separator: " ")
                     #expect(
                         Self.takes(use.program, use.command, use.flag),
-                        "\(file): \(use.flag) is not a flag of \(who.isEmpty ? "offertrack or offertrackd" : who): `\(part)`")
+                        "\(file): \(use.flag) is not a flag of \(who.isEmpty ? "offertrack or offertrackd" : who): `\(part)`"
+                    )
                 }
             }
         }
@@ -199,8 +202,11 @@ import Testing
         }
         let statusKeys = try Self.tableKeys("status key")
         #expect(!statusKeys.isEmpty, "no `| status key |` table in the docs")
-        #expect(statusKeys.subtracting(statusPaths).isEmpty, "not printed: \(statusKeys.subtracting(statusPaths).sorted())")
-        #expect(statusPaths.subtracting(statusKeys).isEmpty, "not documented: \(statusPaths.subtracting(statusKeys).sorted())")
+        #expect(
+            statusKeys.subtracting(statusPaths).isEmpty, "not printed: \(statusKeys.subtracting(statusPaths).sorted())")
+        #expect(
+            statusPaths.subtracting(statusKeys).isEmpty,
+            "not documented: \(statusPaths.subtracting(statusKeys).sorted())")
 
         // explain of a shared id and of a forgotten person (conversion, presentation, eligibility and erasure).
         guard let status = plain as? [String: Any], let busiest = status["busiestUsersToday"] as? [String: Any],
@@ -214,14 +220,20 @@ import Testing
         var topLevel: Set<String> = []
         for user in ["anonymous", erased] {
             let explained = try Self.json(
-                ["explain", "--db", journal, "--rules", rules, "--user", user, "--format", "json", "--as-of", "2026-12-01"])
+                [
+                    "explain", "--db", journal, "--rules", rules, "--user", user, "--format", "json", "--as-of",
+                    "2026-12-01",
+                ])
             explainPaths.formUnion(Self.paths(explained))
             topLevel.formUnion((explained as? [String: Any])?.keys.map { $0 } ?? [])
         }
         #expect(explainPaths.contains("erasure.ticket"), "\(explainPaths.sorted())")
         let explainKeys = try Self.tableKeys("explain key")
         #expect(!explainKeys.isEmpty, "no `| explain key |` table in the docs")
-        #expect(explainKeys.subtracting(explainPaths).isEmpty, "not printed: \(explainKeys.subtracting(explainPaths).sorted())")
-        #expect(topLevel.subtracting(explainKeys).isEmpty, "not documented: \(topLevel.subtracting(explainKeys).sorted())")
+        #expect(
+            explainKeys.subtracting(explainPaths).isEmpty,
+            "not printed: \(explainKeys.subtracting(explainPaths).sorted())")
+        #expect(
+            topLevel.subtracting(explainKeys).isEmpty, "not documented: \(topLevel.subtracting(explainKeys).sorted())")
     }
 }

@@ -59,7 +59,8 @@ import Testing
         let source = try String(contentsOfFile: Repository.file("man/offertrackd.8"), encoding: .utf8)
         let options = source.components(separatedBy: "\n.SH OPTIONS\n")[1].components(separatedBy: "\n.SH ")[0]
         let documented = Self.flags(inRoff: Substring(options))
-        #expect(accepted.subtracting(documented).isEmpty, "not in OPTIONS: \(accepted.subtracting(documented).sorted())")
+        #expect(
+            accepted.subtracting(documented).isEmpty, "not in OPTIONS: \(accepted.subtracting(documented).sorted())")
         let named = Self.flags(inRoff: Substring(source))
         #expect(named.subtracting(accepted).isEmpty, "named but not accepted: \(named.subtracting(accepted).sorted())")
         let help = AcceptedFlags.flags(in: try Shell.run(Binaries.daemon, ["--help"]).output)
@@ -155,7 +156,9 @@ enum AcceptedFlags {
     }
 
     /// The candidates `arguments + [candidate] + probe` does not refuse by name.
-    private static func accepted(_ binary: String, _ arguments: [String], among candidates: Set<String>, refusal: String)
+    private static func accepted(
+        _ binary: String, _ arguments: [String], among candidates: Set<String>, refusal: String
+    )
         -> Set<String>
     {
         candidates.filter { candidate in
@@ -176,7 +179,11 @@ enum AcceptedFlags {
     /// What each `offertrack` command accepts (a word with one dash is an argument to a command, not a flag).
     static let byCommand: [String: Set<String>] = Dictionary(
         uniqueKeysWithValues: commands.map { command in
-            (command, accepted(Binaries.cli, [command], among: candidates.filter { $0.hasPrefix("--") }, refusal: "unknown option"))
+            (
+                command,
+                accepted(
+                    Binaries.cli, [command], among: candidates.filter { $0.hasPrefix("--") }, refusal: "unknown option")
+            )
         })
 
     /// Every flag either binary accepts anywhere.

@@ -113,7 +113,8 @@ import Testing
         #expect(try Shell.run("/usr/bin/dpkg-deb", ["--extract", package, directory.path]).status == 0)
         for (page, section) in [("offertrackd", 8), ("offertrack", 1)] {
             let unpacked = try Shell.run(
-                "/bin/sh", ["-c", #"gzip -dc "$0""#, directory.file("usr/share/man/man\(section)/\(page).\(section).gz")])
+                "/bin/sh",
+                ["-c", #"gzip -dc "$0""#, directory.file("usr/share/man/man\(section)/\(page).\(section).gz")])
             let source = try String(contentsOfFile: Repository.file("man/\(page).\(section)"), encoding: .utf8)
             #expect(unpacked.status == 0 && unpacked.output == source, "\(page)(\(section)) differs from man/")
         }
