@@ -21,7 +21,8 @@ import Testing
         "swift-format": ["--strict", "--recursive"],
         "systemd-analyze": ["--offline", "--threshold"],
         "systemd-tmpfiles": ["--create"],
-        "dpkg": ["--install", "--remove", "--purge"],
+        "dpkg": ["--install", "--remove", "--purge", "--force-confold"],
+        "systemctl": ["--now"],
         "dpkg-deb": ["--build"],
         "nats": ["--max-age"],
         "node_exporter": ["--collector.textfile.directory"],
@@ -47,7 +48,10 @@ import Testing
             }
         }
         let spans = prose.split(separator: "`", omittingEmptySubsequences: false)
-        for (index, span) in spans.enumerated() where index % 2 == 1 { parts.append(String(span)) }
+        for (index, span) in spans.enumerated() where index % 2 == 1 {
+            // A span wrapped over lines is one line of code.
+            parts.append(span.replacingOccurrences(of: "\n", with: " "))
+        }
         return parts
     }
 
@@ -61,9 +65,14 @@ import Testing
             var command: String?
             let words = line.split(whereSeparator: { " \t|;()&".contains($0) }).map(String.init)
             for (index, word) in words.enumerated() {
-                let name = String(word.split(separator: "/").last ?? "")
+                // A program is named bare or by where it is installed or built, not by a data path (/var/lib/…).
+                let places = ["./", ".build/", "/usr/bin/", "/usr/lib/offertrack/", "scripts/"]
+                let named = !word.contains("/") || places.contains { word.hasPrefix($0) }
+                let name = named ? String(word.split(separator: "/").last ?? "") : ""
                 if word.hasPrefix("--") || word == "-h" {
-                    for flag in AcceptedFlags.flags(in: word) { uses.append((flag, program, command)) }
+                    // `--note=--urgent`: the flag is what comes before `=`.
+                    let flag = String(word.split(separator: "=", maxSplits: 1)[0])
+                    for flag in AcceptedFlags.flags(in: flag) { uses.append((flag, program, command)) }
                 } else if name == "offertrack" {
                     program = name
                     let next = index + 1 < words.count ? words[index + 1] : ""
