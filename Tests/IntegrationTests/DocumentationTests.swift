@@ -64,7 +64,9 @@ import Testing
             var program: String?
             var command: String?
             let words = line.split(whereSeparator: { " \t|;()&".contains($0) }).map(String.init)
-            for (index, word) in words.enumerated() {
+            for (index, written) in words.enumerated() {
+                // `[--since TS]`, `(--user USER`, `"--note"`: the word without what encloses it.
+                let word = String(written.drop { "[({\"'".contains($0) })
                 // A program is named bare or by where it is installed or built, not by a data path (/var/lib/…).
                 let places = ["./", ".build/", "/usr/bin/", "/usr/lib/offertrack/", "scripts/"]
                 let named = !word.contains("/") || places.contains { word.hasPrefix($0) }
