@@ -50,12 +50,14 @@ extension CentralConsumer {
                     batch: fetchMessages, timeoutMilliseconds: Self.fetchWaitMilliseconds)
             } catch {
                 fetcher.slots.signal()
-                health.failed("fetching partition \(partitions[index]) of \(stream.name) failed: \(error)")
+                health.failed(
+                    "fetching partition \(partitions[index]) of \(stream.name) failed: \(error)",
+                    part: Self.healthPart(partitions[index]))
                 inbox.withLock { $0.failures.append("\(error)") }
                 arrived.signal()
                 return
             }
-            health.succeeded()
+            health.succeeded(part: Self.healthPart(partitions[index]))
             let payloads = messages.map(\.data)
             if let largest = payloads.map(\.count).max() {
                 fetchMessages = max(1, min(batch, Self.fetchBytes / max(1, largest)))
@@ -84,6 +86,11 @@ extension CentralConsumer {
 
     /// How long a fetch waits for its partition's messages when the stream holds none now (a fetch returns at
     /// once with what the stream holds when it holds some), and how long the committer waits for the fetchers.
+    /// A partition's fetches as `StreamHealth` tells them apart (sorted in partition order).
+    static func healthPart(_ partition: Int) -> String {
+        "partition " + String(repeating: "0", count: max(0, 5 - String(partition).count)) + String(partition)
+    }
+
     static let fetchWaitMilliseconds: Int64 = 100
     static let idleWaitMilliseconds: Int64 = 250
     /// The payload bytes a fetch asks for (in messages, from the largest of the last fetch), and the messages of a

@@ -165,10 +165,12 @@ public final class CentralConsumer: Sendable {
             return nil
         }
         do {
-            return try zip(partitions, partitionClients).map { partition, partitionClient in
+            let subscriptions = try zip(partitions, partitionClients).map { partition, partitionClient in
                 try partitionClient.pullSubscription(
                     stream: stream.name, durable: Self.durable(partition), filterSubject: Partition.subject(partition))
             }
+            health.succeeded()
+            return subscriptions
         } catch {
             let refused = ((error as? NATSError)?.jetStreamCode ?? 0) != 0
             health.failed("cannot bind the consumers of \(stream.name): \(error)", immediate: refused)
