@@ -1,5 +1,6 @@
 import Journal
 import OfferTrackDomain
+import Posix
 import SQLite
 import WireFormat
 
@@ -16,8 +17,13 @@ public enum EdgeReconciliation {
     /// transaction on every journal. Records past the watermark are still being forwarded and are only counted.
     /// Central journals that record their partitions must cover every partition, or the records of the others
     /// would all read as lost. Skipped for a journal that stores no watermark (it never forwarded anything).
+    ///
+    /// Beside running central daemons (their journals locked by them), a record the stream acknowledged may still
+    /// be on its way to its central journal: what is missing is looked for again until it stops arriving
+    /// (`Settling`), and only what never came is named.
     public static func check(
-        edge: ReadOnlyJournal, centrals: [ReadOnlyJournal], pageSize: Int = 10_000
+        edge: ReadOnlyJournal, centrals: [ReadOnlyJournal], pageSize: Int = 10_000,
+        settling: Settling = .whenCentralsRun
     ) throws -> JournalVerifier.Check {
         precondition(pageSize > 0, "pages of at least one record")
         let title = "edge \(edge.path): every record the stream acknowledged is in a central journal"
@@ -37,12 +43,11 @@ public enum EdgeReconciliation {
             "SELECT seq, id, line FROM records WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3")
         let lookups = try centrals.map { try $0.connection.prepare("SELECT line FROM records WHERE id = ?1") }
         var named: [String] = []
-        var missing = 0
+        var missing: [(seq: Int64, id: String)] = []
         var differing = 0
         var renamedCentrally = 0
         var unrenamed = 0
         var checked = 0
-        var firstMissing: Int64?
         var after: Int64 = 0
         while after < watermark {
             let journals = [edge] + centrals
@@ -81,13 +86,17 @@ public enum EdgeReconciliation {
                         named.append("seq \(seq), id \(id): a central journal holds this id with other content")
                     }
                 case .none:
-                    missing += 1
-                    firstMissing = firstMissing ?? seq
-                    if named.count < namedProblems { named.append("seq \(seq), id \(id): in no central journal") }
+                    missing.append((seq, id))
                 }
             }
             checked += read
             if read < pageSize { break }
+        }
+        if !missing.isEmpty, settling.waits(for: centrals) {
+            missing = try settling.stillMissing(missing, in: lookups)
+        }
+        for (seq, id) in missing.prefix(max(0, namedProblems - named.count)) {
+            named.append("seq \(seq), id \(id): in no central journal")
         }
         var name =
             "\(title) (\(checked), seq up to \(watermark)); \(max(0, last - watermark)) not yet acknowledged"
@@ -103,9 +112,9 @@ public enum EdgeReconciliation {
                     + "them without its person's name): send the erasure's line as first sent to the central daemon "
                     + "(offertrack ingest), which then renames them (docs: erasure in a fleet)")
         }
-        if let firstMissing {
+        if let firstMissing = missing.first?.seq {
             problems.append(
-                "\(missing) in no central journal: once the stream's duplicate window (2 minutes by default) has "
+                "\(missing.count) in no central journal: once the stream's duplicate window (2 minutes by default) has "
                     + "passed since they were last published, forward them again with offertrack forward --db "
                     + "\(edge.path) --from-seq \(firstMissing) --servers URL (README \"The fleet\")")
         }
@@ -115,6 +124,45 @@ public enum EdgeReconciliation {
                     + "again changes nothing; find which edge or client sent these ids with two contents")
         }
         return JournalVerifier.Check(name: name, problems: problems)
+    }
+
+    /// How long records missing from the central journals are looked for again.
+    public struct Settling: Sendable {
+        /// Whether to look again at all: true when `centrals` are running (a daemon holds their lock).
+        let applies: @Sendable ([ReadOnlyJournal]) -> Bool
+        /// Looked for again every `intervalMilliseconds`, until none came for `quietMilliseconds` or
+        /// `limitMilliseconds` passed.
+        let intervalMilliseconds: Int
+        let quietMilliseconds: Int64
+        let limitMilliseconds: Int64
+
+        /// Beside running central daemons: looked for again every 250 ms until none arrived for 5 s (60 s at most).
+        public static let whenCentralsRun = Settling(
+            applies: { centrals in centrals.contains { FileLock.isHeld(path: $0.path + ".lock") } },
+            intervalMilliseconds: 250, quietMilliseconds: 5_000, limitMilliseconds: 60_000)
+        /// Never looked for again (what is missing at the first look is named).
+        public static let never = Settling(
+            applies: { _ in false }, intervalMilliseconds: 0, quietMilliseconds: 0, limitMilliseconds: 0)
+
+        func waits(for centrals: [ReadOnlyJournal]) -> Bool { applies(centrals) }
+
+        /// Of `missing`, what is still in no central journal once none has arrived for the quiet time.
+        func stillMissing(_ missing: [(seq: Int64, id: String)], in lookups: [Statement]) throws -> [(
+            seq: Int64, id: String
+        )] {
+            var left = missing
+            let started = Clock.monotonicMilliseconds()
+            var lastArrival = started
+            while !left.isEmpty {
+                let now = Clock.monotonicMilliseconds()
+                if now - lastArrival >= quietMilliseconds || now - started >= limitMilliseconds { break }
+                Sleep.milliseconds(intervalMilliseconds)
+                let before = left.count
+                left = try left.filter { try EdgeReconciliation.find($0.id, in: lookups) == nil }
+                if left.count < before { lastArrival = Clock.monotonicMilliseconds() }
+            }
+            return left
+        }
     }
 
     /// How an edge's line and a central journal's line of the same record differ by their `user` only (SPEC 11:
@@ -137,7 +185,7 @@ public enum EdgeReconciliation {
     }
 
     /// The line the first of `lookups` that holds `id` stores; nil when none does.
-    private static func find(_ id: String, in lookups: [Statement]) throws -> [UInt8]? {
+    static func find(_ id: String, in lookups: [Statement]) throws -> [UInt8]? {
         for lookup in lookups {
             try lookup.bind(id, at: 1)
             defer { lookup.reset() }
