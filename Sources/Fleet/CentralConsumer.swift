@@ -42,7 +42,7 @@ public final class CentralConsumer: Sendable {
     private let partitions: [Int]
     private let commit: @Sendable ([Submission]) throws -> [AppendOutcome]
     private let record: @Sendable (ConsumeLag, StreamReport) -> Void
-    private let log: @Sendable (String) -> Void
+    private let log: Logger
     /// Whether the stream and the consumers work, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
     private let state = Mutex(
@@ -116,7 +116,7 @@ public final class CentralConsumer: Sendable {
         commitRecords: Int = defaultCommitRecords,
         commit: @escaping @Sendable ([Submission]) throws -> [AppendOutcome],
         record: @escaping @Sendable (ConsumeLag, StreamReport) -> Void = { _, _ in },
-        log: @escaping @Sendable (String) -> Void
+        log: Logger
     ) throws {
         client = try JetStreamClient(servers: servers, name: "offertrack-central")
         partitionClients = try partitions.map { partition in
@@ -187,7 +187,8 @@ public final class CentralConsumer: Sendable {
         guard client.isConnected else { return true }  // not asked while reconnecting: each ask would wait 5 s
         for partition in partitions {
             guard (try? client.consumerExists(stream: stream.name, durable: Self.durable(partition))) != false else {
-                log("the consumer \(Self.durable(partition)) is gone from the stream \(stream.name); binding again")
+                log.warning(
+                    "the consumer \(Self.durable(partition)) is gone from the stream \(stream.name); binding again")
                 return false
             }
         }
@@ -417,7 +418,7 @@ public final class CentralConsumer: Sendable {
             do {
                 outcomes = try commit(chunk)
             } catch {
-                log(
+                log.error(
                     "committing \(chunk.count) records from the stream failed (they will be delivered again): "
                         + "\(error)")
                 for index in open {
@@ -522,6 +523,6 @@ public final class CentralConsumer: Sendable {
             return last.unlogged
         }
         guard let unlogged else { return }
-        log(line + (unlogged > 0 ? " (\(unlogged) more refused since the last line)" : ""))
+        log.warning(line + (unlogged > 0 ? " (\(unlogged) more refused since the last line)" : ""))
     }
 }

@@ -86,7 +86,7 @@ public final class EdgeForwarder: Sendable {
     private let stream: FleetStream
     /// Whether the stream takes what is published, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
-    private let logLine: @Sendable (String) -> Void
+    private let logLine: Logger
     private let maxInFlight: Int
     private let recordsPerRead: Int
     private let maxMessageRecords: Int
@@ -113,7 +113,7 @@ public final class EdgeForwarder: Sendable {
         maxMessageBytes: Int = StreamBatch.defaultMaxBytes, lingerMilliseconds: Int = 100,
         acknowledgementTimeoutMilliseconds: Int64 = 5_000,
         name: String = "offertrack-edge", startingAfter: Int64? = nil,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        logger log: Logger = .discard
     ) throws {
         self.log = try ForwardingLog(path: journalPath)
         journalID = try self.log.journalID()
@@ -193,7 +193,7 @@ public final class EdgeForwarder: Sendable {
             if !streamReady {
                 do {
                     if let megabytes = try stream.ensure(on: client) {
-                        logLine(
+                        logLine.notice(
                             "created the stream \(stream.name) (\(megabytes) MiB, \(stream.replicas) "
                                 + "replicas, --partitions-total \(stream.partitionsTotal))")
                     }
@@ -347,7 +347,7 @@ public final class EdgeForwarder: Sendable {
             }
             return state.acknowledgedThrough
         }
-        logLine(
+        logLine.warning(
             "the stream \(stream.name) was created again (it may have lost records the central daemons had not "
                 + "consumed yet): forwarding the whole journal again, \(through) records forwarded before")
         return true

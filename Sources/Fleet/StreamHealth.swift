@@ -27,11 +27,11 @@ public final class StreamHealth: Sendable {
     }
 
     private let inner = Mutex(Inner())
-    private let log: @Sendable (String) -> Void
+    private let log: Logger
     private let what: String
 
     /// `what` names the side ("forwarding to the stream OFFERTRACK"); `log` writes one line.
-    public init(what: String, log: @escaping @Sendable (String) -> Void) {
+    public init(what: String, log: Logger) {
         self.what = what
         self.log = log
     }
@@ -59,7 +59,7 @@ public final class StreamHealth: Sendable {
             inner.suppressed += 1
             return nil
         }
-        if let line { log(line) }
+        if let line { log.warning(line) }
     }
 
     /// One operation succeeded: a problem shown ends.
@@ -72,6 +72,6 @@ public final class StreamHealth: Sendable {
             inner.suppressed = 0
             return problem
         }
-        if let ended { log("stream up again, \(what) (after: \(ended))") }
+        if let ended { log.notice("stream up again, \(what) (after: \(ended))") }
     }
 }

@@ -33,6 +33,7 @@ final class CheckpointThread: @unchecked Sendable {
     // `state`, `requests` and `health` are guarded by their Mutexes.
     private let checkpointer: WALCheckpointer
     private let walPath: String
+    private let log: Logger
 
     /// Work for the checkpoint thread, in order.
     private enum Request {
@@ -95,7 +96,8 @@ final class CheckpointThread: @unchecked Sendable {
     private var forgettingSince: Int64?
     private var forgettingLogged = false
 
-    init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames) {
+    init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames, log: Logger) {
+        self.log = log
         self.limitFrames = max(limitFrames, 64)
         passiveFrames = min(600, self.limitFrames / 2)
         checkpointer = WALCheckpointer(path: journalPath)
@@ -168,8 +170,8 @@ final class CheckpointThread: @unchecked Sendable {
         }
         if !forgettingLogged, Clock.monotonicMilliseconds() - since > 60_000 {
             forgettingLogged = true
-            FileDescriptor.printError(
-                "offertrackd: an erasure's old WAL frames have waited over 60 s for a reader holding an old "
+            log.warning(
+                "an erasure's old WAL frames have waited over 60 s for a reader holding an old "
                     + "snapshot (a long report, a backup); they go as soon as it ends")
         }
     }
@@ -268,7 +270,7 @@ final class CheckpointThread: @unchecked Sendable {
             return health.failing == nil ? nil : health.failures
         }
         if let recovered {
-            FileDescriptor.printError("offertrackd: checkpoints succeed again (\(recovered) failed since start)")
+            log.notice("checkpoints succeed again (\(recovered) failed since start)")
         }
     }
 
@@ -281,8 +283,8 @@ final class CheckpointThread: @unchecked Sendable {
             health.failing = "\(error)"
             return health.failures
         }
-        FileDescriptor.printError(
-            "offertrackd: checkpoint failed (\(failures) since start; the WAL grows, records stay safe in it; "
+        log.error(
+            "checkpoint failed (\(failures) since start; the WAL grows, records stay safe in it; "
                 + "next try in \(backoff / 1000) s): \(error)")
     }
 }

@@ -14,6 +14,7 @@ final class CommitSteps: @unchecked Sendable {
     private let thread: JournalWriterThread
     private let metrics: DaemonMetrics
     private let clock: @Sendable () -> Int64
+    private let log: Logger
     let checkpoints: CheckpointThread
     let learning: UserLearningChunks
     let recomputes: RecomputeChunks
@@ -27,9 +28,10 @@ final class CommitSteps: @unchecked Sendable {
     static let chunkSpacingMilliseconds: Int64 = 100
 
     init(
-        thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64,
+        thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64, log: Logger,
         checkpoints: CheckpointThread, learning: UserLearningChunks, recomputes: RecomputeChunks
     ) {
+        self.log = log
         self.thread = thread
         self.metrics = metrics
         self.clock = clock
@@ -65,7 +67,7 @@ final class CommitSteps: @unchecked Sendable {
         let shared = sharedUsers.withLock { $0 }
         for (user, records) in users {
             if let line = hotUsers.note(user: user, records: records, shared: shared.contains(user), now: now) {
-                FileDescriptor.printError("offertrackd: \(line)")
+                log.warning(line)
             }
         }
     }

@@ -40,7 +40,7 @@ extension Daemon {
         refused.closeAll()
         try? watchListener(false)
         acceptPausedUntil = acceptPause.failed(now: now) {
-            log("accept failed: \(error); accepting paused while \(connections.count) connections are open")
+            log.warning("accept failed: \(error); accepting paused while \(connections.count) connections are open")
         }
     }
 

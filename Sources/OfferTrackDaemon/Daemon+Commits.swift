@@ -53,13 +53,13 @@ extension Daemon {
     func noteJournalFailure(_ failure: JournalFailure) {
         metrics.storageFailures.increment()
         guard failure.isCorruption else {
-            if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
+            if storageFailure == nil { log.error("the journal cannot commit: \(failure.message)") }
             storageFailure = failure.message
             return
         }
         if journalCorruption == nil {
             counters.corruptionsDetected += 1
-            log(
+            log.error(
                 "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
                     + "restore the latest backup (README \"Backups\") and start it again")
         }
@@ -84,7 +84,7 @@ extension Daemon {
     /// A batch (or a stream commit) committed: a failure shown ends.
     func noteJournalCommitted() {
         guard let failure = storageFailure else { return }
-        log("the journal commits again (after: \(failure))")
+        log.notice("the journal commits again (after: \(failure))")
         storageFailure = nil
     }
 

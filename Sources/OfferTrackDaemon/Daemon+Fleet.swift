@@ -34,11 +34,10 @@ extension Daemon {
 
     /// The consumer (central mode) or the forwarder (edge mode), or neither. A stream that answers now and
     /// records another P is refused (exit 78); one that does not answer is checked again once it does.
-    static func fleetSides(_ configuration: DaemonConfiguration, pipeline: CommitPipeline) throws(StartupError) -> (
-        CentralConsumer?, EdgeForwarder?
-    ) {
+    static func fleetSides(
+        _ configuration: DaemonConfiguration, pipeline: CommitPipeline, log: Logger
+    ) throws(StartupError) -> (CentralConsumer?, EdgeForwarder?) {
         let stream = fleetStream(configuration)
-        let log: @Sendable (String) -> Void = { FileDescriptor.printError("offertrackd: \($0)") }
         do {
             if !configuration.consumeServers.isEmpty {
                 let consumer = try CentralConsumer(
@@ -52,7 +51,7 @@ extension Daemon {
             if !configuration.forwardServers.isEmpty {
                 let forwarder = try EdgeForwarder(
                     journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
-                    log: log)
+                    logger: log)
                 return (nil, forwarder)
             }
         } catch let mismatch as FleetStream.Mismatch {

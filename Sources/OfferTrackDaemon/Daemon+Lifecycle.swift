@@ -21,7 +21,7 @@ extension Daemon {
         guard !stopping else { return }
         stopping = true
         notifier.send("STOPPING=1\nSTATUS=stopping: finishing \(commits.count) queued records")
-        log("stopping: finishing what was read, answering the rest shutting_down")
+        log.notice("stopping: finishing what was read, answering the rest shutting_down")
         if let listener {
             try? watchListener(false)
             // A socket-activated listener stays with systemd; closing our copy only stops our accepting.
@@ -33,7 +33,7 @@ extension Daemon {
             // Not worth waiting for: the next start recomputes the derived tables from scratch.
             pipeline.recomputes.abandon()
             recomputeStartedAt = nil
-            log("abandoning the recompute for new windows; the next start recomputes from scratch")
+            log.notice("abandoning the recompute for new windows; the next start recomputes from scratch")
         }
         for connection in Array(connections.values) { settle(connection, now: now) }
     }
@@ -63,7 +63,7 @@ extension Daemon {
         let previousSettings = rules.current.rules.settings
         switch rules.reload() {
         case .success(let summary):
-            log("rules reloaded: \(summary)")
+            log.notice("rules reloaded: \(summary)")
             let settings = rules.current.rules.settings
             pipeline.setSharedUsers(settings.sharedUsers)
             if settings != previousSettings && !configuration.journalOnly {
@@ -71,13 +71,13 @@ extension Daemon {
                 // users at a time between batches, so records keep being acknowledged (and the watchdog fed);
                 // readers see the old windows until the last chunk swaps the new tables in. READY=1 follows.
                 recomputeStartedAt = now
-                log("recomputing the derived tables for the new windows; the daemon keeps serving")
+                log.info("recomputing the derived tables for the new windows; the daemon keeps serving")
                 recomputeGeneration += 1
                 pipeline.recomputes.start(settings, generation: recomputeGeneration)
                 return
             }
         case .failure(let error):
-            log("rules reload failed, keeping the previous rules: \(error)")
+            log.warning("rules reload failed, keeping the previous rules: \(error)")
         }
         // With a recompute for new windows still running, READY=1 comes when it finishes.
         if recomputeStartedAt != nil { return }
@@ -91,9 +91,9 @@ extension Daemon {
         recomputeStartedAt = nil
         let took = now - startedAt
         switch outcome.result {
-        case .success: log("derived tables recomputed for the new windows in \(took) ms")
+        case .success: log.info("derived tables recomputed for the new windows in \(took) ms")
         case .failure(let failure):
-            log("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")
+            log.warning("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")
         }
         notifier.send("READY=1\nSTATUS=\(statusLine())")
         lastStatus = statusLine()

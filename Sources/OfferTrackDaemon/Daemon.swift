@@ -44,6 +44,8 @@ public final class Daemon {
     static let spareDescriptors: UInt64 = 64
 
     let configuration: DaemonConfiguration
+    /// Every line the daemon logs, with its priority.
+    let log: Logger
     let epoll: Epoll
     let signals: SignalChannel
     let pipeline: CommitPipeline
@@ -92,7 +94,7 @@ public final class Daemon {
     var journalCorruption: String?
     var stopping = false
     var drainDeadline: Int64 = 0
-    let notifier = ServiceNotifier()
+    let notifier: ServiceNotifier
     let watchdogIntervalMilliseconds: Int64?
     var lastWatchdogPing: Int64 = 0
     var lastStatus = ""
@@ -102,9 +104,12 @@ public final class Daemon {
     var acceptPausedUntil: Int64?
     var acceptPause = AcceptPause()
 
-    /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run.
-    public init(configuration: DaemonConfiguration) throws(StartupError) {
+    /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run; every line
+    /// the daemon logs goes to `log`.
+    public init(configuration: DaemonConfiguration, log: Logger) throws(StartupError) {
         self.configuration = configuration
+        self.log = log
+        notifier = ServiceNotifier(log: log)
         policy = PeerPolicy(
             ownUID: CurrentProcess.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs,
             reviewerUIDs: configuration.reviewerUIDs, reviewerGIDs: configuration.reviewerGIDs)
@@ -129,14 +134,14 @@ public final class Daemon {
         listener = socket.fd
         listenerDescription = socket.description
         do {
-            let writer = try Self.openJournal(configuration, settings: rules.current.rules.settings)
+            let writer = try Self.openJournal(configuration, settings: rules.current.rules.settings, log: log)
             counters.lastSeq = try writer.lastSeq()
             try Self.claimFleet(writer, configuration)
             epoll = try Epoll()
             refused = RefusedPeers(epoll: epoll, buffer: readBuffer)
             signals = try SignalChannel()
             pipeline = try CommitPipeline(
-                writer: writer, metrics: metrics, backlog: commits.backlog,
+                writer: writer, metrics: metrics, backlog: commits.backlog, log: log,
                 walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
                     ?? CheckpointThread.defaultLimitFrames)
             pipeline.setSharedUsers(rules.current.rules.settings.sharedUsers)
@@ -146,11 +151,12 @@ public final class Daemon {
             if let error = error as? StartupError { throw error }
             throw StartupError(exitCode: .osError, "\(error)")
         }
-        (consumer, forwarder) = try Self.fleetSides(configuration, pipeline: pipeline)
+        (consumer, forwarder) = try Self.fleetSides(configuration, pipeline: pipeline, log: log)
         if let address = configuration.metricsAddress {
             let path = configuration.databasePath
             do {
-                metricsServer = try MetricsServer(address: address) { [metrics, forwarder, consumer, pipeline] in
+                metricsServer = try MetricsServer(address: address, log: log) {
+                    [metrics, forwarder, consumer, pipeline] in
                     let bytes = ["", "-wal"].compactMap { CurrentProcess.fileSize(path + $0) }.reduce(0, +)
                     return metrics.render(
                         journalBytes: Int64(bytes),
@@ -176,7 +182,7 @@ public final class Daemon {
             do {
                 events = try epoll.wait(timeoutMilliseconds: stopping ? 50 : 250)
             } catch {
-                log("event loop failed: \(error)")
+                log.error("event loop failed: \(error)")
                 return .osError
             }
             let now = startTurn()
@@ -203,7 +209,7 @@ public final class Daemon {
             try epoll.add(pipeline.wakeup.fd, events: .readable, token: EpollToken.commits)
             try watchListener(true)
         } catch {
-            log("cannot start the event loop: \(error)")
+            log.error("cannot start the event loop: \(error)")
             notifier.send("STATUS=failed: cannot start the event loop: \(error)".replacingNewlines())
             return false
         }
@@ -212,7 +218,7 @@ public final class Daemon {
         consumer?.start()
         lastTurnAt = Clock.monotonicMilliseconds()
         notifier.send("READY=1\nSTATUS=\(statusLine())")
-        log(
+        log.info(
             "listening on \(listenerDescription), journal \(configuration.databasePath) "
                 + "(durability \(configuration.durability.rawValue)), \(rules.summary)")
         return true
@@ -235,7 +241,7 @@ public final class Daemon {
         metrics.queuedRecords.set(Int64(commits.queuedRecords))
         housekeeping(now: now)
         if let failure = fatalFailure, !stopping {
-            log("\(failure); stopping so that the service manager restarts the daemon")
+            log.error("\(failure); stopping so that the service manager restarts the daemon")
             notifier.send("STATUS=failed: \(failure)".replacingNewlines())
             beginShutdown(now: now)
         }
@@ -248,10 +254,6 @@ public final class Daemon {
         forwarder?.stop()
         consumer?.stop()
         pipeline.closeJournal()
-        log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
-    }
-
-    func log(_ message: String) {
-        FileDescriptor.printError("offertrackd: \(message)")
+        log.info("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
     }
 }

@@ -19,7 +19,7 @@ final class StartupHeartbeat: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let supervised: Bool
 
-    init() {
+    init(log: Logger) {
         supervised = CurrentProcess.environment("NOTIFY_SOCKET") != nil
         guard supervised else { return }
         let started = Clock.monotonicMilliseconds()
@@ -34,8 +34,8 @@ final class StartupHeartbeat: Sendable {
                 } else {
                     ServiceManager.notify("STATUS=starting: \(doing), \(seconds) s; no progress (disk stuck?)")
                     if progress.justStalled {
-                        FileDescriptor.printError(
-                            "offertrackd: the start made no progress for \(Int(Self.intervalSeconds)) s while "
+                        log.warning(
+                            "the start made no progress for \(Int(Self.intervalSeconds)) s while "
                                 + "\(doing) (a stuck disk?); no longer asking systemd for more time")
                     }
                 }
