@@ -10,7 +10,7 @@ import WireFormat
 extension Daemon {
     func dispatchBatchIfIdle(now: Int64) {
         guard commits.writerBusySince == nil, !commits.isEmpty else { return }
-        if journalCorruption != nil {
+        if journal.isCorrupt {
             // Not retried as if transient: refused without touching the journal again.
             refuseWaiting(now: now)
             return
@@ -53,20 +53,25 @@ extension Daemon {
     func noteJournalFailure(_ failure: JournalFailure) {
         metrics.storageFailures.increment()
         guard failure.isCorruption else {
-            if storageFailure == nil { log.error("the journal cannot commit: \(failure.message)") }
-            storageFailure = failure.message
+            switch journal {
+            case .healthy:
+                log.error("the journal cannot commit: \(failure.message)")
+                journal = .failing(failure.message)
+            case .failing: journal = .failing(failure.message)
+            case .corrupt: break  // corrupt it stays, whatever fails after
+            }
             return
         }
-        if journalCorruption == nil {
+        if !journal.isCorrupt {
             counters.corruptionsDetected += 1
             log.error(
                 "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
                     + "restore the latest backup (README \"Backups\") and start it again")
         }
-        journalCorruption = failure.message
+        journal = .corrupt(failure.message)
         pipeline.stream.refusing.withLock { $0 = failure }
         metrics.journalCorrupt.set(1)
-        notifier.send("STATUS=\(statusLine())")
+        service.send("STATUS=\(statusLine())")
     }
 
     /// A commit of records from the stream: counted as a batch's are, its failure handled as a batch's.
@@ -83,9 +88,9 @@ extension Daemon {
 
     /// A batch (or a stream commit) committed: a failure shown ends.
     func noteJournalCommitted() {
-        guard let failure = storageFailure else { return }
+        guard case .failing(let failure) = journal else { return }
         log.notice("the journal commits again (after: \(failure))")
-        storageFailure = nil
+        journal = .healthy
     }
 
     /// Answers `storage_unavailable` to one job that was not committed.
@@ -144,9 +149,11 @@ extension Daemon {
 
     /// Reads again the connections held back by the answer budget once it is half free.
     func resumeAnswerPausedConnections() {
-        guard !pausedForAnswers.isEmpty, answers.bytes < answers.limit / 2 else { return }
-        let tokens = pausedForAnswers
-        pausedForAnswers.removeAll()
+        guard !connections.pausedForAnswers.isEmpty, connections.answers.bytes < connections.answers.limit / 2 else {
+            return
+        }
+        let tokens = connections.pausedForAnswers
+        connections.pausedForAnswers.removeAll()
         for token in tokens {
             if let connection = connections[token] { updateInterest(connection) }
         }
