@@ -53,8 +53,8 @@ final class CheckpointThread: @unchecked Sendable {
     /// New frames that start a passive checkpoint (fewer when the limit is small).
     let passiveFrames: Int
     /// The WAL's limit by default, in frames (of a 4 KiB page and a 24-byte header: 32 MiB): past it the writer
-    /// waits for a blocking checkpoint. `OFFERTRACK_WAL_LIMIT_FRAMES` sets another (tests use a small one).
-    static let defaultLimitFrames = 8192
+    /// waits for a blocking checkpoint. `DaemonEnvironment.walLimitFrames` sets another (tests use a small one).
+    static let defaultLimitFrames = DaemonEnvironment.defaultWALLimitFrames
     let limitFrames: Int
     static let frameBytes: Int64 = 4096 + 24
     /// How long the blocking checkpoint waits for each lock (readers of the WAL).

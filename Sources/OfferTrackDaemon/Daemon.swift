@@ -72,8 +72,8 @@ public final class Daemon {
     let fleet: DaemonFleet
 
     /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run; every line
-    /// the daemon logs goes to `log`.
-    public init(configuration: DaemonConfiguration, log: Logger) throws(StartupError) {
+    /// the daemon logs goes to `log`. `environment` is what the executable read from its process environment.
+    public init(configuration: DaemonConfiguration, environment: DaemonEnvironment, log: Logger) throws(StartupError) {
         self.configuration = configuration
         self.log = log
         service = ServiceStatus(
@@ -101,7 +101,8 @@ public final class Daemon {
         }
         let socket = try ListeningSocket.take(configuration)
         do {
-            let writer = try Self.openJournal(configuration, settings: rules.current.rules.settings, log: log)
+            let writer = try Self.openJournal(
+                configuration, settings: rules.current.rules.settings, supervised: environment.supervised, log: log)
             counters.lastSeq = try writer.lastSeq()
             try DaemonFleet.claim(writer, configuration)
             epoll = try Epoll()
@@ -110,8 +111,7 @@ public final class Daemon {
             signals = try SignalChannel()
             pipeline = try CommitPipeline(
                 writer: writer, metrics: metrics, backlog: commits.backlog, log: log,
-                walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
-                    ?? CheckpointThread.defaultLimitFrames)
+                walLimitFrames: environment.walLimitFrames)
             pipeline.setSharedUsers(rules.current.rules.settings.sharedUsers)
             pipeline.learning.start()
         } catch {

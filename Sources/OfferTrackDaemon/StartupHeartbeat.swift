@@ -19,8 +19,9 @@ final class StartupHeartbeat: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let supervised: Bool
 
-    init(log: Logger) {
-        supervised = CurrentProcess.environment("NOTIFY_SOCKET") != nil
+    /// Runs the heartbeat when `supervised` (a service manager listens: `DaemonEnvironment.supervised`).
+    init(supervised: Bool, log: Logger) {
+        self.supervised = supervised
         guard supervised else { return }
         let started = Clock.monotonicMilliseconds()
         DispatchQueue(label: "offertrack.startup-heartbeat").async { [self] in

@@ -24,8 +24,13 @@ case .success(.run(var configuration)):
         configuration.disableSyncForTestsOnly()
         log.warning("TEST ONLY: synchronous=OFF; acknowledged records can be lost")
     }
+    // The environment is read here, once; the daemon library never reads it.
+    let environment = DaemonEnvironment(
+        supervised: CurrentProcess.environment("NOTIFY_SOCKET") != nil,
+        walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
+            ?? DaemonEnvironment.defaultWALLimitFrames)
     do {
-        let daemon = try Daemon(configuration: configuration, log: log)
+        let daemon = try Daemon(configuration: configuration, environment: environment, log: log)
         CurrentProcess.exit(daemon.run().rawValue)
     } catch {
         log.error("\(error)")
