@@ -50,6 +50,13 @@ final class Connections {
     /// A snapshot of the connections served, to close or settle them while the table changes.
     var all: [ClientConnection] { Array(open.values) }
     subscript(token: UInt64) -> ClientConnection? { open[token] }
+    /// Whether every answer was written to its socket.
+    var allFlushed: Bool { open.values.allSatisfy { $0.pendingOutputBytes == 0 } }
+
+    /// The connections without progress for more than `limit` milliseconds of the idle clock.
+    func idle(longerThan limit: Int64) -> [ClientConnection] {
+        open.values.filter { activeNow - $0.lastProgressMilliseconds > limit }
+    }
 
     /// A token for the next connection (served or refused).
     func takeToken() -> UInt64 {

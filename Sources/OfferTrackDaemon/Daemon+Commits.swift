@@ -52,23 +52,17 @@ extension Daemon {
     /// the stream), anything else is shown until a commit succeeds.
     func noteJournalFailure(_ failure: JournalFailure) {
         metrics.storageFailures.increment()
+        let news = journal.failed(failure)
         guard failure.isCorruption else {
-            switch journal {
-            case .healthy:
-                log.error("the journal cannot commit: \(failure.message)")
-                journal = .failing(failure.message)
-            case .failing: journal = .failing(failure.message)
-            case .corrupt: break  // corrupt it stays, whatever fails after
-            }
+            if news { log.error("the journal cannot commit: \(failure.message)") }
             return
         }
-        if !journal.isCorrupt {
+        if news {
             counters.corruptionsDetected += 1
             log.error(
                 "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
                     + "restore the latest backup (README \"Backups\") and start it again")
         }
-        journal = .corrupt(failure.message)
         pipeline.stream.refusing.withLock { $0 = failure }
         metrics.journalCorrupt.set(1)
         service.send("STATUS=\(statusLine())")
@@ -88,9 +82,8 @@ extension Daemon {
 
     /// A batch (or a stream commit) committed: a failure shown ends.
     func noteJournalCommitted() {
-        guard case .failing(let failure) = journal else { return }
+        guard let failure = journal.committed() else { return }
         log.notice("the journal commits again (after: \(failure))")
-        journal = .healthy
     }
 
     /// Answers `storage_unavailable` to one job that was not committed.

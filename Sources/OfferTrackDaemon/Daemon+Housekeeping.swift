@@ -33,10 +33,7 @@ extension Daemon {
         if now - connections.lastIdleSweep >= 1000 {
             connections.lastIdleSweep = now
             let limit = Int64(configuration.idleTimeoutSeconds) * 1000
-            for connection in connections.all where connections.activeNow - connection.lastProgressMilliseconds > limit
-            {
-                close(connection)
-            }
+            for connection in connections.idle(longerThan: limit) { close(connection) }
         }
     }
 

@@ -53,9 +53,8 @@ extension Daemon {
             for connection in connections.all { settle(connection, now: now) }
         }
         let journalIdle = commits.isEmpty && commits.writerBusySince == nil
-        let outputFlushed = connections.all.allSatisfy { $0.pendingOutputBytes == 0 }
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
-        return journalIdle && (outputFlushed || now >= service.drainDeadline + 2000)
+        return journalIdle && (connections.allFlushed || now >= service.drainDeadline + 2000)
     }
 
     func reloadRules(now: Int64) {

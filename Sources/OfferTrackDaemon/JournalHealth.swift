@@ -14,6 +14,26 @@ enum JournalHealth: Equatable {
         return false
     }
 
+    /// A commit failed: a corruption makes it `corrupt` (with the latest message), anything else `failing` unless it
+    /// is corrupt already. True when the state changed from healthy or failing (which the log says once).
+    mutating func failed(_ failure: JournalFailure) -> Bool {
+        let wasCorrupt = isCorrupt
+        let wasHealthy = self == .healthy
+        if failure.isCorruption {
+            self = .corrupt(failure.message)
+            return !wasCorrupt
+        }
+        if !wasCorrupt { self = .failing(failure.message) }
+        return wasHealthy
+    }
+
+    /// A commit succeeded: a failure shown ends (a corrupt journal stays corrupt). Returns the failure that ended.
+    mutating func committed() -> String? {
+        guard case .failing(let message) = self else { return nil }
+        self = .healthy
+        return message
+    }
+
     /// What `STATUS=` says about the journal ("" while it is healthy); `detections` counts the corruptions found.
     func statusPart(detections: Int) -> String {
         switch self {
