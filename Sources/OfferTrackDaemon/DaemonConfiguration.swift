@@ -2,7 +2,8 @@ import Journal
 import OfferTrackDomain
 import Posix
 
-/// Everything the daemon is told by its flags and environment.
+/// Everything the daemon is told by its flags (`$STATE_DIRECTORY` only moves the default journal); what it takes
+/// from the process environment is `DaemonEnvironment`.
 public struct DaemonConfiguration: Sendable, Equatable {
     /// Where to bind when not socket-activated.
     public var socketPath = "./offertrack.sock"
