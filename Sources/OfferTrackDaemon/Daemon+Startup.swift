@@ -7,9 +7,10 @@ extension Daemon {
     /// Checks the journal (`PRAGMA quick_check`), then opens and migrates it and brings its derived tables up to
     /// date. A damaged journal is exit 65, which the unit does not restart: restarting cannot repair it.
     static func openJournal(
-        _ configuration: DaemonConfiguration, settings: AttributionSettings, supervised: Bool, log: Logger
+        _ configuration: DaemonConfiguration, settings: AttributionSettings, supervised: Bool, phase: StartupPhase,
+        log: Logger
     ) throws(StartupError) -> JournalWriter {
-        let heartbeat = StartupHeartbeat(supervised: supervised, log: log)
+        let heartbeat = StartupHeartbeat(supervised: supervised, phase: phase, log: log)
         defer { heartbeat.stop() }
         let path = configuration.databasePath
         let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
