@@ -103,8 +103,9 @@ extension CentralConsumer {
         let lines = StreamBatch.lines(of: payload)
         var valid: [Submission] = []
         valid.reserveCapacity(lines.count)
+        let shared = sharedUsers()
         for (number, line) in lines.enumerated() {
-            guard case .valid(let record) = RecordValidator.validate(line) else {
+            guard case .valid(let record) = RecordValidator.validate(line, sharedUsers: shared) else {
                 refused.invalid += 1
                 logRefusal(
                     "line \(number + 1) of \(lines.count) of stream message \(message.header("Nats-Msg-Id") ?? "?") "

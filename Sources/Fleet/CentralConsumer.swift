@@ -42,6 +42,8 @@ public final class CentralConsumer: Sendable {
     let partitions: [Int]
     let commit: @Sendable ([Submission]) throws -> [AppendOutcome]
     let record: @Sendable (ConsumeLag, StreamReport) -> Void
+    /// The daemon's rules' shared users now (rule 4.0), which the stream's lines are validated against.
+    let sharedUsers: @Sendable () -> SharedUsers
     let log: Logger
     /// Whether the stream and the consumers work, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
@@ -116,6 +118,7 @@ public final class CentralConsumer: Sendable {
         commitRecords: Int = defaultCommitRecords,
         commit: @escaping @Sendable ([Submission]) throws -> [AppendOutcome],
         record: @escaping @Sendable (ConsumeLag, StreamReport) -> Void = { _, _ in },
+        sharedUsers: @escaping @Sendable () -> SharedUsers = { SharedUsers.defaults },
         log: Logger
     ) throws {
         client = try JetStreamClient(servers: servers, name: "offertrack-central")
@@ -127,6 +130,7 @@ public final class CentralConsumer: Sendable {
         self.partitions = partitions
         self.commit = commit
         self.record = record
+        self.sharedUsers = sharedUsers
         self.log = log
         self.batch = max(1, batch)
         self.commitRecords = max(1, commitRecords)

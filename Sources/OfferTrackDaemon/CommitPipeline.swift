@@ -63,6 +63,9 @@ final class CommitPipeline: Sendable {
     /// Sets the rules' shared users, which the hot-user watch does not name (at start and on each reload).
     func setSharedUsers(_ users: SharedUsers) { steps.sharedUsers.withLock { $0 = users } }
 
+    /// The rules' shared users now (rule 4.0), as the last load or reload set them.
+    var sharedUsers: SharedUsers { steps.sharedUsers.withLock { $0 } }
+
     /// Commits `jobs` in one transaction on the writer thread.
     func submit(_ jobs: [CommitJob]) {
         thread.async { [self] writer in

@@ -22,7 +22,7 @@ struct DaemonFleet: Sendable {
                     commitRecords: configuration.consumeBatch,
                     commit: { [pipeline] submissions in try pipeline.stream.commit(submissions) },
                     record: { [pipeline] lag, report in _ = try? pipeline.runOnWriter { try $0.record(lag, report) } },
-                    log: log)
+                    sharedUsers: { [pipeline] in pipeline.sharedUsers }, log: log)
                 forwarder = nil
             } else if !configuration.forwardServers.isEmpty {
                 forwarder = try EdgeForwarder(

@@ -1,4 +1,5 @@
 import Foundation
+import NATS
 import OfferTrackDomain
 import Posix
 import SQLite
@@ -136,5 +137,38 @@ import Testing
     static func acknowledged(_ edge: DaemonProcess) throws -> Bool {
         let status = try FleetEndToEndTests.status(edge)
         return status.contains(#""lagRecords":0"#)
+    }
+}
+
+extension FleetErasureTests {
+    /// A central daemon validates the stream's lines against its own rules' shared ids (rule 4.0): an erasure of an
+    /// id its rules name as shared is no person's, so it is counted invalid and never journaled, beside the
+    /// message's other records.
+    @Test func theCentralRefusesAnErasureOfAnIdItsRulesShare() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        let rules = directory.file("rules.json")
+        try #"{"currency":"USD","sharedUsers":["kiosk-7"],"rules":[]}"#.write(
+            toFile: rules, atomically: true, encoding: .utf8)
+        guard let central = try FleetBatchTests.central(server, in: directory, extra: ["--rules", rules]) else {
+            return
+        }
+        defer { DaemonProcess.terminateCleanly([central]) }
+        #expect(try FleetMisconfigurationTests.waitForStream(server))
+        let kiosk = "kiosk-7"
+        let partition = Partition.of(user: kiosk, total: 4)
+        let neighbour = TestRecords.capabilities(id: "n-1", user: kiosk)
+        let lines = [Self.erasure(id: "er-k", user: kiosk), neighbour]
+        let client = try JetStreamClient(servers: [server.url], name: "injector")
+        try client.publishAsync(
+            subject: Partition.subject(partition), data: FleetBatchTests.payload(lines), messageID: "kiosk-1")
+        try client.waitForPublishes(timeoutMilliseconds: 5_000)
+        #expect(try FleetRecoveryTests.eventually(20) { try Self.users(of: central.databasePath) == ["n-1": kiosk] })
+        #expect(
+            FleetRecoveryTests.eventually(10) {
+                (try? FleetBatchTests.scrape(directory)).flatMap {
+                    MetricsEndpointTests.value($0, "offertrack_stream_invalid_total")
+                } == "1"
+            })
     }
 }
