@@ -43,15 +43,18 @@ let package = Package(
         // How the domain's values are written for people and files: report and explanation formats, the HTML
         // page, the export's CSV and manifest (SPEC 6, 7). No I/O.
         .target(name: "OfferTrackPresentation", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
-        // What comes in from outside, in JSON: the line framer, the JSON parser and values, the record validator,
-        // the response line (SPEC 2, 3), and the rules file (SPEC 5).
-        .target(name: "WireFormat", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        // JSON itself, for every module that reads or writes it: the strict parser and its values, content identity
+        // (SPEC 2), renaming a line's `user` byte for byte (SPEC 11), and the writer of what the CLI prints.
+        .target(name: "JSON", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        // What comes in from outside, in JSON: the line framer, the record validator, the response line (SPEC 2, 3),
+        // and the rules file (SPEC 5).
+        .target(name: "WireFormat", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         // Deterministic simulated traffic (`offertrack simulate`, the bench, the tests).
         .target(name: "Simulator", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         // The SQLite journal: schema, migrations, appends, derived tables, queries.
         .target(
             name: "Journal",
-            dependencies: ["SQLite", "Posix", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
+            dependencies: ["SQLite", "Posix", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
             swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
@@ -66,15 +69,15 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "Journal", "SQLite", "NATS", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Posix",
+                "Journal", "SQLite", "NATS", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Posix",
             ],
             swiftSettings: strictSettings),
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
             dependencies: [
-                "Posix", "Journal", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator", "Fleet",
-                "NATS",
+                "Posix", "Journal", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator",
+                "Fleet", "NATS",
             ],
             swiftSettings: strictSettings
         ),
@@ -85,7 +88,9 @@ let package = Package(
         // The release benchmark (`scripts/bench`): baselines, end-to-end ingest, latency, footprint.
         .executableTarget(
             name: "offertrack-bench",
-            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "WireFormat", "Simulator", "Posix", "TestSupport"],
+            dependencies: [
+                "Journal", "SQLite", "JSON", "OfferTrackDomain", "WireFormat", "Simulator", "Posix", "TestSupport",
+            ],
             path: "bench/Sources/offertrack-bench",
             swiftSettings: strictSettings
         ),
@@ -98,10 +103,12 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "DomainTests",
-            dependencies: ["OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator"],
+            dependencies: ["JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator"],
             swiftSettings: strictSettings),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(
-            name: "WireFormatTests", dependencies: ["WireFormat", "OfferTrackDomain"], swiftSettings: strictSettings),
+            name: "WireFormatTests", dependencies: ["WireFormat", "JSON", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "WireFormat", "OfferTrackDomain"],
             swiftSettings: strictSettings),
@@ -124,8 +131,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Posix", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator", "NATS",
-                "Fleet", "Journal", "TestSupport",
+                "Posix", "SQLite", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator",
+                "NATS", "Fleet", "Journal", "TestSupport",
             ],
             // A schema-7 journal and what the schema-7 offertrack answered from it (SchemaMigrationTests).
             exclude: ["Fixtures"],
