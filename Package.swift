@@ -51,10 +51,16 @@ let package = Package(
         .target(name: "WireFormat", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         // Deterministic simulated traffic (`offertrack simulate`, the bench, the tests).
         .target(name: "Simulator", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
-        // The SQLite journal: schema, migrations, appends, derived tables, queries.
+        // The SQLite journal: schema, migrations, appends, derived tables, queries, where published files are stored.
         .target(
             name: "Journal",
-            dependencies: ["SQLite", "Posix", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
+            dependencies: ["SQLite", "Posix", "JSON", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
+        // Publishing files from a journal (SPEC 7, 7.1): an export day's and a payout month's files rendered and stored
+        // through the journal's stores (`ExportDayStore`, `PayoutMonthStore`).
+        .target(
+            name: "Publishing",
+            dependencies: ["Journal", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
             swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
@@ -69,15 +75,16 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "Journal", "SQLite", "NATS", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Posix",
+                "Journal", "Publishing", "SQLite", "NATS", "JSON", "OfferTrackDomain", "OfferTrackPresentation",
+                "WireFormat", "Posix",
             ],
             swiftSettings: strictSettings),
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
             dependencies: [
-                "Posix", "Journal", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator",
-                "Fleet", "NATS",
+                "Posix", "Journal", "Publishing", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat",
+                "Simulator", "Fleet", "NATS",
             ],
             swiftSettings: strictSettings
         ),
@@ -123,8 +130,8 @@ let package = Package(
         .testTarget(
             name: "JournalTests",
             dependencies: [
-                "Journal", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator",
-                "TestSupport",
+                "Journal", "Publishing", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat",
+                "Simulator", "TestSupport",
             ],
             swiftSettings: strictSettings
         ),

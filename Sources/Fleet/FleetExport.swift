@@ -2,6 +2,7 @@ import JSON
 import Journal
 import OfferTrackDomain
 import OfferTrackPresentation
+import Publishing
 import WireFormat
 
 /// The commission export over a fleet's central journals (SPEC section 10): day D published in each journal for
@@ -88,7 +89,7 @@ public enum FleetExport {
     /// journal published the same days before it and none a later one (what a stopped fleet export leaves);
     /// any other difference comes from exporting a journal alone and is refused before anything is published.
     static func checkCompletable(_ day: String, _ readers: [ReadOnlyJournal]) throws {
-        let histories = try readers.map { try $0.connection.allTexts("SELECT day FROM published_days ORDER BY day") }
+        let histories = try readers.map { try $0.publishedDays() }
         guard !histories.allSatisfy({ $0.contains(day) }) else { return }
         let before = histories.map { $0.filter { $0 < day } }
         let later = histories.contains { $0.contains { $0 > day } }

@@ -2,6 +2,7 @@ import Fleet
 import Journal
 import OfferTrackDomain
 import Posix
+import Publishing
 
 /// `offertrack export --date D [--out DIR]`: the nightly commission export (SPEC section 7).
 struct ExportCommand {

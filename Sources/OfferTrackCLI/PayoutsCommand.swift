@@ -2,6 +2,7 @@ import Fleet
 import Journal
 import OfferTrackDomain
 import Posix
+import Publishing
 
 /// `offertrack payouts --month M [--out DIR]`: the month's payout statement (SPEC section 7.1).
 struct PayoutsCommand {

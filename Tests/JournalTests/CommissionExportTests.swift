@@ -2,6 +2,7 @@ import Foundation
 import Journal
 import OfferTrackDomain
 import OfferTrackPresentation
+import Publishing
 import Simulator
 import Testing
 import WireFormat
