@@ -40,9 +40,10 @@ let package = Package(
         .target(name: "Metrics", swiftSettings: strictSettings),
         // Pure Swift: records, tokens, eligibility, attribution, rules, money, report rows, export plans. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
-        // How the domain's values are written for people and files: report and explanation formats, the HTML
-        // page, the export's CSV and manifest (SPEC 6, 7). No I/O.
-        .target(name: "OfferTrackPresentation", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        // The formats of what offertrack puts out, for people and files: report and explanation formats, the HTML
+        // page, the export's and the payout statement's CSV and manifest and reading them back (SPEC 6, 7, 7.1).
+        // No I/O. (Named for output, not "presentation": in the domain a presentation is an offer presented.)
+        .target(name: "OutputFormats", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
         // JSON itself, for every module that reads or writes it: the strict parser and its values, content identity
         // (SPEC 2), renaming a line's `user` byte for byte (SPEC 11), and the writer of what the CLI prints.
         .target(name: "JSON", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
@@ -60,7 +61,7 @@ let package = Package(
         // through the journal's stores (`ExportDayStore`, `PayoutMonthStore`).
         .target(
             name: "Publishing",
-            dependencies: ["Journal", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
+            dependencies: ["Journal", "OfferTrackDomain", "OutputFormats", "WireFormat"],
             swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
@@ -75,7 +76,7 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "Journal", "Publishing", "SQLite", "NATS", "JSON", "OfferTrackDomain", "OfferTrackPresentation",
+                "Journal", "Publishing", "SQLite", "NATS", "JSON", "OfferTrackDomain", "OutputFormats",
                 "WireFormat", "Posix",
             ],
             swiftSettings: strictSettings),
@@ -83,7 +84,7 @@ let package = Package(
         .target(
             name: "OfferTrackCLI",
             dependencies: [
-                "Posix", "Journal", "Publishing", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat",
+                "Posix", "Journal", "Publishing", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat",
                 "Simulator", "Fleet", "NATS",
             ],
             swiftSettings: strictSettings
@@ -105,12 +106,12 @@ let package = Package(
         // notification socket, signals, a seeded generator, published export days synthesised into a journal.
         .target(
             name: "TestSupport",
-            dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain", "OfferTrackPresentation"],
+            dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain", "OutputFormats"],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(
             name: "DomainTests",
-            dependencies: ["JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator"],
+            dependencies: ["JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Simulator"],
             swiftSettings: strictSettings),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(
@@ -124,13 +125,13 @@ let package = Package(
             dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "OfferTrackPresentation", "Posix"],
+            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "OutputFormats", "Posix"],
             swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
             dependencies: [
-                "Journal", "Publishing", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat",
+                "Journal", "Publishing", "SQLite", "OfferTrackDomain", "OutputFormats", "WireFormat",
                 "Simulator", "TestSupport",
             ],
             swiftSettings: strictSettings
@@ -138,7 +139,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Posix", "SQLite", "JSON", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator",
+                "Posix", "SQLite", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Simulator",
                 "NATS", "Fleet", "Journal", "TestSupport",
             ],
             // A schema-7 journal and what the schema-7 offertrack answered from it (SchemaMigrationTests).

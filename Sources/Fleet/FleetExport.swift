@@ -1,7 +1,7 @@
 import JSON
 import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Publishing
 import WireFormat
 

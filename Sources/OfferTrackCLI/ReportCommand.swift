@@ -1,6 +1,6 @@
 import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Posix
 import WireFormat
 
