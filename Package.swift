@@ -76,8 +76,7 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "Journal", "Publishing", "SQLite", "NATS", "JSON", "OfferTrackDomain", "OutputFormats",
-                "WireFormat", "Posix",
+                "Journal", "Publishing", "NATS", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Posix",
             ],
             swiftSettings: strictSettings),
         // The CLI commands.

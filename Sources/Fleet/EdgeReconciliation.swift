@@ -1,5 +1,4 @@
 import Journal
-import SQLite
 
 /// Whether what an edge forwarded reached the central journals (SPEC 10: every record an edge acknowledged
 /// reaches a central journal): `offertrack verify --edge`. Nothing else can tell: a stream that lost messages
@@ -19,7 +18,7 @@ public enum EdgeReconciliation {
     ) throws -> JournalVerifier.Check {
         precondition(pageSize > 0, "pages of at least one record")
         let title = "edge \(edge.path): every record the stream acknowledged is in a central journal"
-        guard let watermark = try ForwardingLog.storedWatermark(on: edge.connection) else {
+        guard let watermark = try ForwardingLog.storedWatermark(of: edge) else {
             return JournalVerifier.Check(
                 name: title, problems: [],
                 skipped: "it stores no forwarding watermark: not an edge's journal, or nothing was forwarded yet")
@@ -30,10 +29,7 @@ public enum EdgeReconciliation {
                     name: title, problems: ["\(refusal) (the records of the others would all read as lost)"])
             }
         }
-        let last = try edge.connection.scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
-        let page = try edge.connection.prepare(
-            "SELECT seq, id, line FROM records WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3")
-        let lookups = try centrals.map { try $0.connection.prepare("SELECT line FROM records WHERE id = ?1") }
+        let last = try edge.lastSeq()
         var named: [String] = []
         var missing = 0
         var differing = 0
@@ -41,31 +37,25 @@ public enum EdgeReconciliation {
         var firstMissing: Int64?
         var after: Int64 = 0
         while after < watermark {
-            let journals = [edge] + centrals
-            defer { for journal in journals { journal.connection.rollbackIfActive() } }
-            for journal in journals { try journal.connection.execute("BEGIN") }
-            try page.bind(after, at: 1)
-            try page.bind(watermark, at: 2)
-            try page.bind(Int64(pageSize), at: 3)
-            defer { page.reset() }
-            var read = 0
-            while try page.step() {
-                read += 1
-                let (seq, id, line) = (page.int64(0), page.text(1) ?? "", page.bytes(2))
-                after = seq
-                switch try find(id, in: lookups) {
-                case .some(let stored) where stored == line:
-                    continue
-                case .some:
-                    differing += 1
-                    if named.count < namedProblems {
-                        named.append("seq \(seq), id \(id): a central journal holds this id with other content")
+            let read = try ReadOnlyJournal.reading([edge] + centrals) {
+                let page = try edge.lines(after: after, through: watermark, limit: pageSize)
+                for (seq, id, line) in page {
+                    after = seq
+                    switch try find(id, in: centrals) {
+                    case .some(let stored) where stored == line:
+                        continue
+                    case .some:
+                        differing += 1
+                        if named.count < namedProblems {
+                            named.append("seq \(seq), id \(id): a central journal holds this id with other content")
+                        }
+                    case .none:
+                        missing += 1
+                        firstMissing = firstMissing ?? seq
+                        if named.count < namedProblems { named.append("seq \(seq), id \(id): in no central journal") }
                     }
-                case .none:
-                    missing += 1
-                    firstMissing = firstMissing ?? seq
-                    if named.count < namedProblems { named.append("seq \(seq), id \(id): in no central journal") }
                 }
+                return page.count
             }
             checked += read
             if read < pageSize { break }
@@ -87,12 +77,10 @@ public enum EdgeReconciliation {
         return JournalVerifier.Check(name: name, problems: problems)
     }
 
-    /// The line the first of `lookups` that holds `id` stores; nil when none does.
-    private static func find(_ id: String, in lookups: [Statement]) throws -> [UInt8]? {
-        for lookup in lookups {
-            try lookup.bind(id, at: 1)
-            defer { lookup.reset() }
-            if try lookup.step() { return lookup.bytes(0) }
+    /// The line the first of `centrals` that holds `id` stores; nil when none does.
+    private static func find(_ id: String, in centrals: [ReadOnlyJournal]) throws -> [UInt8]? {
+        for central in centrals {
+            if let line = try central.line(ofID: id) { return line }
         }
         return nil
     }
