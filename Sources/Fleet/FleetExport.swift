@@ -60,8 +60,10 @@ public enum FleetExport {
 
     /// Exports `day` from every journal and merges the files. Journals that already hold `day` (a run that
     /// stopped after publishing it in some) contribute the rows they published; the others publish it now.
+    /// `hooks` are tests' (none by default).
     public static func export(
-        journalPaths: [String], day: String, rules: RulesFile, now: Int64
+        journalPaths: [String], day: String, rules: RulesFile, now: Int64,
+        hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> CommissionExporter.Files {
         let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
         _ = try checkCoverage(readers)
@@ -69,7 +71,8 @@ public enum FleetExport {
         var parts: [CommissionExporter.Files] = []
         for path in journalPaths {
             do {
-                parts.append(try CommissionExporter.export(journalPath: path, day: day, rules: rules, now: now))
+                parts.append(
+                    try CommissionExporter.export(journalPath: path, day: day, rules: rules, now: now, hooks: hooks))
             } catch let refusal as CommissionExporter.Refusal {
                 throw refusal
             } catch {

@@ -73,10 +73,11 @@ public final class ExportDayStore {
     /// then (plan again).
     package func publish(
         day: String, csv: [UInt8], changes: [ExportPlan.LedgerChange], manifest: [UInt8], generatedAt: Int64,
-        mark: PublishedMark, limits: ExportLimits
+        mark: PublishedMark, limits: ExportLimits,
+        hooks: ExportStagingHooks
     ) throws -> Bool {
         let connection = try writer.currentConnection()
-        let staging = try ExportStaging(day: day, startedAt: generatedAt, limits: limits, on: connection)
+        let staging = try ExportStaging(day: day, startedAt: generatedAt, limits: limits, hooks: hooks, on: connection)
         do {
             try staging.stage(csv: csv, changes: changes, day: day)
         } catch is ExportStaging.AbandonedRun {

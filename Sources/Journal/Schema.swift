@@ -367,13 +367,13 @@ public enum Schema {
 
     /// Applies every migration the database lacks, in order, each in its own transaction (so a crash leaves the
     /// journal at one version or the next, never between).
-    static func migrate(_ connection: Connection) throws {
+    static func migrate(_ connection: Connection, tuning: UserKeysMigrationTuning = .init()) throws {
         let version = try connection.scalarInt("PRAGMA user_version") ?? 0
         guard version <= currentVersion else { throw NewerSchemaError(found: version) }
         for (target, migration) in migrations where target > version {
             switch migration {
             case .sql(let sql): try apply(sql, version: target, on: connection)
-            case .userKeys: try UserKeysMigration.run(on: connection)
+            case .userKeys: try UserKeysMigration.run(on: connection, tuning: tuning)
             }
         }
     }

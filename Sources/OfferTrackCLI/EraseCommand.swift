@@ -27,11 +27,11 @@ struct EraseCommand {
     let ticket: String
     let retryForSeconds: Int
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments, valued: ["--db", "--rules", "--socket", "--user", "--ticket", "--retry-for"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "erase takes no arguments") }
-        socketPath = Paths.socket(parsed.value("--socket"))
+        socketPath = Paths.socket(parsed.value("--socket"), environment)
         guard let user = parsed.value("--user") else { throw CLIError(.usage, "--user is required") }
         let (userLength, userControl) = Token.measure(user)
         guard (1...128).contains(userLength), !userControl else {

@@ -33,13 +33,13 @@ struct ReviewCommand {
     let note: String?
     let retryForSeconds: Int
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments,
             valued: ["--db", "--rules", "--socket", "--conversion", "--decision", "--reason", "--note", "--retry-for"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "review takes no arguments") }
-        options = CommonOptions(parsed)
-        socketPath = Paths.socket(parsed.value("--socket"))
+        options = CommonOptions(parsed, environment)
+        socketPath = Paths.socket(parsed.value("--socket"), environment)
         guard let conversion = parsed.value("--conversion") else { throw CLIError(.usage, "--conversion is required") }
         guard RecordValidator.isValidID(conversion) else {
             throw CLIError(.usage, "--conversion must be a record id, not \(conversion)")

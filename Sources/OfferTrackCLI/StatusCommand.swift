@@ -34,12 +34,12 @@ struct StatusCommand {
     let socketPath: String
     let json: Bool
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--socket", "--rules", "--format"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "status takes no arguments") }
         let given = parsed.values("--db")
-        databasePaths = given.isEmpty ? [Paths.database(nil)] : given
-        socketPath = Paths.socket(parsed.value("--socket"))
+        databasePaths = given.isEmpty ? [Paths.database(nil, environment)] : given
+        socketPath = Paths.socket(parsed.value("--socket"), environment)
         let format = parsed.value("--format") ?? "text"
         guard format == "text" || format == "json" else {
             throw CLIError(.usage, "--format must be text or json, not \(format)")

@@ -26,7 +26,8 @@ extension Daemon {
             let writer = try JournalWriter(
                 path: path, durability: configuration.durability, schema: .migrate, settings: settings,
                 maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false,
-                keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal)
+                keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal,
+                migrationTuning: configuration.migrationTuning)
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
             return writer
         } catch let error as StartupError {

@@ -45,6 +45,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Size limit of that stream in MiB (it refuses new records when full: `Discard=New`); nil: as large as the
     /// cluster can place, up to 10 GiB.
     public var streamMaxMegabytes: Int?
+    /// How schema 8's migration runs: the tests' hooks and tuning, which `offertrackd`'s main reads from the
+    /// environment (no library reads it).
+    public var migrationTuning = UserKeysMigrationTuning()
 
     /// The defaults: `./offertrack.db`, or `$STATE_DIRECTORY/offertrack.db` under systemd.
     public init(stateDirectory: String? = nil) {

@@ -46,19 +46,21 @@ public enum CommissionExporter {
     /// meanwhile. The publication is staged in short write transactions (`ExportDayStore.publish`), and made visible by a
     /// last small one that checks that no other export published anything since (computed again, should one
     /// have).
+    /// `hooks` are tests' (none by default).
     public static func export(
-        journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000
+        journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
+        hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> Files {
         try export(
             journalPath: journalPath, day: day, rules: rules, now: now,
             busyTimeoutMilliseconds: busyTimeoutMilliseconds,
-            limits: ExportLimits())
+            limits: ExportLimits(), hooks: hooks)
     }
 
     /// `export`, staging the publication in chunks of `limits`.
     package static func export(
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
-        limits: ExportLimits
+        limits: ExportLimits, hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> Files {
         guard let dayStart = Timestamp.parseDay(day) else { throw Refusal.badDay(day) }
         guard dayStart + Timestamp.millisecondsPerDay <= now else { throw Refusal.notEnded(day: day) }
@@ -73,7 +75,7 @@ public enum CommissionExporter {
             // Another export that published in between changes the ledger this plan was made against.
             let published = try store.publish(
                 day: day, csv: files.csv, changes: plan.changes, manifest: files.manifest, generatedAt: now,
-                mark: mark, limits: limits)
+                mark: mark, limits: limits, hooks: hooks)
             if published { return files }
         }
     }

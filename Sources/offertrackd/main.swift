@@ -22,6 +22,8 @@ case .success(.run(var configuration)):
         configuration.disableSyncForTestsOnly()
         FileDescriptor.printError("offertrackd: TEST ONLY: synchronous=OFF; acknowledged records can be lost")
     }
+    // Tests' hooks and tuning of schema 8's migration: read here, the one place the daemon reads them.
+    configuration.migrationTuning = UserKeysMigrationTuning(CurrentProcess.environment)
     do {
         let daemon = try Daemon(configuration: configuration)
         CurrentProcess.exit(daemon.run().rawValue)
