@@ -121,12 +121,15 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "TestSupport"],
+            dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "Posix", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "OutputFormats", "Posix"],
             swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
+        // The arrows (ARCHITECTURE.md): imports against Package.swift and the document, environment reads. No
+        // dependencies: it reads the sources as text.
+        .testTarget(name: "StructureTests", swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
             dependencies: [
