@@ -43,7 +43,7 @@ let package = Package(
         // The formats of what offertrack puts out, for people and files: report and explanation formats, the HTML
         // page, the export's and the payout statement's CSV and manifest and reading them back (SPEC 6, 7, 7.1).
         // No I/O. (Named for output, not "presentation": in the domain a presentation is an offer presented.)
-        .target(name: "OutputFormats", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        .target(name: "OutputFormats", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         // JSON itself, for every module that reads or writes it: the strict parser and its values, content identity
         // (SPEC 2), renaming a line's `user` byte for byte (SPEC 11), and the writer of what the CLI prints.
         .target(name: "JSON", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),

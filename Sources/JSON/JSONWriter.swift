@@ -55,6 +55,11 @@ extension JSONValue {
         value.map { integer($0) } ?? .null
     }
 
+    /// A floating-point number as Swift writes it (`0.0`, `1.5`, `2e-05`), or `null` when not finite.
+    public static func double(_ value: Double) -> JSONValue {
+        value.isFinite ? .number(JSONNumber(literal: "\(value)")) : .null
+    }
+
     /// `value` as a string, or `null` when nil.
     public static func string(_ value: String?) -> JSONValue {
         value.map { .string($0) } ?? .null

@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 import Posix
 import WireFormat
@@ -55,13 +56,12 @@ struct EraseCommand {
     func run() throws(CLIError) -> Int32 {
         let now = Clock.wallMilliseconds()
         let id = OperatorRecord.newID("erasure", at: now)
-        let line = [
-            "\"type\":\"erasure\"", "\"id\":\(JSONStringLiteral.quote(id))", "\"ts\":\"\(Timestamp.format(now))\"",
-            "\"user\":\(JSONStringLiteral.quote(user))", "\"ticket\":\(JSONStringLiteral.quote(ticket))",
-        ]
+        let line = JSONValue.object([
+            "type": .string("erasure"), "id": .string(id), "ts": .string(Timestamp.format(now)),
+            "user": .string(user), "ticket": .string(ticket),
+        ])
         let answer = try OperatorRecord.send(
-            Array(("{" + line.joined(separator: ",") + "}").utf8), what: "erasure", socketPath: socketPath,
-            retryForSeconds: retryForSeconds)
+            JSONWriter.bytes(line), what: "erasure", socketPath: socketPath, retryForSeconds: retryForSeconds)
         try Output.write(String(decoding: answer.line, as: UTF8.self) + "\n")
         guard answer.status == .accepted else { return ExitCode.dataError.rawValue }
         try Output.write(Erasure.name(erasureID: id) + "\n")
