@@ -37,38 +37,38 @@ public final class CentralConsumer: Sendable {
         public var lagSeconds: Double
     }
 
-    private let client: JetStreamClient
-    private let stream: FleetStream
-    private let partitions: [Int]
-    private let commit: @Sendable ([Submission]) throws -> [AppendOutcome]
-    private let record: @Sendable (ConsumeLag, StreamReport) -> Void
-    private let log: @Sendable (String) -> Void
+    let client: JetStreamClient
+    let stream: FleetStream
+    let partitions: [Int]
+    let commit: @Sendable ([Submission]) throws -> [AppendOutcome]
+    let record: @Sendable (ConsumeLag, StreamReport) -> Void
+    let log: @Sendable (String) -> Void
     /// Whether the stream and the consumers work, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
-    private let state = Mutex(
+    let state = Mutex(
         Progress(
             accepted: 0, duplicates: 0, conflicts: 0, invalid: 0, wrongPartition: 0, lagRecords: 0, lagSeconds: 0))
     /// When a refused record was last logged, and how many were refused since (at most a line every 10 s).
-    private let refusalLog = Mutex((at: Int64(-10_000), unlogged: 0))
-    private let stopped = Mutex(false)
-    private let finished = Mutex(false)
-    private let queue = DispatchQueue(label: "offertrack.consumer")
-    private let batch: Int
-    private let commitRecords: Int
+    let refusalLog = Mutex((at: Int64(-10_000), unlogged: 0))
+    let stopped = Mutex(false)
+    let finished = Mutex(false)
+    let queue = DispatchQueue(label: "offertrack.consumer")
+    let batch: Int
+    let commitRecords: Int
     /// What the partitions' fetchers have handed over and not yet committed, and their failures.
-    private let inbox = Mutex(Inbox())
+    let inbox = Mutex(Inbox())
     /// Signalled when a fetcher hands something over.
-    private let arrived = DispatchSemaphore(value: 0)
+    let arrived = DispatchSemaphore(value: 0)
     /// Fetchers running now (of any generation).
-    private let running = Mutex(0)
+    let running = Mutex(0)
 
     /// One connection per partition: a partition's fetches and acknowledgements run on its fetcher's thread
     /// and connection only (libnats 3.4 is used from one thread per subscription, as before the fetches were
     /// concurrent).
-    private let partitionClients: [JetStreamClient]
+    let partitionClients: [JetStreamClient]
 
     /// A partition's fetched messages, their payloads, and its fetcher.
-    private struct FetchedBatch: Sendable {
+    struct FetchedBatch: Sendable {
         let messages: [NATSMessage]
         let payloads: [[UInt8]]
         let fetcher: Fetcher
@@ -76,7 +76,7 @@ public final class CentralConsumer: Sendable {
 
     /// What the committer and one partition's fetcher share: batches it may still fetch ahead, and the messages
     /// to acknowledge (committed, or refused) on its thread before its next fetch.
-    private final class Fetcher: Sendable {
+    final class Fetcher: Sendable {
         let slots = DispatchSemaphore(value: CentralConsumer.batchesAheadPerPartition)
         let acknowledgements = Mutex<[NATSMessage]>([])
 
@@ -96,7 +96,7 @@ public final class CentralConsumer: Sendable {
         }
     }
 
-    private struct Inbox: Sendable {
+    struct Inbox: Sendable {
         /// Bumped at each binding: fetchers of an older generation stop.
         var generation = 0
         var batches: [FetchedBatch] = []
@@ -157,7 +157,7 @@ public final class CentralConsumer: Sendable {
     // MARK: - The committer's thread
 
     /// The stream and one bound consumer per partition, or nil while they cannot be had (reported to `health`).
-    private func bind() -> [PullSubscription]? {
+    func bind() -> [PullSubscription]? {
         do {
             try stream.ensure(on: client)
         } catch {
@@ -165,10 +165,12 @@ public final class CentralConsumer: Sendable {
             return nil
         }
         do {
-            return try zip(partitions, partitionClients).map { partition, partitionClient in
+            let subscriptions = try zip(partitions, partitionClients).map { partition, partitionClient in
                 try partitionClient.pullSubscription(
                     stream: stream.name, durable: Self.durable(partition), filterSubject: Partition.subject(partition))
             }
+            health.succeeded()
+            return subscriptions
         } catch {
             let refused = ((error as? NATSError)?.jetStreamCode ?? 0) != 0
             health.failed("cannot bind the consumers of \(stream.name): \(error)", immediate: refused)
@@ -183,7 +185,7 @@ public final class CentralConsumer: Sendable {
     static let consumerCheckMilliseconds: Int64 = 2_000
 
     /// Whether every consumer is still on the server (true when the server cannot tell now).
-    private func consumersExist() -> Bool {
+    func consumersExist() -> Bool {
         guard client.isConnected else { return true }  // not asked while reconnecting: each ask would wait 5 s
         for partition in partitions {
             guard (try? client.consumerExists(stream: stream.name, durable: Self.durable(partition))) != false else {
@@ -198,7 +200,7 @@ public final class CentralConsumer: Sendable {
     /// transaction, whatever the fetchers have handed over since the last commit, and acknowledges it. The
     /// partitions are fetched concurrently (each fetch is a round trip to the stream), and a commit runs while
     /// the next batches are fetched.
-    private func run() {
+    func run() {
         defer { finished.withLock { $0 = true } }
         var backoff = 0
         var bound = false
@@ -272,7 +274,7 @@ public final class CentralConsumer: Sendable {
     }
 
     /// The consuming lag from what the fetchers last saw of each partition.
-    private func updateLag() {
+    func updateLag() {
         let pending = inbox.withLock { $0.pending }
         let total = pending.values.reduce(0) { $0 + $1.records }
         let newest = pending.values.compactMap { $0.records > 0 ? $0.storedAt : nil }.max()
@@ -284,244 +286,4 @@ public final class CentralConsumer: Sendable {
         }
     }
 
-    // MARK: - The partitions' fetchers
-
-    /// Batches a fetcher may have fetched and not yet seen committed: it fetches the next while the committer
-    /// commits the last.
-    static let batchesAheadPerPartition = 2
-
-    /// One fetcher per partition, each on a thread of its own, for the current generation.
-    private func startFetchers(_ subscriptions: [PullSubscription]) {
-        let generation = inbox.withLock { inbox in
-            inbox.generation += 1
-            inbox.pending.removeAll()
-            return inbox.generation
-        }
-        for (index, subscription) in subscriptions.enumerated() {
-            running.withLock { $0 += 1 }
-            DispatchQueue(label: "offertrack.consumer.\(partitions[index])").async { [self] in
-                defer { running.withLock { $0 -= 1 } }
-                fetchLoop(index: index, subscription: subscription, generation: generation)
-            }
-        }
-    }
-
-    private func isCurrent(_ generation: Int) -> Bool {
-        !stopped.withLock { $0 } && inbox.withLock { $0.generation } == generation
-    }
-
-    /// Fetches partition `index` until its generation ends: each batch handed to the committer, at most
-    /// `batchesAheadPerPartition` not yet committed; a failure handed over, and the fetcher ends.
-    private func fetchLoop(index: Int, subscription: PullSubscription, generation: Int) {
-        let fetcher = Fetcher()
-        defer { fetcher.acknowledge() }
-        // Messages asked for in one fetch: few until their size is known, then as many as `fetchBytes` holds.
-        var fetchMessages = min(batch, Self.firstFetchMessages)
-        while isCurrent(generation) {
-            let slot = fetcher.slots.wait(timeout: .now() + .milliseconds(Int(Self.idleWaitMilliseconds)))
-            fetcher.acknowledge()
-            guard slot == .success else { continue }
-            let messages: [NATSMessage]
-            do {
-                messages = try subscription.fetch(
-                    batch: fetchMessages, timeoutMilliseconds: Self.fetchWaitMilliseconds)
-            } catch {
-                fetcher.slots.signal()
-                health.failed("fetching partition \(partitions[index]) of \(stream.name) failed: \(error)")
-                inbox.withLock { $0.failures.append("\(error)") }
-                arrived.signal()
-                return
-            }
-            health.succeeded()
-            let payloads = messages.map(\.data)
-            if let largest = payloads.map(\.count).max() {
-                fetchMessages = max(1, min(batch, Self.fetchBytes / max(1, largest)))
-            }
-            // The messages left in the partition, in records at this fetch's records per message.
-            let newest = messages.last?.metadata
-            let records = payloads.reduce(0) { $0 + StreamBatch.lineCount($1) }
-            let pendingRecords = newest.map { newest in
-                let count = UInt64(messages.count)
-                return (newest.pending * UInt64(records) + count - 1) / count
-            }
-            let handed = inbox.withLock { inbox in
-                inbox.pending[index] = (pendingRecords ?? 0, newest?.storedAtNanoseconds)
-                guard !messages.isEmpty, inbox.generation == generation else { return false }
-                inbox.batches.append(FetchedBatch(messages: messages, payloads: payloads, fetcher: fetcher))
-                return true
-            }
-            if !handed {
-                // Fetched for a generation that ended (a consumer deleted and bound again under its name answers
-                // this fetcher too): delivered again at once, not after the stream's acknowledgement wait.
-                for message in messages { try? message.negativelyAcknowledge() }
-            }
-            if handed { arrived.signal() } else { fetcher.slots.signal() }
-        }
-    }
-
-    /// How long a fetch waits for its partition's messages when the stream holds none now (a fetch returns at
-    /// once with what the stream holds when it holds some), and how long the committer waits for the fetchers.
-    static let fetchWaitMilliseconds: Int64 = 100
-    static let idleWaitMilliseconds: Int64 = 250
-    /// The payload bytes a fetch asks for (in messages, from the largest of the last fetch), and the messages of a
-    /// partition's first fetch: memory stays bounded (partitions × batches ahead × this) whatever the edges'
-    /// messages hold.
-    static let fetchBytes = 1 << 20
-    static let firstFetchMessages = 8
-
-    private func report(_ progress: Progress) -> StreamReport {
-        StreamReport(
-            problem: health.state.problem, invalid: progress.invalid, conflicts: progress.conflicts,
-            wrongPartition: progress.wrongPartition)
-    }
-
-    /// Where one message's valid records are among a `consume`'s submissions: `start..<end` (empty when it
-    /// carried none).
-    private struct MessageRecords {
-        let start: Int
-        let end: Int
-    }
-
-    /// Commits the fetched batches' records, at most `commitRecords` a commit, and hands each batch's messages
-    /// back to its fetcher to acknowledge once the last commit holding their records is done; false when a commit
-    /// failed (the messages whose records were all committed, or that carried none to commit, are acknowledged
-    /// then; the others are delivered again).
-    private func consume(_ batches: [FetchedBatch]) -> Bool {
-        var submissions: [Submission] = []
-        var refused = (invalid: 0, wrongPartition: 0)
-        let records = batches.map { batch in
-            zip(batch.messages, batch.payloads).map { message, payload in
-                let start = submissions.count
-                submissions += validRecords(of: message, payload, refused: &refused)
-                return MessageRecords(start: start, end: submissions.count)
-            }
-        }
-        state.withLock {
-            $0.invalid += refused.invalid
-            $0.wrongPartition += refused.wrongPartition
-        }
-        var open = Array(batches.indices)
-        /// Hands back the batches whose messages are all acknowledgeable once `committed` records are.
-        func handBack(committed: Int) {
-            open.removeAll { index in
-                guard records[index].allSatisfy({ $0.end <= committed }) else { return false }
-                batches[index].fetcher.finished(acknowledging: batches[index].messages)
-                return true
-            }
-        }
-        handBack(committed: 0)
-        var committed = 0
-        for commitEnd in Self.commitEnds(records.joined().map(\.end), limit: commitRecords) {
-            let chunk = Array(submissions[committed..<commitEnd])
-            let outcomes: [AppendOutcome]
-            do {
-                outcomes = try commit(chunk)
-            } catch {
-                log(
-                    "committing \(chunk.count) records from the stream failed (they will be delivered again): "
-                        + "\(error)")
-                for index in open {
-                    let done = zip(batches[index].messages, records[index]).filter {
-                        $0.1.end <= committed || $0.1.start == $0.1.end
-                    }
-                    batches[index].fetcher.finished(acknowledging: done.map(\.0))
-                }
-                return false
-            }
-            count(outcomes, of: chunk)
-            committed = commitEnd
-            handBack(committed: committed)
-        }
-        return true
-    }
-
-    /// Where commits of at most `limit` records end, given where each message's records end (ascending, the
-    /// last the total): a commit holds whole messages while they fit, and a message larger than `limit` is
-    /// split over commits of its own.
-    static func commitEnds(_ messageEnds: [Int], limit: Int) -> [Int] {
-        var ends: [Int] = []
-        var start = 0
-        var end = 0
-        for messageEnd in messageEnds where messageEnd > end {
-            if messageEnd - start > limit, end > start {
-                ends.append(end)
-                start = end
-            }
-            while messageEnd - start > limit {
-                start += limit
-                ends.append(start)
-            }
-            end = messageEnd
-        }
-        if end > start { ends.append(end) }
-        return ends
-    }
-
-    /// The records `payload` carries that this journal takes; a line that is not a valid record, or a record of
-    /// another partition, counted in `refused` and logged.
-    private func validRecords(
-        of message: NATSMessage, _ payload: [UInt8], refused: inout (invalid: Int, wrongPartition: Int)
-    ) -> [Submission] {
-        let lines = StreamBatch.lines(of: payload)
-        var valid: [Submission] = []
-        valid.reserveCapacity(lines.count)
-        for (number, line) in lines.enumerated() {
-            guard case .valid(let record) = RecordValidator.validate(line) else {
-                refused.invalid += 1
-                logRefusal(
-                    "line \(number + 1) of \(lines.count) of stream message \(message.header("Nats-Msg-Id") ?? "?") "
-                        + "on \(message.subject) is not a valid record; dropped")
-                continue
-            }
-            // A forgotten person's record keeps their partition, not its name's (SPEC 11): taken on any subject
-            // of this journal's partitions, which are the only ones it consumes.
-            let partition = Partition.of(user: record.user, total: stream.partitionsTotal)
-            guard partitions.contains(partition) || record.user.utf8.starts(with: Erasure.namePrefix.utf8) else {
-                refused.wrongPartition += 1
-                logRefusal(
-                    "record \(record.id) on \(message.subject) belongs to partition \(partition) of "
-                        + "\(stream.partitionsTotal), not to this journal's "
-                        + "\(partitions.map(String.init).joined(separator: ",")); refused, not journaled (an edge "
-                        + "with another --partitions-total, or a publisher other than an edge)")
-                continue
-            }
-            valid.append(Submission(record: record, line: line))
-        }
-        return valid
-    }
-
-    /// Counts a commit's outcomes; conflicts are logged.
-    private func count(_ outcomes: [AppendOutcome], of submissions: [Submission]) {
-        var counts = (accepted: 0, duplicates: 0, conflicts: 0)
-        for (index, outcome) in outcomes.enumerated() {
-            switch outcome {
-            case .accepted: counts.accepted += 1
-            case .duplicate: counts.duplicates += 1
-            case .conflict:
-                counts.conflicts += 1
-                logRefusal(
-                    "record \(submissions[index].record.id) from the stream conflicts with the journaled one; kept")
-            }
-        }
-        state.withLock {
-            $0.accepted += counts.accepted
-            $0.duplicates += counts.duplicates
-            $0.conflicts += counts.conflicts
-        }
-    }
-
-    /// Logs a refused message: the first, then at most one line every 10 s with how many were not logged.
-    private func logRefusal(_ line: String) {
-        let now = Clock.monotonicMilliseconds()
-        let unlogged: Int? = refusalLog.withLock { last in
-            guard now - last.at >= 10_000 else {
-                last.unlogged += 1
-                return nil
-            }
-            defer { last = (now, 0) }
-            return last.unlogged
-        }
-        guard let unlogged else { return }
-        log(line + (unlogged > 0 ? " (\(unlogged) more refused since the last line)" : ""))
-    }
 }

@@ -28,80 +28,30 @@ import Synchronization
 /// forwarder notes the stream's creation time with the watermark, checks it every few seconds, and on a new one
 /// forwards the whole journal again (the central journals count what they hold as duplicates).
 public final class EdgeForwarder: Sendable {
-    /// How far forwarding has come.
-    public struct Progress: Sendable, Equatable {
-        /// Every record with a `seq` up to this was acknowledged by the stream.
-        public var acknowledgedThrough: Int64
-        /// Records journaled and not yet acknowledged.
-        public var lagRecords: Int64
-        /// Failed publishes since start (each followed by a resend from the watermark).
-        public var failures: Int
-        /// Records published and not yet acknowledged by the stream, now.
-        public var inFlight: Int
-        /// Messages the stream acknowledged since start, and the records they carried.
-        public var messages: Int
-        public var messageRecords: Int
-    }
-
-    /// A message published (or about to be) and not yet acknowledged.
-    private struct InFlight: Sendable {
-        let firstSeq: Int64
-        let records: Int
-        /// The read of the journal it was formed from (the first and last `seq` read): to form it again.
-        let read: ClosedRange<Int64>
-    }
-
-    private struct State: Sendable {
-        /// Every record up to this `seq` is in a message published or in flight.
-        var sentThrough: Int64 = 0
-        /// Not yet acknowledged: message id → its first `seq` and records.
-        var inFlight: [String: InFlight] = [:]
-        /// The records the messages in flight carry.
-        var inFlightRecords = 0
-        var messages = 0
-        var messageRecords = 0
-        var failed = false
-        /// After a failure: the messages in flight are to be published again before anything else.
-        var resend = false
-        var failures = 0
-        var stopped = false
-        var lagRecords: Int64 = 0
-        var acknowledgedThrough: Int64 = 0
-        /// When the stream last answered, or when records went in flight after none were (monotonic ms).
-        var lastAnswerAt: Int64 = 0
-
-        /// The first `seq` of the oldest message in flight: every record below it is acknowledged.
-        var oldestInFlight: Int64? { inFlight.values.lazy.map(\.firstSeq).min() }
-
-        mutating func add(_ id: String, _ batch: StreamBatch, read: ClosedRange<Int64>) {
-            if inFlight.updateValue(InFlight(firstSeq: batch.firstSeq, records: batch.records, read: read), forKey: id)
-                == nil
-            {
-                inFlightRecords += batch.records
-            }
-        }
-    }
-
-    private let log: ForwardingLog
-    private let stream: FleetStream
+    let log: ForwardingLog
+    let stream: FleetStream
     /// Whether the stream takes what is published, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
-    private let logLine: @Sendable (String) -> Void
+    let logLine: @Sendable (String) -> Void
     private let maxInFlight: Int
     private let recordsPerRead: Int
-    private let maxMessageRecords: Int
-    private let maxMessageBytes: Int
+    let maxMessageRecords: Int
+    let maxMessageBytes: Int
     private let lingerMilliseconds: Int
     private let acknowledgementTimeout: Int64
     /// The journal's name in message ids (`ForwardingLog.journalID`).
-    private let journalID: String
-    private let state = Mutex(State())
+    let journalID: String
+    let state = Mutex(State())
     private let client = Mutex<JetStreamClient?>(nil)
     private let finished = Mutex(false)
     /// When the stream the watermark holds for was created (UTC nanoseconds); nil until known. The forwarder's
     /// thread only.
     private let streamCreated = Mutex<Int64?>(nil)
     private let queue = DispatchQueue(label: "offertrack.forwarder")
+    /// The daemon's erasures as received, sent in place of their renamed lines.
+    let erasureOriginals: ErasureOriginals?
+    /// The watermark at start: a renamed erasure above it with no original is forwarded without its person.
+    let startWatermark: Int64
 
     /// Forwards the journal at `journalPath` to `stream` on `servers` (created when absent), from the stored
     /// watermark or, with `startingAfter`, from the record after that `seq`. Throws `FleetStream.Mismatch` when
@@ -112,9 +62,10 @@ public final class EdgeForwarder: Sendable {
         recordsPerRead: Int = 4_096, maxMessageRecords: Int = StreamBatch.defaultMaxRecords,
         maxMessageBytes: Int = StreamBatch.defaultMaxBytes, lingerMilliseconds: Int = 100,
         acknowledgementTimeoutMilliseconds: Int64 = 5_000,
-        name: String = "offertrack-edge", startingAfter: Int64? = nil,
+        name: String = "offertrack-edge", startingAfter: Int64? = nil, erasureOriginals: ErasureOriginals? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
+        self.erasureOriginals = erasureOriginals
         self.log = try ForwardingLog(path: journalPath)
         journalID = try self.log.journalID()
         self.maxInFlight = maxInFlight
@@ -127,6 +78,7 @@ public final class EdgeForwarder: Sendable {
         health = StreamHealth(what: "forwarding to the stream \(stream.name)", log: log)
         self.logLine = log
         let watermark = try startingAfter ?? self.log.watermark()
+        startWatermark = watermark
         let created = try self.log.streamCreated()
         streamCreated.withLock { $0 = created }
         state.withLock {
@@ -241,79 +193,6 @@ public final class EdgeForwarder: Sendable {
         try? log.setWatermark(watermark)
     }
 
-    /// Publishes `entries` (the records after `sentThrough`, in `seq` order) grouped into messages; false after a
-    /// failed publish. Every message is in flight before the first is published, so the watermark cannot pass
-    /// a record whose message failed or was not published yet, whatever order the acknowledgements come in.
-    private func publish(_ entries: [ForwardingLog.Entry], on client: JetStreamClient) -> Bool {
-        let read = entries[0].seq...entries[entries.count - 1].seq
-        let messages = self.messages(entries, on: client)
-        state.withLock { state in
-            if state.inFlight.isEmpty { state.lastAnswerAt = Clock.monotonicMilliseconds() }
-            for (batch, id) in messages { state.add(id, batch, read: read) }
-            state.sentThrough = read.upperBound
-        }
-        return send(messages, on: client)
-    }
-
-    /// After a failure: publishes the messages in flight again, each read of the journal they came from read
-    /// and grouped again. A read that groups otherwise now (a server with another `max_payload`) has all its
-    /// messages published in place of those in flight. False after a failed publish.
-    private func publishInFlightAgain(on client: JetStreamClient) -> Bool {
-        let reads = state.withLock { state in
-            state.resend = false
-            state.lastAnswerAt = Clock.monotonicMilliseconds()
-            return Set(state.inFlight.values.map(\.read)).sorted { $0.lowerBound < $1.lowerBound }
-        }
-        for read in reads {
-            guard let entries = try? log.entries(after: read.lowerBound - 1, through: read.upperBound) else {
-                state.withLock { $0.failed = true }
-                return false
-            }
-            let formed = messages(entries, on: client)
-            let again = state.withLock { state in
-                let held = state.inFlight.filter { $0.value.read == read }
-                if held.keys.allSatisfy({ id in formed.contains { $0.id == id } }) {
-                    return formed.filter { held[$0.id] != nil }
-                }
-                for (id, message) in held {
-                    state.inFlight[id] = nil
-                    state.inFlightRecords -= message.records
-                }
-                for (batch, id) in formed { state.add(id, batch, read: read) }
-                return formed
-            }
-            guard send(again, on: client) else { return false }
-        }
-        return true
-    }
-
-    /// `entries` grouped into messages, with their ids.
-    private func messages(_ entries: [ForwardingLog.Entry], on client: JetStreamClient) -> [(
-        batch: StreamBatch, id: String
-    )] {
-        let serverLimit = Int(client.maxPayload) - Self.headerAllowance
-        return StreamBatch.group(
-            entries, partitionsTotal: stream.partitionsTotal,
-            maxBytes: serverLimit > 0 ? min(maxMessageBytes, serverLimit) : maxMessageBytes,
-            maxRecords: maxMessageRecords
-        ).map { ($0, $0.messageID(journal: journalID)) }
-    }
-
-    /// Publishes `messages` (already in flight); false after a failed publish.
-    private func send(_ messages: [(batch: StreamBatch, id: String)], on client: JetStreamClient) -> Bool {
-        for (batch, id) in messages {
-            do {
-                try client.publishAsync(
-                    subject: Partition.subject(batch.partition), data: batch.payload, messageID: id)
-            } catch {
-                health.failed("publishing to \(stream.name) failed: \(error)")
-                state.withLock { $0.failed = true }
-                return false
-            }
-        }
-        return true
-    }
-
     /// Bytes of a message's `max_payload` left for its headers (`Nats-Msg-Id` and the protocol's).
     static let headerAllowance = 4_096
 
@@ -356,12 +235,16 @@ public final class EdgeForwarder: Sendable {
     /// Every record up to the returned `seq` is acknowledged: just below the oldest unacknowledged one.
     private func updateWatermark() -> Int64 {
         let last = (try? log.lastSeq()) ?? 0
-        return state.withLock { state in
+        let (watermark, acknowledgedOriginals) = state.withLock { state in
             let watermark = state.oldestInFlight.map { $0 - 1 } ?? state.sentThrough
             state.acknowledgedThrough = max(state.acknowledgedThrough, watermark)
             state.lagRecords = max(0, last - state.acknowledgedThrough)
-            return state.acknowledgedThrough
+            let acknowledged = state.sentOriginals.filter { $0.key <= state.acknowledgedThrough }
+            for seq in acknowledged.keys { state.sentOriginals[seq] = nil }
+            return (state.acknowledgedThrough, Array(acknowledged.values))
         }
+        erasureOriginals?.forget(acknowledgedOriginals)
+        return watermark
     }
 
     /// Records in flight with no answer from the stream for the timeout are lost (a server died holding them):

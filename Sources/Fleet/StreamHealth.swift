@@ -21,9 +21,19 @@ public final class StreamHealth: Sendable {
 
     private struct Inner {
         var state = State(problem: nil, failuresInRow: 0)
+        /// Failures in a row, and the problem shown, of each part that reports on its own ("" for the whole).
+        var failures: [String: Int] = [:]
+        var problems: [String: String] = [:]
         var lastLoggedProblem: String?
         var lastLogAt: Int64 = -StreamHealth.logIntervalMilliseconds
         var suppressed = 0
+
+        /// The state from every part's: the problems shown, in the parts' order, and the longest run of failures.
+        mutating func update() {
+            let shown = problems.sorted { $0.key < $1.key }.map(\.value)
+            state = State(
+                problem: shown.isEmpty ? nil : shown.joined(separator: "; "), failuresInRow: failures.values.max() ?? 0)
+        }
     }
 
     private let inner = Mutex(Inner())
@@ -41,12 +51,15 @@ public final class StreamHealth: Sendable {
     /// 1 while the stream works, 0 while a problem is shown.
     public var isUp: Bool { state.problem == nil }
 
-    /// One failed operation; `immediate` shows it at once (it will not pass by retrying).
-    public func failed(_ problem: String, immediate: Bool = false) {
+    /// One failed operation; `immediate` shows it at once (it will not pass by retrying). `part` names what
+    /// failed when parts fail on their own (a partition's fetches): another part's success does not hide it.
+    public func failed(_ problem: String, immediate: Bool = false, part: String = "") {
         let line: String? = inner.withLock { inner in
-            inner.state.failuresInRow += 1
-            guard immediate || inner.state.failuresInRow >= Self.failuresBeforeDown else { return nil }
-            inner.state.problem = problem
+            inner.failures[part, default: 0] += 1
+            defer { inner.update() }
+            guard immediate || inner.failures[part, default: 0] >= Self.failuresBeforeDown else { return nil }
+            inner.problems[part] = problem
+            inner.update()
             let now = Clock.monotonicMilliseconds()
             if problem != inner.lastLoggedProblem || now - inner.lastLogAt >= Self.logIntervalMilliseconds {
                 let repeats = inner.suppressed
@@ -62,12 +75,17 @@ public final class StreamHealth: Sendable {
         if let line { log(line) }
     }
 
-    /// One operation succeeded: a problem shown ends.
-    public func succeeded() {
+    /// One operation of `part` succeeded: its problem, if shown, ends; the stream is up again once no part has
+    /// one. A success of the whole ("") also ends the whole's problem only.
+    public func succeeded(part: String = "") {
         let ended: String? = inner.withLock { inner in
-            inner.state.failuresInRow = 0
-            guard let problem = inner.state.problem else { return nil }
-            inner.state.problem = nil
+            inner.failures[part] = nil
+            guard let problem = inner.problems.removeValue(forKey: part) else {
+                inner.update()
+                return nil
+            }
+            inner.update()
+            guard inner.problems.isEmpty else { return nil }
             inner.lastLoggedProblem = nil
             inner.suppressed = 0
             return problem

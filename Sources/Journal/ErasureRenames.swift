@@ -45,9 +45,13 @@ struct ErasureRenames {
         var erasures: [Int] = []
         for index in self.batch.indices {
             guard case .erasure = self.batch[index].record.body,
-                seen.insert(ExactString(self.batch[index].record.id)).inserted,
-                try !Self.isJournaled(self.batch[index].record.id, on: connection)
+                seen.insert(ExactString(self.batch[index].record.id)).inserted
             else { continue }
+            if try Self.isJournaled(self.batch[index].record.id, on: connection) {
+                // Journaled, but without the person it names: it now learns them (and answers a duplicate).
+                if try Self.namesItsPersonAnew(self.batch[index], on: connection) { erasures.append(index) }
+                continue
+            }
             erasures.append(index)
         }
         erasures.sort { RecordOrder.precedes(self.batch[$0].record, self.batch[$1].record) }
@@ -65,6 +69,8 @@ struct ErasureRenames {
                 continue
             }
             let name = Erasure.name(erasureID: erasure.id)
+            // Already renamed by the journal that sent it, and naming nobody this one knows: nothing to learn.
+            if current == nil, ExactString.equals(person, name) { continue }
             let previous = current?.name ?? person
             try renameJournaled(previous, to: name, on: connection)
             for other in self.batch.indices where ExactString.equals(self.batch[other].record.user, previous) {
@@ -95,6 +101,21 @@ struct ErasureRenames {
         try find.bind(id, at: 1)
         defer { find.reset() }
         return try find.step()
+    }
+
+    /// Whether `submission`, an erasure whose id is journaled, is that erasure as first sent, naming a person the
+    /// journal does not know: the journaled one is a record of its own name (`erased:<id>`) and the line renamed
+    /// to it is the journaled line. This is how a journal that received an erasure already renamed (a central
+    /// journal fed by an edge that restarted before forwarding it, SPEC 10) applies it once sent again.
+    private static func namesItsPersonAnew(_ submission: Submission, on connection: Connection) throws -> Bool {
+        let id = submission.record.id
+        let name = Erasure.name(erasureID: id)
+        guard !submission.record.user.utf8.starts(with: Erasure.namePrefix.utf8) else { return false }
+        let find = try connection.prepare(static: "SELECT user, line FROM records WHERE id = ?1")
+        try find.bind(id, at: 1)
+        defer { find.reset() }
+        guard try find.step(), find.text(0) == name else { return false }
+        return UserMemberRewrite.renaming(submission.line, to: name) == find.bytes(1)
     }
 
     /// Gives submission `index` the user `name`, in its record and in its line.

@@ -5,7 +5,7 @@ import Posix
 /// `offertrack backup --to PATH`: an online, consistent copy of the journal.
 struct BackupCommand {
     static let help = """
-        Usage: offertrack backup --to PATH [--db PATH]
+        Usage: offertrack backup --to PATH [--db PATH] [--rules PATH]
 
         Copies the journal to PATH, a file that must not exist (exit 73 if it does), with SQLite's online
         backup API while the daemon keeps ingesting: the copy is one consistent snapshot, taken in a read

@@ -23,6 +23,7 @@ public enum CommandLineTool {
           simulate   print a realistic, deterministic NDJSON workload
 
         Every command takes --db PATH, --rules PATH and --help. See `offertrack COMMAND --help`.
+        `offertrack --help` (or -h, or help) prints this; `offertrack --version` the release and journal schema.
         """
 
     /// Runs the command named by `arguments[0]` with what the executable read from its `environment`, and returns

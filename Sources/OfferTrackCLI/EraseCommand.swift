@@ -7,6 +7,7 @@ import WireFormat
 struct EraseCommand {
     static let help = """
         Usage: offertrack erase --user USER --ticket TEXT [--socket PATH] [--retry-for SECONDS]
+                                [--db PATH] [--rules PATH]
 
         Forgets a person: sends one erasure record (a new unique id, ts now) for USER to offertrackd at --socket
         (an edge in a fleet), retrying storage_unavailable and shutting_down with the same id, prints the daemon's
@@ -14,7 +15,7 @@ struct EraseCommand {
         of USER, past and future, is renamed so; no amount, report, export or payout changes. USER need not have
         records yet. TEXT is your reference for the request (a ticket, a case number; 1 to 100 characters). Within
         60 s the old id is in no file the daemon writes; backups and the stream's retained messages keep it until
-        they age out (README, "Erasure requests").
+        they age out (docs/reviews-payouts-erasure.md).
         Exit: 0 accepted, 64 a usage error (nothing sent), 65 rejected (a shared id such as anonymous names no
         person), 69 daemon unreachable or this user may not send erasures (start offertrackd with
         --allow-review-uid or --allow-review-gid), 75 gave up retrying.

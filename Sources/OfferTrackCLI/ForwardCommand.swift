@@ -9,7 +9,7 @@ struct ForwardCommand {
     static let help = """
         Usage: offertrack forward --db EDGE.db --from-seq N --servers URL[,URL…] [--stream NAME]
                                   [--partitions-total P] [--stream-replicas N] [--stream-max-mb N]
-                                  [--timeout SECONDS]
+                                  [--timeout SECONDS] [--rules PATH]
 
         Publishes every record of the edge journal from seq N on to the stream, as the edge daemon does
         (messages of one partition's records on offertrack.records.<partition>, their Nats-Msg-Id naming the

@@ -5,7 +5,7 @@ import Posix
 /// retryable with the same line (so the same id), and prints a summary.
 struct IngestCommand {
     static let help = """
-        Usage: offertrack ingest [FILE|-] [--socket PATH]
+        Usage: offertrack ingest [FILE|-] [--socket PATH] [--retry-for SECONDS] [--db PATH] [--rules PATH]
 
         Sends NDJSON records (one JSON object per line) to offertrackd and waits for every answer. Records
         answered storage_unavailable or shutting_down, or lost to a dropped connection, are sent again with

@@ -128,6 +128,7 @@ struct VerifyCommand {
 struct SimulateCommand {
     static let help = """
         Usage: offertrack simulate --users N [--seed S] [--start TS] [--days D] [--returning [--records M]]
+                                   [--db PATH] [--rules PATH]
 
         Prints a realistic, deterministic NDJSON workload: capability checks in every authorization state and
         form, presentations with and without tokens, explicit and derived outcomes, late and duplicate records,

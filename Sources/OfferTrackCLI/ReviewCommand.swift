@@ -8,7 +8,7 @@ import WireFormat
 struct ReviewCommand {
     static let help = """
         Usage: offertrack review --conversion ID --decision void|hold|release [--reason R] [--note TEXT]
-                                 [--socket PATH] [--db PATH]… [--retry-for SECONDS]
+                                 [--socket PATH] [--db PATH]… [--retry-for SECONDS] [--rules PATH]
 
         Voids, holds or releases one conversion (rule 4.7). Finds the conversion's user in the journal (--db,
         more than once in a fleet), sends one review record (a new unique id, ts now) to offertrackd at

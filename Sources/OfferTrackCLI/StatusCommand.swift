@@ -7,7 +7,7 @@ import Posix
 /// `offertrack status`: is the daemon up, the journal's size, record counts, last seq, last export.
 struct StatusCommand {
     static let help = """
-        Usage: offertrack status [--db PATH] [--socket PATH] [--format text|json]
+        Usage: offertrack status [--db PATH] [--socket PATH] [--format text|json] [--rules PATH]
 
         Prints whether offertrackd accepts connections on its socket, the journal's size on disk, how many
         records of each type it holds, the last seq, the first and last published export days and the last

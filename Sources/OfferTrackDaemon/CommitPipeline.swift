@@ -1,3 +1,4 @@
+import Fleet
 import Journal
 import OfferTrackDomain
 import Posix
@@ -36,7 +37,7 @@ final class CommitPipeline: Sendable {
     init(
         writer: JournalWriter, metrics: DaemonMetrics, backlog: Backlog,
         clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds,
-        walLimitFrames: Int = CheckpointThread.defaultLimitFrames
+        walLimitFrames: Int = CheckpointThread.defaultLimitFrames, erasureOriginals: ErasureOriginals? = nil
     ) throws(PosixError) {
         let thread = JournalWriterThread(writer: writer, backlog: backlog)
         let wakeup = try EventCounter()
@@ -44,7 +45,7 @@ final class CommitPipeline: Sendable {
             thread: thread, metrics: metrics, clock: clock,
             checkpoints: CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames),
             learning: UserLearningChunks(thread: thread, clock: clock),
-            recomputes: RecomputeChunks(thread: thread, wakeup: wakeup))
+            recomputes: RecomputeChunks(thread: thread, wakeup: wakeup), erasureOriginals: erasureOriginals)
         self.thread = thread
         self.wakeup = wakeup
         self.steps = steps
@@ -53,6 +54,8 @@ final class CommitPipeline: Sendable {
 
     /// The checkpoints beside the writer, and their health.
     var checkpoints: CheckpointThread { steps.checkpoints }
+    /// An edge's erasures as received, for its forwarder (nil elsewhere).
+    var erasureOriginals: ErasureOriginals? { steps.erasureOriginals }
     /// Learning users, started once the daemon is up.
     var learning: UserLearningChunks { steps.learning }
     /// Recomputes for new windows.

@@ -1,3 +1,4 @@
+import Fleet
 import Journal
 import Metrics
 import OfferTrackDomain
@@ -17,6 +18,8 @@ final class CommitSteps: @unchecked Sendable {
     let checkpoints: CheckpointThread
     let learning: UserLearningChunks
     let recomputes: RecomputeChunks
+    /// An edge's erasures as received, for its forwarder (nil elsewhere).
+    let erasureOriginals: ErasureOriginals?
     /// The rules' shared users (rule 4.0), which the hot-user watch does not name; set by the daemon.
     let sharedUsers = Mutex(SharedUsers.defaults)
     /// Users who send more records in a day than a person would (writer thread only).
@@ -28,8 +31,10 @@ final class CommitSteps: @unchecked Sendable {
 
     init(
         thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64,
-        checkpoints: CheckpointThread, learning: UserLearningChunks, recomputes: RecomputeChunks
+        checkpoints: CheckpointThread, learning: UserLearningChunks, recomputes: RecomputeChunks,
+        erasureOriginals: ErasureOriginals? = nil
     ) {
+        self.erasureOriginals = erasureOriginals
         self.thread = thread
         self.metrics = metrics
         self.clock = clock
@@ -41,14 +46,27 @@ final class CommitSteps: @unchecked Sendable {
     /// On the writer thread: appends `submissions` in one transaction, timed for the metrics.
     func append(_ submissions: [Submission], on writer: JournalWriter) -> Result<[AppendOutcome], JournalFailure> {
         let started = Clock.monotonicMicroseconds()
+        // An edge keeps its erasures as received before they are journaled renamed (the forwarder sends those).
+        let erasures = erasureOriginals == nil ? [] : submissions.indices.filter { submissions[$0].isErasure }
+        erasureOriginals?.note(erasureLines: erasures.map { (submissions[$0].record.id, submissions[$0].line) })
         do {
             let now = clock()
-            let outcomes = try writer.append(submissions, receivedAt: now)
+            let outcomes: [AppendOutcome]
+            do {
+                outcomes = try writer.append(submissions, receivedAt: now)
+            } catch {
+                erasureOriginals?.forget(erasures.map { submissions[$0].record.id })
+                throw error
+            }
+            erasureOriginals?.forget(
+                erasures.filter { if case .accepted = outcomes[$0] { false } else { true } }.map {
+                    submissions[$0].record.id
+                })
             metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
             metrics.commitRecords.observe(UInt64(submissions.count))
             watchHotUsers(writer.lastBatchUsers, now: now)
             let erased = zip(submissions, outcomes).contains { submission, outcome in
-                guard case .erasure = submission.record.body, case .accepted = outcome else { return false }
+                guard submission.isErasure, case .accepted = outcome else { return false }
                 return true
             }
             if erased { checkpoints.requestForgettingOldFrames() }
@@ -80,4 +98,9 @@ final class CommitSteps: @unchecked Sendable {
         learning.chunk(writer)
         recomputes.chunk(writer)
     }
+}
+
+extension Submission {
+    /// Whether it is an `erasure` record (SPEC 3.5).
+    var isErasure: Bool { if case .erasure = record.body { true } else { false } }
 }

@@ -52,7 +52,7 @@ extension Daemon {
             if !configuration.forwardServers.isEmpty {
                 let forwarder = try EdgeForwarder(
                     journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
-                    log: log)
+                    erasureOriginals: pipeline.erasureOriginals, log: log)
                 return (nil, forwarder)
             }
         } catch let mismatch as FleetStream.Mismatch {

@@ -138,7 +138,8 @@ public final class Daemon {
             pipeline = try CommitPipeline(
                 writer: writer, metrics: metrics, backlog: commits.backlog,
                 walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
-                    ?? CheckpointThread.defaultLimitFrames)
+                    ?? CheckpointThread.defaultLimitFrames,
+                erasureOriginals: configuration.forwardServers.isEmpty ? nil : ErasureOriginals())
             pipeline.setSharedUsers(rules.current.rules.settings.sharedUsers)
             pipeline.learning.start()
         } catch {

@@ -244,7 +244,7 @@ extension DaemonConfiguration {
                                   cluster can place, up to 10240)
           --metrics-listen ADDR   serve Prometheus metrics (GET /metrics) on HOST:PORT or a Unix socket path
                                   (off by default; 127.0.0.1:9464 for a local scraper)
-          --help, --version
+          --help (-h), --version
 
         Example:
           offertrackd --socket /tmp/ot.sock --db /tmp/ot.db --allow-gid offertrack-writers

@@ -34,4 +34,27 @@ public enum FileLock {
         }
         return fd
     }
+
+    /// Whether a process holds a `flock` on `path`, read from `/proc/locks` (so asking takes no lock that could
+    /// keep a daemon from starting). False when the file does not exist.
+    public static func isHeld(path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, let locks = FileSystem.readFile("/proc/locks") else { return false }
+        let device = UInt64(info.st_dev)
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+        let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+        let key = String(format2: major) + ":" + String(format2: minor) + ":" + String(info.st_ino)
+        return String(decoding: locks, as: UTF8.self).split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.contains("FLOCK") && fields.contains { $0 == key }
+        }
+    }
+}
+
+extension String {
+    /// `value` in lowercase hexadecimal, at least two digits (as `/proc/locks` writes device numbers).
+    fileprivate init(format2 value: UInt64) {
+        let hex = String(value, radix: 16)
+        self = hex.count < 2 ? "0" + hex : hex
+    }
 }

@@ -123,7 +123,7 @@ import Testing
         #expect(longestAlone <= bound, "the WAL reached \(longestAlone) bytes under the flood, bound \(bound)")
 
         // A reader holds a snapshot through a second flood: frames it may need cannot be copied, so the WAL grows
-        // by every page written meanwhile (README "Performance").
+        // by every page written meanwhile (docs/durability-and-limits.md, "The checkpoint policy").
         let reader = try Connection(path: daemon.databasePath, mode: .readOnly)
         try reader.execute("BEGIN")
         _ = try reader.scalarInt("SELECT count(*) FROM records")

@@ -42,11 +42,11 @@ import Testing
         #expect(lintian.status == 0, "\(lintian.output)")
         let lines = lintian.output.split(separator: "\n")
         #expect(!lines.contains { $0.hasPrefix("E: ") }, "\(lintian.output)")
-        // "W: offertrack: TAG details": each warning's tag is explained in the README.
-        let readme = try String(contentsOfFile: Repository.file("README.md"), encoding: .utf8)
+        // "W: offertrack: TAG details": each warning's tag is explained in docs/operating.md.
+        let manual = try String(contentsOfFile: Repository.file("docs/operating.md"), encoding: .utf8)
         for line in lines where line.hasPrefix("W: ") {
             let tag = line.split(separator: " ").dropFirst(2).first.map(String.init) ?? "?"
-            #expect(readme.contains("`\(tag)`"), "lintian warning not explained in the README: \(line)")
+            #expect(manual.contains("`\(tag)`"), "lintian warning not explained in docs/operating.md: \(line)")
         }
     }
 
@@ -104,6 +104,25 @@ import Testing
         ] {
             #expect(files.contains(path), "\(path)")
         }
+        // The hand-written manual pages, compressed as dh_installman does, byte for byte from man/; the manual's pages.
+        for (page, section) in [("offertrackd", 8), ("offertrack", 1)] {
+            let installed = "/usr/share/man/man\(section)/\(page).\(section).gz"
+            #expect(files.contains(installed), "\(installed)")
+        }
+        let directory = ScratchDirectory()
+        #expect(try Shell.run("/usr/bin/dpkg-deb", ["--extract", package, directory.path]).status == 0)
+        for (page, section) in [("offertrackd", 8), ("offertrack", 1)] {
+            let unpacked = try Shell.run(
+                "/bin/sh",
+                ["-c", #"gzip -dc "$0""#, directory.file("usr/share/man/man\(section)/\(page).\(section).gz")])
+            let source = try String(contentsOfFile: Repository.file("man/\(page).\(section)"), encoding: .utf8)
+            #expect(unpacked.status == 0 && unpacked.output == source, "\(page)(\(section)) differs from man/")
+        }
+        let pages = try FileManager.default.contentsOfDirectory(atPath: Repository.file("docs")).filter {
+            $0.hasSuffix(".md")
+        }
+        #expect(pages.count >= 7)
+        for page in pages { #expect(files.contains("/usr/share/doc/offertrack/docs/\(page)"), "\(page)") }
         let conffiles = try Self.controlFile(package, "conffiles")
         #expect(conffiles == "/etc/offertrack/rules.json\n")
     }

@@ -7,10 +7,10 @@ import Testing
 /// every attack must leave intact: the probe's latency, the daemon's peak memory, a clean stop, and every
 /// acknowledged record journaled with its `seq`.
 enum AttackHarness {
-    /// The daemon's peak RSS (`VmHWM`) may not exceed this under any attack; README "Limits under attack".
+    /// The daemon's peak RSS (`VmHWM`) may not exceed this under any attack; docs/durability-and-limits.md, "Limits under attack".
     static let peakResidentBoundMiB = 150.0
     /// One round of the event loop over 1,024 connections, each served up to 64 lines a wakeup: the most work a
-    /// well-behaved client's line can wait behind (README "Limits under attack").
+    /// well-behaved client's line can wait behind (docs/durability-and-limits.md, "Limits under attack").
     static let roundLines = 1024 * 64
 
     /// Starts a daemon with `arguments`, runs `attack` against it (which returns the acknowledgements its own
