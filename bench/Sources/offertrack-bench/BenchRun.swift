@@ -60,6 +60,7 @@ final class BenchRun {
             ("latency", { try self.measureLatency(workload) }), ("flood", { try self.measureFloodProbe(workload) }),
             ("exportstall", { try self.measureExportStall() }),
             ("returning", { try self.measureReturning() }), ("heavy", { try self.measureHotUsers() }),
+            ("erasure", { try self.measureErasure() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
             ("payouts", { try self.measurePayouts() }), ("fleet", { try self.measureFleet() }),
@@ -496,6 +497,17 @@ final class BenchRun {
         hotUsers = try HotUserSection(
             scratch: scratch, scale: hotScale,
             startDaemon: { label, path in try self.startDaemon(label: label, databasePath: path) },
+            newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
+        ).run()
+    }
+
+    /// Section 9: forgetting a person (`ErasureSection`).
+    private func measureErasure() throws {
+        try ErasureSection(
+            scratch: scratch, scale: options.smoke ? .smoke : .full,
+            startDaemon: { label, path, arguments in
+                try self.startDaemon(label: label, databasePath: path, arguments: arguments)
+            },
             newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
         ).run()
     }
