@@ -196,6 +196,7 @@ extension ConsumeLag: MetaValue {
         self.init(records: records, seconds: seconds, recordedAt: at)
     }
 
+    /// How the lag is stored: the three numbers, space-separated.
     public var metaText: String { "\(records) \(seconds) \(recordedAt)" }
 }
 
@@ -249,5 +250,6 @@ extension StreamReport: MetaValue {
             wrongPartition: wrong)
     }
 
+    /// How the report is stored: the three counts, then the problem's text.
     public var metaText: String { "\(invalid) \(conflicts) \(wrongPartition) \(problem ?? "")" }
 }

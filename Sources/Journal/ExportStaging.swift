@@ -206,6 +206,7 @@ public struct ExportStagingHooks: Sendable {
     /// Chunks of this many ledger changes, instead of the limits'.
     public var entries: Int?
 
+    /// The hooks given (none by default); parts and chunks of at least 1.
     public init(
         killAfterChunk: Int? = nil, pauseAfterChunk: Int? = nil, pauseFile: String? = nil, partBytes: Int? = nil,
         entries: Int? = nil

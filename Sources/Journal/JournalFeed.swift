@@ -16,6 +16,7 @@ public final class JournalFeed: @unchecked Sendable {
         /// The partition of the user it had before an erasure renamed it (SPEC 11); nil when not renamed.
         public var keptPartition: Int?
 
+        /// A record as read from the journal.
         public init(
             seq: Int64, id: String, user: String, line: [UInt8], receivedAt: Int64, keptPartition: Int? = nil
         ) {

@@ -28,6 +28,7 @@ public struct MetaKey<Value: MetaValue>: Sendable, Hashable {
     /// The key as stored.
     public let name: String
 
+    /// The key stored as `name`.
     public init(_ name: String) { self.name = name }
 }
 

@@ -152,6 +152,7 @@ public struct UserKeysMigrationTuning: Sendable, Equatable {
     /// Users per step of the index build: by default steps of about a second on a large journal.
     public var usersPerStep: Int64
 
+    /// The tuning given (by default: no hook, 100,000 users a step).
     public init(killAfterStep: Int? = nil, usersPerStep: Int64 = 100_000) {
         self.killAfterStep = killAfterStep
         self.usersPerStep = usersPerStep

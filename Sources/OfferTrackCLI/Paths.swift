@@ -12,6 +12,7 @@ public struct CommandEnvironment: Sendable {
     /// How `rebuild` runs schema 8's migration (`OFFERTRACK_TEST_MIGRATION_*`).
     public var migrationTuning: UserKeysMigrationTuning
 
+    /// The values given (none set by default).
     public init(
         stateDirectory: String? = nil, socket: String? = nil, exportHooks: ExportStagingHooks = .init(),
         migrationTuning: UserKeysMigrationTuning = .init()
