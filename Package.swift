@@ -124,7 +124,7 @@ let package = Package(
             dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "Posix", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "OutputFormats", "Posix"],
+            name: "CLITests", dependencies: ["OfferTrackCLI", "Journal", "OfferTrackDomain", "OutputFormats", "Posix"],
             swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         // The arrows (ARCHITECTURE.md): imports against Package.swift and the document, environment reads. No
