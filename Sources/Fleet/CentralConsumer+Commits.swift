@@ -55,7 +55,7 @@ extension CentralConsumer {
             do {
                 outcomes = try commit(chunk)
             } catch {
-                log(
+                log.error(
                     "committing \(chunk.count) records from the stream failed (they will be delivered again): "
                         + "\(error)")
                 for index in open {
@@ -160,6 +160,6 @@ extension CentralConsumer {
             return last.unlogged
         }
         guard let unlogged else { return }
-        log(line + (unlogged > 0 ? " (\(unlogged) more refused since the last line)" : ""))
+        log.warning(line + (unlogged > 0 ? " (\(unlogged) more refused since the last line)" : ""))
     }
 }

@@ -42,7 +42,7 @@ public final class CentralConsumer: Sendable {
     let partitions: [Int]
     let commit: @Sendable ([Submission]) throws -> [AppendOutcome]
     let record: @Sendable (ConsumeLag, StreamReport) -> Void
-    let log: @Sendable (String) -> Void
+    let log: Logger
     /// Whether the stream and the consumers work, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
     let state = Mutex(
@@ -116,7 +116,7 @@ public final class CentralConsumer: Sendable {
         commitRecords: Int = defaultCommitRecords,
         commit: @escaping @Sendable ([Submission]) throws -> [AppendOutcome],
         record: @escaping @Sendable (ConsumeLag, StreamReport) -> Void = { _, _ in },
-        log: @escaping @Sendable (String) -> Void
+        log: Logger
     ) throws {
         client = try JetStreamClient(servers: servers, name: "offertrack-central")
         partitionClients = try partitions.map { partition in
@@ -189,7 +189,8 @@ public final class CentralConsumer: Sendable {
         guard client.isConnected else { return true }  // not asked while reconnecting: each ask would wait 5 s
         for partition in partitions {
             guard (try? client.consumerExists(stream: stream.name, durable: Self.durable(partition))) != false else {
-                log("the consumer \(Self.durable(partition)) is gone from the stream \(stream.name); binding again")
+                log.warning(
+                    "the consumer \(Self.durable(partition)) is gone from the stream \(stream.name); binding again")
                 return false
             }
         }

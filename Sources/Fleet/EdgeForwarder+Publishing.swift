@@ -100,7 +100,7 @@ extension EdgeForwarder {
                 return entry.seq > max(state.warnedThrough, startWatermark)
             }
             if unwarned, entry.user == Erasure.name(erasureID: entry.id) {
-                logLine(
+                logLine.error(
                     "the erasure \(entry.id) (seq \(entry.seq)) is forwarded without the name of the person it "
                         + "forgets (this edge restarted before forwarding it): a central journal holding that person's "
                         + "records cannot apply it; send the erasure to that central daemon as well (offertrack erase "

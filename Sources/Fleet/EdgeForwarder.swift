@@ -32,7 +32,7 @@ public final class EdgeForwarder: Sendable {
     let stream: FleetStream
     /// Whether the stream takes what is published, for `STATUS=`, the metrics and `offertrack status`.
     public let health: StreamHealth
-    let logLine: @Sendable (String) -> Void
+    let logLine: Logger
     private let maxInFlight: Int
     private let recordsPerRead: Int
     let maxMessageRecords: Int
@@ -63,7 +63,7 @@ public final class EdgeForwarder: Sendable {
         maxMessageBytes: Int = StreamBatch.defaultMaxBytes, lingerMilliseconds: Int = 100,
         acknowledgementTimeoutMilliseconds: Int64 = 5_000,
         name: String = "offertrack-edge", startingAfter: Int64? = nil, erasureOriginals: ErasureOriginals? = nil,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        logger log: Logger = .discard
     ) throws {
         self.erasureOriginals = erasureOriginals
         self.log = try ForwardingLog(path: journalPath)
@@ -145,7 +145,7 @@ public final class EdgeForwarder: Sendable {
             if !streamReady {
                 do {
                     if let megabytes = try stream.ensure(on: client) {
-                        logLine(
+                        logLine.notice(
                             "created the stream \(stream.name) (\(megabytes) MiB, \(stream.replicas) "
                                 + "replicas, --partitions-total \(stream.partitionsTotal))")
                     }
@@ -226,7 +226,7 @@ public final class EdgeForwarder: Sendable {
             }
             return state.acknowledgedThrough
         }
-        logLine(
+        logLine.warning(
             "the stream \(stream.name) was created again (it may have lost records the central daemons had not "
                 + "consumed yet): forwarding the whole journal again, \(through) records forwarded before")
         return true

@@ -37,11 +37,11 @@ public final class StreamHealth: Sendable {
     }
 
     private let inner = Mutex(Inner())
-    private let log: @Sendable (String) -> Void
+    private let log: Logger
     private let what: String
 
     /// `what` names the side ("forwarding to the stream OFFERTRACK"); `log` writes one line.
-    public init(what: String, log: @escaping @Sendable (String) -> Void) {
+    public init(what: String, log: Logger) {
         self.what = what
         self.log = log
     }
@@ -72,7 +72,7 @@ public final class StreamHealth: Sendable {
             inner.suppressed += 1
             return nil
         }
-        if let line { log(line) }
+        if let line { log.warning(line) }
     }
 
     /// One operation of `part` succeeded: its problem, if shown, ends; the stream is up again once no part has
@@ -90,6 +90,6 @@ public final class StreamHealth: Sendable {
             inner.suppressed = 0
             return problem
         }
-        if let ended { log("stream up again, \(what) (after: \(ended))") }
+        if let ended { log.notice("stream up again, \(what) (after: \(ended))") }
     }
 }

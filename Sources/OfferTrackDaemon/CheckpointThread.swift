@@ -33,6 +33,7 @@ final class CheckpointThread: @unchecked Sendable {
     // `state`, `requests` and `health` are guarded by their Mutexes.
     private let checkpointer: WALCheckpointer
     private let walPath: String
+    private let log: Logger
 
     /// Work for the checkpoint thread, in order.
     private enum Request {
@@ -52,8 +53,8 @@ final class CheckpointThread: @unchecked Sendable {
     /// New frames that start a passive checkpoint (fewer when the limit is small).
     let passiveFrames: Int
     /// The WAL's limit by default, in frames (of a 4 KiB page and a 24-byte header: 32 MiB): past it the writer
-    /// waits for a blocking checkpoint. `OFFERTRACK_WAL_LIMIT_FRAMES` sets another (tests use a small one).
-    static let defaultLimitFrames = 8192
+    /// waits for a blocking checkpoint. `DaemonEnvironment.walLimitFrames` sets another (tests use a small one).
+    static let defaultLimitFrames = DaemonEnvironment.defaultWALLimitFrames
     let limitFrames: Int
     static let frameBytes: Int64 = 4096 + 24
     /// How long the blocking checkpoint waits for each lock (readers of the WAL).
@@ -95,7 +96,8 @@ final class CheckpointThread: @unchecked Sendable {
     private var forgettingSince: Int64?
     private var forgettingLogged = false
 
-    init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames) {
+    init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames, log: Logger) {
+        self.log = log
         self.limitFrames = max(limitFrames, 64)
         passiveFrames = min(600, self.limitFrames / 2)
         checkpointer = WALCheckpointer(path: journalPath)
@@ -168,8 +170,8 @@ final class CheckpointThread: @unchecked Sendable {
         }
         if !forgettingLogged, Clock.monotonicMilliseconds() - since > 60_000 {
             forgettingLogged = true
-            FileDescriptor.printError(
-                "offertrackd: an erasure's old WAL frames have waited over 60 s for a reader holding an old "
+            log.warning(
+                "an erasure's old WAL frames have waited over 60 s for a reader holding an old "
                     + "snapshot (a long report, a backup); they go as soon as it ends")
         }
     }
@@ -268,7 +270,7 @@ final class CheckpointThread: @unchecked Sendable {
             return health.failing == nil ? nil : health.failures
         }
         if let recovered {
-            FileDescriptor.printError("offertrackd: checkpoints succeed again (\(recovered) failed since start)")
+            log.notice("checkpoints succeed again (\(recovered) failed since start)")
         }
     }
 
@@ -281,8 +283,8 @@ final class CheckpointThread: @unchecked Sendable {
             health.failing = "\(error)"
             return health.failures
         }
-        FileDescriptor.printError(
-            "offertrackd: checkpoint failed (\(failures) since start; the WAL grows, records stay safe in it; "
+        log.error(
+            "checkpoint failed (\(failures) since start; the WAL grows, records stay safe in it; "
                 + "next try in \(backoff / 1000) s): \(error)")
     }
 }

@@ -35,16 +35,16 @@ final class CommitPipeline: Sendable {
     let stream: StreamCommits
 
     init(
-        writer: JournalWriter, metrics: DaemonMetrics, backlog: Backlog,
+        writer: JournalWriter, metrics: DaemonMetrics, backlog: Backlog, log: Logger,
         clock: @escaping @Sendable () -> Int64 = Clock.wallMilliseconds,
         walLimitFrames: Int = CheckpointThread.defaultLimitFrames, erasureOriginals: ErasureOriginals? = nil
     ) throws(PosixError) {
         let thread = JournalWriterThread(writer: writer, backlog: backlog)
         let wakeup = try EventCounter()
         let steps = CommitSteps(
-            thread: thread, metrics: metrics, clock: clock,
-            checkpoints: CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames),
-            learning: UserLearningChunks(thread: thread, clock: clock),
+            thread: thread, metrics: metrics, clock: clock, log: log,
+            checkpoints: CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames, log: log),
+            learning: UserLearningChunks(thread: thread, clock: clock, log: log),
             recomputes: RecomputeChunks(thread: thread, wakeup: wakeup), erasureOriginals: erasureOriginals)
         self.thread = thread
         self.wakeup = wakeup

@@ -15,6 +15,7 @@ final class CommitSteps: @unchecked Sendable {
     private let thread: JournalWriterThread
     private let metrics: DaemonMetrics
     private let clock: @Sendable () -> Int64
+    private let log: Logger
     let checkpoints: CheckpointThread
     let learning: UserLearningChunks
     let recomputes: RecomputeChunks
@@ -30,10 +31,11 @@ final class CommitSteps: @unchecked Sendable {
     static let chunkSpacingMilliseconds: Int64 = 100
 
     init(
-        thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64,
+        thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64, log: Logger,
         checkpoints: CheckpointThread, learning: UserLearningChunks, recomputes: RecomputeChunks,
         erasureOriginals: ErasureOriginals? = nil
     ) {
+        self.log = log
         self.erasureOriginals = erasureOriginals
         self.thread = thread
         self.metrics = metrics
@@ -83,7 +85,7 @@ final class CommitSteps: @unchecked Sendable {
         let shared = sharedUsers.withLock { $0 }
         for (user, records) in users {
             if let line = hotUsers.note(user: user, records: records, shared: shared.contains(user), now: now) {
-                FileDescriptor.printError("offertrackd: \(line)")
+                log.warning(line)
             }
         }
     }

@@ -6,7 +6,7 @@ import WireFormat
 /// peer policy, refused peers handed to `RefusedPeers`.
 extension Daemon {
     func acceptConnections(now: Int64) {
-        guard let listener else { return }
+        guard let listener = connections.listener else { return }
         var accepts = 0
         while connections.count < configuration.maxConnections && accepts < Self.acceptsPerWakeup {
             accepts += 1
@@ -18,15 +18,14 @@ extension Daemon {
                 return
             }
             guard let fd = accepted else { return }
-            guard let peer = try? UnixSocket.peerCredentials(fd), policy.allows(peer) else {
+            guard let peer = try? UnixSocket.peerCredentials(fd), connections.policy.allows(peer) else {
                 refuseUnauthorized(fd, now: now)
                 continue
             }
             let connection = ClientConnection(
-                token: nextToken, fd: fd, maxLineBytes: configuration.maxLineBytes, budget: answers, now: activeNow,
-                mayReview: policy.mayReview(peer))
-            nextToken += 1
-            connections[connection.token] = connection
+                token: connections.takeToken(), fd: fd, maxLineBytes: configuration.maxLineBytes,
+                budget: connections.answers, now: connections.activeNow, mayReview: connections.policy.mayReview(peer))
+            connections.insert(connection)
             updateInterest(connection)
         }
         if connections.count >= configuration.maxConnections { try? watchListener(false) }
@@ -37,10 +36,10 @@ extension Daemon {
     /// (`AcceptPause`).
     func pauseAccepting(after error: PosixError, now: Int64) {
         // Refused peers only linger to read why: their descriptors are the first to give back.
-        refused.closeAll()
+        connections.refused.closeAll()
         try? watchListener(false)
-        acceptPausedUntil = acceptPause.failed(now: now) {
-            log("accept failed: \(error); accepting paused while \(connections.count) connections are open")
+        connections.acceptPausedUntil = connections.acceptPause.failed(now: now) {
+            log.warning("accept failed: \(error); accepting paused while \(connections.count) connections are open")
         }
     }
 
@@ -52,21 +51,19 @@ extension Daemon {
         ).encoded
         counters.rejected += 1
         metrics.reject(.unauthorized)
-        let token = nextToken
-        nextToken += 1
-        refused.refuse(fd, answer: line, token: token, now: now)
+        connections.refused.refuse(fd, answer: line, token: connections.takeToken(), now: now)
     }
 
     /// Starts or stops watching the listener. A failure to watch it is fatal: a daemon that silently stops
     /// accepting is worse than one the service manager restarts.
     func watchListener(_ watch: Bool) throws(PosixError) {
-        guard let listener, watch != listenerWatched else { return }
+        guard let listener = connections.listener, watch != connections.listenerWatched else { return }
         if watch {
             try epoll.add(listener, events: .readable, token: EpollToken.listener)
         } else {
             epoll.remove(listener)
         }
-        listenerWatched = watch
+        connections.listenerWatched = watch
     }
 
     /// Watches the listener again (after a pause or at the connection limit), recording a failure as fatal.
@@ -74,7 +71,7 @@ extension Daemon {
         do {
             try watchListener(true)
         } catch {
-            fatalFailure = fatalFailure ?? "cannot watch the listening socket: \(error)"
+            service.fatalFailure = service.fatalFailure ?? "cannot watch the listening socket: \(error)"
         }
     }
 }

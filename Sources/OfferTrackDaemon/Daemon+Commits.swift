@@ -10,7 +10,7 @@ import WireFormat
 extension Daemon {
     func dispatchBatchIfIdle(now: Int64) {
         guard commits.writerBusySince == nil, !commits.isEmpty else { return }
-        if journalCorruption != nil {
+        if journal.isCorrupt {
             // Not retried as if transient: refused without touching the journal again.
             refuseWaiting(now: now)
             return
@@ -52,21 +52,20 @@ extension Daemon {
     /// the stream), anything else is shown until a commit succeeds.
     func noteJournalFailure(_ failure: JournalFailure) {
         metrics.storageFailures.increment()
+        let news = journal.failed(failure)
         guard failure.isCorruption else {
-            if storageFailure == nil { log("the journal cannot commit: \(failure.message)") }
-            storageFailure = failure.message
+            if news { log.error("the journal cannot commit: \(failure.message)") }
             return
         }
-        if journalCorruption == nil {
+        if news {
             counters.corruptionsDetected += 1
-            log(
+            log.error(
                 "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
                     + "restore the latest backup (README \"Backups\") and start it again")
         }
-        journalCorruption = failure.message
         pipeline.stream.refusing.withLock { $0 = failure }
         metrics.journalCorrupt.set(1)
-        notifier.send("STATUS=\(statusLine())")
+        service.send("STATUS=\(statusLine())")
     }
 
     /// A commit of records from the stream: counted as a batch's are, its failure handled as a batch's.
@@ -83,9 +82,8 @@ extension Daemon {
 
     /// A batch (or a stream commit) committed: a failure shown ends.
     func noteJournalCommitted() {
-        guard let failure = storageFailure else { return }
-        log("the journal commits again (after: \(failure))")
-        storageFailure = nil
+        guard let failure = journal.committed() else { return }
+        log.notice("the journal commits again (after: \(failure))")
     }
 
     /// Answers `storage_unavailable` to one job that was not committed.
@@ -144,9 +142,11 @@ extension Daemon {
 
     /// Reads again the connections held back by the answer budget once it is half free.
     func resumeAnswerPausedConnections() {
-        guard !pausedForAnswers.isEmpty, answers.bytes < answers.limit / 2 else { return }
-        let tokens = pausedForAnswers
-        pausedForAnswers.removeAll()
+        guard !connections.pausedForAnswers.isEmpty, connections.answers.bytes < connections.answers.limit / 2 else {
+            return
+        }
+        let tokens = connections.pausedForAnswers
+        connections.pausedForAnswers.removeAll()
         for token in tokens {
             if let connection = connections[token] { updateInterest(connection) }
         }

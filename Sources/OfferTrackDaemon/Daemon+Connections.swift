@@ -7,8 +7,8 @@ import WireFormat
 /// epoll watches, flushing and closing.
 extension Daemon {
     func serviceConnection(_ token: UInt64, events: Epoll.Events, now: Int64) {
-        if refused.contains(token) {
-            refused.drain(token)
+        if connections.refused.contains(token) {
+            connections.refused.drain(token)
             return
         }
         guard let connection = connections[token] else { return }
@@ -31,7 +31,7 @@ extension Daemon {
     /// Flushes, then closes a finished or broken connection, else updates what epoll watches.
     func settle(_ connection: ClientConnection, now: Int64) {
         guard connections[connection.token] != nil else { return }
-        guard connection.flush(now: activeNow) else {
+        guard connection.flush(now: connections.activeNow) else {
             close(connection)
             return
         }
@@ -46,7 +46,7 @@ extension Daemon {
     /// handled are consumed (`ReadBuffer.discard`), so reading can stop after any line (its answers or its queued records reached a
     /// bound) and the rest stays in the socket, which pushes back on the peer.
     func read(from connection: ClientConnection, now: Int64) {
-        linesThisWakeup = 0
+        connections.linesThisWakeup = 0
         if UnixSocket.unreadOutputBytes(connection.fd) >= Self.maxUnreadByPeer {
             connection.peerIsBehind = true
             return
@@ -54,7 +54,7 @@ extension Daemon {
         for _ in 0..<Self.readsPerWakeup {
             let result: IOResult
             do {
-                result = try readBuffer.peek(connection.fd)
+                result = try connections.readBuffer.peek(connection.fd)
             } catch {
                 connection.inputEnded = true
                 return
@@ -67,15 +67,17 @@ extension Daemon {
                 connection.framer.finish { _ = handle($0, on: connection) }
                 return
             case .transferred(let count):
-                connection.lastProgressMilliseconds = activeNow
-                let consumed = connection.framer.append(readBuffer.bytes(count)) {
+                connection.lastProgressMilliseconds = connections.activeNow
+                let consumed = connection.framer.append(connections.readBuffer.bytes(count)) {
                     handle($0, on: connection)
                 }
-                guard readBuffer.discard(consumed, from: connection.fd) else {
+                guard connections.readBuffer.discard(consumed, from: connection.fd) else {
                     connection.inputEnded = true
                     return
                 }
-                if consumed < count || linesThisWakeup >= Self.linesPerWakeup || mustPauseReading(connection) {
+                if consumed < count || connections.linesThisWakeup >= Self.linesPerWakeup
+                    || mustPauseReading(connection)
+                {
                     return
                 }
             }
@@ -119,16 +121,16 @@ extension Daemon {
                 connection.answerImmediately(.rejected(id: id, error))
             }
         }
-        linesThisWakeup += 1
-        return linesThisWakeup < Self.linesPerWakeup && !mustPauseReading(connection)
+        connections.linesThisWakeup += 1
+        return connections.linesThisWakeup < Self.linesPerWakeup && !mustPauseReading(connection)
     }
 
     /// Whether `connection` must not be read now. Over the global queue or answer budget only the connections
     /// with records queued or answers waiting are held back, so a well-behaved client is still read.
     func mustPauseReading(_ connection: ClientConnection) -> Bool {
         if commits.mustHoldBack(connection.token) { return true }
-        if answers.isExceeded && connection.heldAnswerBytes > 0 {
-            pausedForAnswers.insert(connection.token)
+        if connections.answers.isExceeded && connection.heldAnswerBytes > 0 {
+            connections.pausedForAnswers.insert(connection.token)
             return true
         }
         return connection.peerIsBehind || connection.unansweredCount >= Self.maxUnansweredPerConnection
@@ -136,7 +138,7 @@ extension Daemon {
     }
 
     func updateInterest(_ connection: ClientConnection) {
-        connection.readingPaused = stopping || mustPauseReading(connection)
+        connection.readingPaused = service.stopping || mustPauseReading(connection)
         var wanted: Epoll.Events = []
         if !connection.readingPaused && !connection.inputEnded { wanted.insert(.readable) }
         if connection.pendingOutputBytes > 0 || connection.peerIsBehind { wanted.insert(.writable) }
@@ -155,13 +157,12 @@ extension Daemon {
     }
 
     func close(_ connection: ClientConnection) {
-        guard connections.removeValue(forKey: connection.token) != nil else { return }
+        guard connections.remove(connection.token) else { return }
         epoll.remove(connection.fd)
         FileDescriptor.close(connection.fd)
         commits.forget(connection.token)
-        pausedForAnswers.remove(connection.token)
-        if !stopping && connections.count < configuration.maxConnections {
-            acceptPausedUntil = nil
+        if !service.stopping && connections.count < configuration.maxConnections {
+            connections.acceptPausedUntil = nil
             resumeAccepting()
         }
     }

@@ -7,58 +7,51 @@ import Systemd
 /// changed, lingering refused peers and idle connections closed.
 extension Daemon {
     func housekeeping(now: Int64) {
-        if let until = acceptPausedUntil, now >= until {
-            acceptPausedUntil = nil
-            if !stopping && connections.count < configuration.maxConnections { resumeAccepting() }
+        if let until = connections.acceptPausedUntil, now >= until {
+            connections.acceptPausedUntil = nil
+            if !service.stopping && connections.count < configuration.maxConnections { resumeAccepting() }
         }
-        if let interval = watchdogIntervalMilliseconds, now - lastWatchdogPing >= interval / 2 {
+        if let interval = service.watchdogIntervalMilliseconds, now - service.lastWatchdogPing >= interval / 2 {
             let streamCommitSince = pipeline.stream.startedAt.load(ordering: .relaxed)
             let writerStuck =
                 (commits.writerBusySince.map { now - $0 > interval / 2 } ?? false)
                 || (streamCommitSince > 0 && now - streamCommitSince > interval / 2)
             if !writerStuck {
-                notifier.send("WATCHDOG=1")
-                lastWatchdogPing = now
+                service.send("WATCHDOG=1")
+                service.lastWatchdogPing = now
             }
         }
-        if now - lastStatusAt >= 1000 {
-            lastStatusAt = now
+        if now - service.lastStatusAt >= 1000 {
+            service.lastStatusAt = now
             let status = statusLine()
-            if status != lastStatus {
-                notifier.send("STATUS=\(status)")
-                lastStatus = status
+            if status != service.lastStatus {
+                service.send("STATUS=\(status)")
+                service.lastStatus = status
             }
         }
-        refused.closeExpired(now: now)
-        if now - lastIdleSweep >= 1000 {
-            lastIdleSweep = now
+        connections.refused.closeExpired(now: now)
+        if now - connections.lastIdleSweep >= 1000 {
+            connections.lastIdleSweep = now
             let limit = Int64(configuration.idleTimeoutSeconds) * 1000
-            for connection in Array(connections.values) where activeNow - connection.lastProgressMilliseconds > limit {
-                close(connection)
-            }
+            for connection in connections.idle(longerThan: limit) { close(connection) }
         }
     }
 
     func statusLine() -> String {
         var line =
-            "\(stopping ? "stopping" : "serving"): \(connections.count) connections; "
+            "\(service.stopping ? "stopping" : "serving"): \(connections.count) connections; "
             + "\(counters.accepted) accepted, \(counters.duplicates) duplicate, \(counters.rejected) rejected "
             + "since start; last seq \(counters.lastSeq)"
-        if let journalCorruption {
-            line += "; JOURNAL CORRUPT (\(counters.corruptionsDetected) detected; not acknowledging; restore from "
-            line += "backup): \(journalCorruption)"
-        } else if let storageFailure {
-            line += "; JOURNAL FAILING: \(storageFailure)"
-        }
+        line += journal.statusPart(detections: counters.corruptionsDetected)
         let checkpoints = pipeline.checkpoints.health.withLock { $0 }
         if let failing = checkpoints.failing {
             line += "; CHECKPOINT FAILING (\(checkpoints.failures) failures since start, backing off): \(failing)"
         } else if checkpoints.failures > 0 {
             line += "; \(checkpoints.failures) checkpoint failures since start"
         }
-        line += fleetStatus()
+        line += fleet.statusPart
         if let error = rules.lastError { line += "; RULES RELOAD FAILED (old rules kept): \(error)" }
-        if recomputeStartedAt != nil {
+        if recompute.isRunning {
             let users = pipeline.recomputes.recomputedUsers.load(ordering: .relaxed)
             line += "; recomputing the derived tables for new windows (\(users) users so far)"
         }

@@ -18,28 +18,28 @@ extension Daemon {
     }
 
     func beginShutdown(now: Int64) {
-        guard !stopping else { return }
-        stopping = true
-        notifier.send("STOPPING=1\nSTATUS=stopping: finishing \(commits.count) queued records")
-        log("stopping: finishing what was read, answering the rest shutting_down")
-        if let listener {
+        guard !service.stopping else { return }
+        service.stopping = true
+        service.send("STOPPING=1\nSTATUS=stopping: finishing \(commits.count) queued records")
+        log.notice("stopping: finishing what was read, answering the rest shutting_down")
+        if let listener = connections.listener {
             try? watchListener(false)
             // A socket-activated listener stays with systemd; closing our copy only stops our accepting.
             FileDescriptor.close(listener)
-            self.listener = nil
+            connections.listener = nil
         }
-        drainDeadline = now + Int64(configuration.drainTimeoutSeconds) * 1000
-        if recomputeStartedAt != nil {
+        service.drainDeadline = now + Int64(configuration.drainTimeoutSeconds) * 1000
+        if recompute.isRunning {
             // Not worth waiting for: the next start recomputes the derived tables from scratch.
             pipeline.recomputes.abandon()
-            recomputeStartedAt = nil
-            log("abandoning the recompute for new windows; the next start recomputes from scratch")
+            recompute.abandon()
+            log.notice("abandoning the recompute for new windows; the next start recomputes from scratch")
         }
-        for connection in Array(connections.values) { settle(connection, now: now) }
+        for connection in connections.all { settle(connection, now: now) }
     }
 
     func drainFinished(now: Int64) -> Bool {
-        if now >= drainDeadline && !commits.isEmpty {
+        if now >= service.drainDeadline && !commits.isEmpty {
             let abandoned = commits.removeAll()
             metrics.reject(.shuttingDown, count: UInt64(abandoned.count))
             for job in abandoned {
@@ -50,52 +50,47 @@ extension Daemon {
                         RecordError(.shuttingDown, "the daemon is stopping; retry with the same id")),
                     to: job)
             }
-            for connection in Array(connections.values) { settle(connection, now: now) }
+            for connection in connections.all { settle(connection, now: now) }
         }
         let journalIdle = commits.isEmpty && commits.writerBusySince == nil
-        let outputFlushed = connections.values.allSatisfy { $0.pendingOutputBytes == 0 }
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
-        return journalIdle && (outputFlushed || now >= drainDeadline + 2000)
+        return journalIdle && (connections.allFlushed || now >= service.drainDeadline + 2000)
     }
 
     func reloadRules(now: Int64) {
-        notifier.send("RELOADING=1\nMONOTONIC_USEC=\(Clock.monotonicMicroseconds())")
+        service.send("RELOADING=1\nMONOTONIC_USEC=\(Clock.monotonicMicroseconds())")
         let previousSettings = rules.current.rules.settings
         switch rules.reload() {
         case .success(let summary):
-            log("rules reloaded: \(summary)")
+            log.notice("rules reloaded: \(summary)")
             let settings = rules.current.rules.settings
             pipeline.setSharedUsers(settings.sharedUsers)
             if settings != previousSettings && !configuration.journalOnly {
                 // New windows change attribution itself: the writer recomputes the derived tables a chunk of
                 // users at a time between batches, so records keep being acknowledged (and the watchdog fed);
                 // readers see the old windows until the last chunk swaps the new tables in. READY=1 follows.
-                recomputeStartedAt = now
-                log("recomputing the derived tables for the new windows; the daemon keeps serving")
-                recomputeGeneration += 1
-                pipeline.recomputes.start(settings, generation: recomputeGeneration)
+                let generation = recompute.start(now: now)
+                log.info("recomputing the derived tables for the new windows; the daemon keeps serving")
+                pipeline.recomputes.start(settings, generation: generation)
                 return
             }
         case .failure(let error):
-            log("rules reload failed, keeping the previous rules: \(error)")
+            log.warning("rules reload failed, keeping the previous rules: \(error)")
         }
         // With a recompute for new windows still running, READY=1 comes when it finishes.
-        if recomputeStartedAt != nil { return }
-        notifier.send("READY=1\nSTATUS=\(statusLine())")
-        lastStatus = statusLine()
+        if recompute.isRunning { return }
+        service.ready(statusLine())
     }
 
     /// The writer finished recomputing the derived tables for a reload: the reload is complete.
     func finishRecompute(_ outcome: RecomputeOutcome, now: Int64) {
-        guard let startedAt = recomputeStartedAt, outcome.generation == recomputeGeneration else { return }
-        recomputeStartedAt = nil
+        guard let startedAt = recompute.finish(generation: outcome.generation) else { return }
         let took = now - startedAt
         switch outcome.result {
-        case .success: log("derived tables recomputed for the new windows in \(took) ms")
+        case .success: log.info("derived tables recomputed for the new windows in \(took) ms")
         case .failure(let failure):
-            log("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")
+            log.warning("recomputing derived tables failed (they are rebuilt at the next start): \(failure.message)")
         }
-        notifier.send("READY=1\nSTATUS=\(statusLine())")
-        lastStatus = statusLine()
+        service.ready(statusLine())
     }
 }

@@ -6,10 +6,11 @@ import Posix
 extension Daemon {
     /// Checks the journal (`PRAGMA quick_check`), then opens and migrates it and brings its derived tables up to
     /// date. A damaged journal is exit 65, which the unit does not restart: restarting cannot repair it.
-    static func openJournal(_ configuration: DaemonConfiguration, settings: AttributionSettings)
-        throws(StartupError) -> JournalWriter
-    {
-        let heartbeat = StartupHeartbeat()
+    static func openJournal(
+        _ configuration: DaemonConfiguration, settings: AttributionSettings, environment: DaemonEnvironment,
+        log: Logger
+    ) throws(StartupError) -> JournalWriter {
+        let heartbeat = StartupHeartbeat(supervised: environment.supervised, log: log)
         defer { heartbeat.stop() }
         let path = configuration.databasePath
         let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
@@ -20,14 +21,14 @@ extension Daemon {
                 throw StartupError(
                     exitCode: .dataError, "the journal \(path) is corrupt (quick_check: \(problems)): \(restore)")
             }
-            FileDescriptor.printError(
-                "offertrackd: quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
+            log.info(
+                "quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
             heartbeat.enter("opening the journal (migrating it when older)")
             let writer = try JournalWriter(
                 path: path, durability: configuration.durability, schema: .migrate, settings: settings,
                 maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false,
                 keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal,
-                migrationTuning: configuration.migrationTuning)
+                migrationTuning: environment.migrationTuning)
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
             return writer
         } catch let error as StartupError {
@@ -45,7 +46,7 @@ extension Daemon {
         let wanted = UInt64(configuration.maxConnections) + Self.spareDescriptors
         let granted = ResourceLimits.raiseOpenFiles(to: wanted)
         if granted < wanted {
-            log("the open-file limit is \(granted), below the \(wanted) that --max-connections needs")
+            log.warning("the open-file limit is \(granted), below the \(wanted) that --max-connections needs")
         }
     }
 }

@@ -9,7 +9,10 @@ import Systemd
 import WireFormat
 
 /// The daemon: one event loop thread doing all socket I/O, framing and validation, and one writer thread
-/// committing batches to the journal (see `CommitPipeline`).
+/// committing batches to the journal (see `CommitPipeline`). Its state is held by job: the peers
+/// (`Connections`), the records waiting for the writer (`CommitQueue`), the journal's health (`JournalHealth`),
+/// what the service manager is told (`ServiceStatus`), the rules and their recompute (`RulesHolder`,
+/// `WindowRecompute`) and the edge or central side (`DaemonFleet`).
 public final class Daemon {
     /// What each registration in the event loop's epoll set carries in its data: the fixed sources, then
     /// connections numbered from `firstConnection`.
@@ -44,68 +47,39 @@ public final class Daemon {
     static let spareDescriptors: UInt64 = 64
 
     let configuration: DaemonConfiguration
+    /// Every line the daemon logs, with its priority.
+    let log: Logger
     let epoll: Epoll
     let signals: SignalChannel
     let pipeline: CommitPipeline
-    let policy: PeerPolicy
     let rules: RulesHolder
-    /// The listening socket's descriptor until the drain begins.
-    var listener: Int32?
-    var listenerWatched = false
-    let listenerDescription: String
     /// The exclusive lock on `<journal>.lock`, held for the process's life.
     let journalLock: Int32
-
-    var connections: [UInt64: ClientConnection] = [:]
-    /// Refused peers lingering to read why.
-    let refused: RefusedPeers
-    var nextToken = EpollToken.firstConnection
+    /// The listener and the peers.
+    let connections: Connections
     /// The records waiting for the writer, the batch it has, and the connections held back for them.
     var commits = CommitQueue()
-    /// When the writer began recomputing the derived tables for reloaded windows; nil when it is not.
-    var recomputeStartedAt: Int64?
-    /// The last recompute asked for; outcomes of earlier ones (superseded by a second reload) are ignored.
-    var recomputeGeneration = 0
-    let answers = AnswerBudget(limit: Daemon.maxUnsentAnswerBytes)
-    var pausedForAnswers: Set<UInt64> = []
-    /// Milliseconds the event loop has been running (monotonic time minus the gaps it was stopped): what the
-    /// idle timeout counts.
-    var activeNow: Int64 = 0
-    var lastTurnAt: Int64 = 0
-    /// Why the daemon must stop and exit non-zero (the listener could not be watched).
-    var fatalFailure: String?
-    /// What connections are peeked and read into (`readChunk` bytes).
-    let readBuffer = ReadBuffer(capacity: Daemon.readChunk)
-    /// Lines handled in the current `read(from:)`.
-    var linesThisWakeup = 0
-
+    /// The journal as the last commit found it.
+    var journal = JournalHealth.healthy
+    /// The recompute a reload with new windows started.
+    var recompute = WindowRecompute()
+    /// What the service manager is told, and whether the daemon is stopping.
+    let service: ServiceStatus
     var counters = DaemonCounters()
     let metrics = DaemonMetrics()
     let metricsServer: MetricsServer?
-    /// Edge mode: the forwarder to the stream.
-    let forwarder: EdgeForwarder?
-    /// Central mode: the consumer of this journal's partitions.
-    let consumer: CentralConsumer?
-    var storageFailure: String?
-    /// Set when SQLite found the journal damaged: from then on nothing is committed or acknowledged (every record
-    /// is answered `storage_unavailable`) until an operator restores a backup and restarts the daemon.
-    var journalCorruption: String?
-    var stopping = false
-    var drainDeadline: Int64 = 0
-    let notifier = ServiceNotifier()
-    let watchdogIntervalMilliseconds: Int64?
-    var lastWatchdogPing: Int64 = 0
-    var lastStatus = ""
-    var lastStatusAt: Int64 = 0
-    var lastIdleSweep: Int64 = 0
-    /// When accepting resumes after an accept failure; nil while not paused.
-    var acceptPausedUntil: Int64?
-    var acceptPause = AcceptPause()
+    /// The forwarder (edge) or the consumer (central), or neither.
+    let fleet: DaemonFleet
 
-    /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run.
-    public init(configuration: DaemonConfiguration) throws(StartupError) {
+    /// Opens the journal, takes the socket (socket activation or `--socket`) and gets ready to run; every line
+    /// the daemon logs goes to `log`. `environment` is what the executable read from its process environment.
+    public init(configuration: DaemonConfiguration, environment: DaemonEnvironment, log: Logger) throws(StartupError) {
         self.configuration = configuration
-        policy = PeerPolicy(
+        self.log = log
+        service = ServiceStatus(
+            log: log,
+            watchdogIntervalMilliseconds: ServiceManager.watchdogIntervalMicroseconds().map { Int64($0 / 1000) })
+        let policy = PeerPolicy(
             ownUID: CurrentProcess.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs,
             reviewerUIDs: configuration.reviewerUIDs, reviewerGIDs: configuration.reviewerGIDs)
         do {
@@ -126,19 +100,18 @@ public final class Daemon {
                 exitCode: .cannotCreate, "cannot lock the journal \(configuration.databasePath): \(error)")
         }
         let socket = try ListeningSocket.take(configuration)
-        listener = socket.fd
-        listenerDescription = socket.description
         do {
-            let writer = try Self.openJournal(configuration, settings: rules.current.rules.settings)
+            let writer = try Self.openJournal(
+                configuration, settings: rules.current.rules.settings, environment: environment, log: log)
             counters.lastSeq = try writer.lastSeq()
-            try Self.claimFleet(writer, configuration)
+            try DaemonFleet.claim(writer, configuration)
             epoll = try Epoll()
-            refused = RefusedPeers(epoll: epoll, buffer: readBuffer)
+            connections = Connections(
+                listener: socket.fd, description: socket.description, policy: policy, epoll: epoll)
             signals = try SignalChannel()
             pipeline = try CommitPipeline(
-                writer: writer, metrics: metrics, backlog: commits.backlog,
-                walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
-                    ?? CheckpointThread.defaultLimitFrames,
+                writer: writer, metrics: metrics, backlog: commits.backlog, log: log,
+                walLimitFrames: environment.walLimitFrames,
                 erasureOriginals: configuration.forwardServers.isEmpty ? nil : ErasureOriginals())
             pipeline.setSharedUsers(rules.current.rules.settings.sharedUsers)
             pipeline.learning.start()
@@ -147,16 +120,15 @@ public final class Daemon {
             if let error = error as? StartupError { throw error }
             throw StartupError(exitCode: .osError, "\(error)")
         }
-        (consumer, forwarder) = try Self.fleetSides(configuration, pipeline: pipeline)
+        fleet = try DaemonFleet(configuration, pipeline: pipeline, log: log)
         if let address = configuration.metricsAddress {
             let path = configuration.databasePath
             do {
-                metricsServer = try MetricsServer(address: address) { [metrics, forwarder, consumer, pipeline] in
+                metricsServer = try MetricsServer(address: address, log: log) { [metrics, fleet, pipeline] in
                     let bytes = ["", "-wal"].compactMap { CurrentProcess.fileSize(path + $0) }.reduce(0, +)
                     return metrics.render(
                         journalBytes: Int64(bytes),
-                        checkpointFailures: pipeline.checkpoints.health.withLock { $0.failures },
-                        fleet: Self.fleetMetrics(forwarder: forwarder, consumer: consumer))
+                        checkpointFailures: pipeline.checkpoints.health.withLock { $0.failures }, fleet: fleet.metrics)
                 }
             } catch {
                 throw StartupError(
@@ -165,7 +137,6 @@ public final class Daemon {
         } else {
             metricsServer = nil
         }
-        watchdogIntervalMilliseconds = ServiceManager.watchdogIntervalMicroseconds().map { Int64($0 / 1000) }
         raiseDescriptorLimit()
     }
 
@@ -175,12 +146,13 @@ public final class Daemon {
         while true {
             let events: [(token: UInt64, events: Epoll.Events)]
             do {
-                events = try epoll.wait(timeoutMilliseconds: stopping ? 50 : 250)
+                events = try epoll.wait(timeoutMilliseconds: service.stopping ? 50 : 250)
             } catch {
-                log("event loop failed: \(error)")
+                log.error("event loop failed: \(error)")
                 return .osError
             }
-            let now = startTurn()
+            let now = Clock.monotonicMilliseconds()
+            connections.advanceClock(to: now)
             for event in events {
                 switch event.token {
                 case EpollToken.listener: acceptConnections(now: now)
@@ -190,10 +162,10 @@ public final class Daemon {
                 }
             }
             finishTurn(now: now)
-            if stopping && drainFinished(now: now) { break }
+            if service.stopping && drainFinished(now: now) { break }
         }
         shutDown()
-        return fatalFailure == nil ? .ok : .osError
+        return service.fatalFailure == nil ? .ok : .osError
     }
 
     /// Watches the signals, the writer's wakeup and the listener, starts the side threads and sends `READY=1`;
@@ -204,27 +176,18 @@ public final class Daemon {
             try epoll.add(pipeline.wakeup.fd, events: .readable, token: EpollToken.commits)
             try watchListener(true)
         } catch {
-            log("cannot start the event loop: \(error)")
-            notifier.send("STATUS=failed: cannot start the event loop: \(error)".replacingNewlines())
+            log.error("cannot start the event loop: \(error)")
+            service.send("STATUS=failed: cannot start the event loop: \(error)".replacingNewlines())
             return false
         }
         metricsServer?.start()
-        forwarder?.start()
-        consumer?.start()
-        lastTurnAt = Clock.monotonicMilliseconds()
-        notifier.send("READY=1\nSTATUS=\(statusLine())")
-        log(
-            "listening on \(listenerDescription), journal \(configuration.databasePath) "
+        fleet.start()
+        connections.startClock(now: Clock.monotonicMilliseconds())
+        service.send("READY=1\nSTATUS=\(statusLine())")
+        log.info(
+            "listening on \(connections.listenerDescription), journal \(configuration.databasePath) "
                 + "(durability \(configuration.durability.rawValue)), \(rules.summary)")
         return true
-    }
-
-    /// The time of this turn; idleness counts at most `maxIdleStepMilliseconds` of the gap since the last.
-    private func startTurn() -> Int64 {
-        let now = Clock.monotonicMilliseconds()
-        activeNow += min(max(now - lastTurnAt, 0), Self.maxIdleStepMilliseconds)
-        lastTurnAt = now
-        return now
     }
 
     /// After the events: readers resumed, the next batch handed over, metrics, housekeeping, and the drain begun
@@ -235,24 +198,19 @@ public final class Daemon {
         metrics.connections.set(Int64(connections.count))
         metrics.queuedRecords.set(Int64(commits.queuedRecords))
         housekeeping(now: now)
-        if let failure = fatalFailure, !stopping {
-            log("\(failure); stopping so that the service manager restarts the daemon")
-            notifier.send("STATUS=failed: \(failure)".replacingNewlines())
+        if let failure = service.fatalFailure, !service.stopping {
+            log.error("\(failure); stopping so that the service manager restarts the daemon")
+            service.send("STATUS=failed: \(failure)".replacingNewlines())
             beginShutdown(now: now)
         }
     }
 
     /// After the drain: every connection closed, the side threads stopped, the journal closed.
     private func shutDown() {
-        for connection in Array(connections.values) { close(connection) }
-        refused.closeAll()
-        forwarder?.stop()
-        consumer?.stop()
+        for connection in connections.all { close(connection) }
+        connections.refused.closeAll()
+        fleet.stop()
         pipeline.closeJournal()
-        log("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
-    }
-
-    func log(_ message: String) {
-        FileDescriptor.printError("offertrackd: \(message)")
+        log.info("stopped: \(counters.accepted) accepted, \(counters.duplicates) duplicate since start")
     }
 }

@@ -2,7 +2,8 @@ import Journal
 import OfferTrackDomain
 import Posix
 
-/// Everything the daemon is told by its flags and environment.
+/// Everything the daemon is told by its flags (`$STATE_DIRECTORY` only moves the default journal); what it takes
+/// from the process environment is `DaemonEnvironment`.
 public struct DaemonConfiguration: Sendable, Equatable {
     /// Where to bind when not socket-activated.
     public var socketPath = "./offertrack.sock"
@@ -45,9 +46,6 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Size limit of that stream in MiB (it refuses new records when full: `Discard=New`); nil: as large as the
     /// cluster can place, up to 10 GiB.
     public var streamMaxMegabytes: Int?
-    /// How schema 8's migration runs: the tests' hooks and tuning, which `offertrackd`'s main reads from the
-    /// environment (no library reads it).
-    public var migrationTuning = UserKeysMigrationTuning()
 
     /// The defaults: `./offertrack.db`, or `$STATE_DIRECTORY/offertrack.db` under systemd.
     public init(stateDirectory: String? = nil) {

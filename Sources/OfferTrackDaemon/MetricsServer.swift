@@ -26,10 +26,11 @@ final class MetricsServer: Sendable {
 
     private let listener: Int32
     private let render: @Sendable () -> String
+    private let log: Logger
     private let queue = DispatchQueue(label: "offertrack.metrics")
 
     /// Binds `address` now (so a bad address fails the start) and serves once `start()` is called.
-    init(address: MetricsAddress, render: @escaping @Sendable () -> String) throws(ListenFailure) {
+    init(address: MetricsAddress, log: Logger, render: @escaping @Sendable () -> String) throws(ListenFailure) {
         switch address {
         case .tcp(let host, let port):
             do { listener = try TCPSocket.listen(host: host, port: port) } catch { throw .tcp(error) }
@@ -37,6 +38,7 @@ final class MetricsServer: Sendable {
             do { listener = try UnixSocket.listen(path: path, mode: 0o660) } catch { throw .unix(error) }
         }
         self.render = render
+        self.log = log
     }
 
     func start() {
@@ -51,8 +53,8 @@ final class MetricsServer: Sendable {
                     // like the event loop's listener. (A plain sleep: Dispatch's timers need descriptors too.)
                     let now = Clock.monotonicMilliseconds()
                     let resume = pause.failed(now: now) {
-                        FileDescriptor.printError(
-                            "offertrackd: metrics endpoint: accept failed: \(error); accepting paused")
+                        log.warning(
+                            "metrics endpoint: accept failed: \(error); accepting paused")
                     }
                     Sleep.milliseconds(Int(resume - now))
                     continue

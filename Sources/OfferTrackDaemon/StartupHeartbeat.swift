@@ -19,8 +19,9 @@ final class StartupHeartbeat: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let supervised: Bool
 
-    init() {
-        supervised = CurrentProcess.environment("NOTIFY_SOCKET") != nil
+    /// Runs the heartbeat when `supervised` (a service manager listens: `DaemonEnvironment.supervised`).
+    init(supervised: Bool, log: Logger) {
+        self.supervised = supervised
         guard supervised else { return }
         let started = Clock.monotonicMilliseconds()
         DispatchQueue(label: "offertrack.startup-heartbeat").async { [self] in
@@ -34,8 +35,8 @@ final class StartupHeartbeat: Sendable {
                 } else {
                     ServiceManager.notify("STATUS=starting: \(doing), \(seconds) s; no progress (disk stuck?)")
                     if progress.justStalled {
-                        FileDescriptor.printError(
-                            "offertrackd: the start made no progress for \(Int(Self.intervalSeconds)) s while "
+                        log.warning(
+                            "the start made no progress for \(Int(Self.intervalSeconds)) s while "
                                 + "\(doing) (a stuck disk?); no longer asking systemd for more time")
                     }
                 }

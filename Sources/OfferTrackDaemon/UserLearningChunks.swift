@@ -7,6 +7,7 @@ final class UserLearningChunks: @unchecked Sendable {
     // @unchecked: every property is touched only on the writer thread.
     private let thread: JournalWriterThread
     private let clock: @Sendable () -> Int64
+    private let log: Logger
     /// When the current round of learning began.
     private var startedAt: Int64?
     /// Whether a chunk is queued on the writer thread.
@@ -14,8 +15,9 @@ final class UserLearningChunks: @unchecked Sendable {
     /// Index entries one chunk reads while records wait (otherwise `KnownUsers.defaultChunk`).
     static let chunkWhileRecordsWait = 1024
 
-    init(thread: JournalWriterThread, clock: @escaping @Sendable () -> Int64) {
+    init(thread: JournalWriterThread, clock: @escaping @Sendable () -> Int64, log: Logger) {
         self.thread = thread
+        self.log = log
         self.clock = clock
     }
 
@@ -48,8 +50,8 @@ final class UserLearningChunks: @unchecked Sendable {
         }
         self.startedAt = nil
         let learned = writer.learnedUsers
-        FileDescriptor.printError(
-            "offertrackd: the join knows every journaled user: \(learned.count) read in \(clock() - startedAt) ms, "
+        log.info(
+            "the join knows every journaled user: \(learned.count) read in \(clock() - startedAt) ms, "
                 + "filter \(learned.filterBytes / 1024) KiB")
     }
 }

@@ -4,12 +4,14 @@ import OfferTrackDomain
 import Posix
 
 /// offertrackd: parse the flags, start, run until SIGTERM; errors map to sysexits codes.
+let log = Logger(program: "offertrackd")
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch Result(catching: { () throws(UsageError) in
     try DaemonConfiguration.parse(arguments, stateDirectory: CurrentProcess.environment("STATE_DIRECTORY"))
 }) {
 case .failure(let error):
-    FileDescriptor.printError("offertrackd: \(error)\n\(DaemonConfiguration.usage)")
+    log.error("\(error)")
+    FileDescriptor.printError(DaemonConfiguration.usage)
     CurrentProcess.exit(ExitCode.usage.rawValue)
 case .success(.help):
     try? FileDescriptor.writeAll(1, Array((DaemonConfiguration.usage + "\n").utf8))
@@ -20,15 +22,19 @@ case .success(.run(var configuration)):
     // power loss. Deliberately an environment variable, not a flag, and loudly logged.
     if CurrentProcess.environment("OFFERTRACKD_TEST_ONLY_SYNCHRONOUS_OFF") == "1" {
         configuration.disableSyncForTestsOnly()
-        FileDescriptor.printError("offertrackd: TEST ONLY: synchronous=OFF; acknowledged records can be lost")
+        log.warning("TEST ONLY: synchronous=OFF; acknowledged records can be lost")
     }
-    // Tests' hooks and tuning of schema 8's migration: read here, the one place the daemon reads them.
-    configuration.migrationTuning = UserKeysMigrationTuning(CurrentProcess.environment)
+    // The environment is read here, once; the daemon library never reads it.
+    let environment = DaemonEnvironment(
+        supervised: CurrentProcess.environment("NOTIFY_SOCKET") != nil,
+        walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
+            ?? DaemonEnvironment.defaultWALLimitFrames,
+        migrationTuning: UserKeysMigrationTuning(CurrentProcess.environment))
     do {
-        let daemon = try Daemon(configuration: configuration)
+        let daemon = try Daemon(configuration: configuration, environment: environment, log: log)
         CurrentProcess.exit(daemon.run().rawValue)
     } catch {
-        FileDescriptor.printError("offertrackd: \(error)")
+        log.error("\(error)")
         CurrentProcess.exit(error.exitCode.rawValue)
     }
 }

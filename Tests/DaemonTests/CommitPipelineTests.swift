@@ -1,5 +1,6 @@
 import Foundation
 import Journal
+import Posix
 import Synchronization
 import Testing
 import WireFormat
@@ -30,7 +31,7 @@ import WireFormat
             path: path, durability: .normal, schema: .migrate, checkpointsOnCommit: false)
         let limit = 256
         let pipeline = try CommitPipeline(
-            writer: writer, metrics: DaemonMetrics(), backlog: Backlog(), walLimitFrames: limit)
+            writer: writer, metrics: DaemonMetrics(), backlog: Backlog(), log: .discard, walLimitFrames: limit)
         var longest = 0
         var framesBefore = 0
         var longestCommit = 0

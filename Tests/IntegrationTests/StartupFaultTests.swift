@@ -20,7 +20,7 @@ extension UnderAttack {
             }
             #expect(daemon.process.terminationReason == .exit, "killed by a signal", sourceLocation: sourceLocation)
             #expect(
-                daemon.stderr.hasPrefix("offertrackd: "), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
+                daemon.stderr.hasPrefix("<3>offertrackd: "), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
             #expect(daemon.stderr.contains(mentioning), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
             #expect(daemon.notify.waitFor(line: "READY=1", timeout: 0.1) == nil, sourceLocation: sourceLocation)
         }

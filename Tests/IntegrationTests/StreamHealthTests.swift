@@ -1,4 +1,5 @@
 import Fleet
+import Posix
 import Synchronization
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
 
     @Test func onePartitionsSuccessesDoNotHideAnothersFailingFetches() {
         let lines = Lines()
-        let health = StreamHealth(what: "consuming", log: { lines.append($0) })
+        let health = StreamHealth(what: "consuming", log: Logger { _, line in lines.append(line) })
         for _ in 0..<3 {
             health.failed("fetching partition 1 failed: timeout", part: "partition 1")
             health.succeeded(part: "partition 0")
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func twoFailingPartsAreBothShownAndTheStreamIsUpOnlyWhenBothRecover() {
-        let health = StreamHealth(what: "consuming", log: { _ in })
+        let health = StreamHealth(what: "consuming", log: .discard)
         for _ in 0..<3 {
             health.failed("b down", part: "partition 2")
             health.failed("a down", part: "partition 1")
@@ -44,7 +45,7 @@ import Testing
     }
 
     @Test func failuresInterruptedBySuccessesOfTheSamePartShowNothing() {
-        let health = StreamHealth(what: "forwarding", log: { _ in })
+        let health = StreamHealth(what: "forwarding", log: .discard)
         for _ in 0..<5 {
             health.failed("slow")
             health.failed("slow")

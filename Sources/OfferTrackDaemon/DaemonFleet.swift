@@ -2,12 +2,47 @@ import Fleet
 import Journal
 import Posix
 
-/// The daemon's edge and central wiring (SPEC section 10): the fleet the journal belongs to checked at start,
-/// the forwarder (edge) or the consumer (central) built on the same stream settings, and what `STATUS=` and the
-/// metrics say about them.
-extension Daemon {
+/// The daemon's edge or central side (SPEC section 10): the forwarder (edge) or the consumer (central) built on
+/// the same stream settings, the fleet the journal belongs to checked at start, and what `STATUS=` and the
+/// metrics say about them. Neither for a daemon that is not part of a fleet.
+struct DaemonFleet: Sendable {
+    /// Edge mode: the forwarder to the stream.
+    let forwarder: EdgeForwarder?
+    /// Central mode: the consumer of this journal's partitions.
+    let consumer: CentralConsumer?
+
+    /// The consumer (central mode) or the forwarder (edge mode), or neither. A stream that answers now and
+    /// records another P is refused (exit 78); one that does not answer is checked again once it does.
+    init(_ configuration: DaemonConfiguration, pipeline: CommitPipeline, log: Logger) throws(StartupError) {
+        let stream = Self.stream(configuration)
+        do {
+            if !configuration.consumeServers.isEmpty {
+                consumer = try CentralConsumer(
+                    servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
+                    commitRecords: configuration.consumeBatch,
+                    commit: { [pipeline] submissions in try pipeline.stream.commit(submissions) },
+                    record: { [pipeline] lag, report in _ = try? pipeline.runOnWriter { try $0.record(lag, report) } },
+                    log: log)
+                forwarder = nil
+            } else if !configuration.forwardServers.isEmpty {
+                forwarder = try EdgeForwarder(
+                    journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
+                    erasureOriginals: pipeline.erasureOriginals, logger: log)
+                consumer = nil
+            } else {
+                forwarder = nil
+                consumer = nil
+            }
+        } catch let mismatch as FleetStream.Mismatch {
+            throw StartupError(exitCode: .configuration, "\(mismatch)")
+        } catch {
+            let flag = configuration.consumeServers.isEmpty ? "--forward" : "--consume"
+            throw StartupError(exitCode: .unavailable, "\(flag): \(error)")
+        }
+    }
+
     /// The stream as the flags describe it.
-    static func fleetStream(_ configuration: DaemonConfiguration) -> FleetStream {
+    static func stream(_ configuration: DaemonConfiguration) -> FleetStream {
         FleetStream(
             name: configuration.streamName, partitionsTotal: configuration.partitionsTotal,
             replicas: configuration.streamReplicas, maxMegabytes: configuration.streamMaxMegabytes)
@@ -15,7 +50,7 @@ extension Daemon {
 
     /// An edge's or a central's journal records its stream and P at the first start and refuses others after;
     /// a central's its partitions too (exit 78, naming both values).
-    static func claimFleet(_ writer: JournalWriter, _ configuration: DaemonConfiguration) throws {
+    static func claim(_ writer: JournalWriter, _ configuration: DaemonConfiguration) throws {
         let isCentral = !configuration.consumeServers.isEmpty
         guard isCentral || !configuration.forwardServers.isEmpty else { return }
         do {
@@ -32,40 +67,18 @@ extension Daemon {
         }
     }
 
-    /// The consumer (central mode) or the forwarder (edge mode), or neither. A stream that answers now and
-    /// records another P is refused (exit 78); one that does not answer is checked again once it does.
-    static func fleetSides(_ configuration: DaemonConfiguration, pipeline: CommitPipeline) throws(StartupError) -> (
-        CentralConsumer?, EdgeForwarder?
-    ) {
-        let stream = fleetStream(configuration)
-        let log: @Sendable (String) -> Void = { FileDescriptor.printError("offertrackd: \($0)") }
-        do {
-            if !configuration.consumeServers.isEmpty {
-                let consumer = try CentralConsumer(
-                    servers: configuration.consumeServers, stream: stream, partitions: configuration.partitions,
-                    commitRecords: configuration.consumeBatch,
-                    commit: { [pipeline] submissions in try pipeline.stream.commit(submissions) },
-                    record: { [pipeline] lag, report in _ = try? pipeline.runOnWriter { try $0.record(lag, report) } },
-                    log: log)
-                return (consumer, nil)
-            }
-            if !configuration.forwardServers.isEmpty {
-                let forwarder = try EdgeForwarder(
-                    journalPath: configuration.databasePath, servers: configuration.forwardServers, stream: stream,
-                    erasureOriginals: pipeline.erasureOriginals, log: log)
-                return (nil, forwarder)
-            }
-        } catch let mismatch as FleetStream.Mismatch {
-            throw StartupError(exitCode: .configuration, "\(mismatch)")
-        } catch {
-            let flag = configuration.consumeServers.isEmpty ? "--forward" : "--consume"
-            throw StartupError(exitCode: .unavailable, "\(flag): \(error)")
-        }
-        return (nil, nil)
+    func start() {
+        forwarder?.start()
+        consumer?.start()
+    }
+
+    func stop() {
+        forwarder?.stop()
+        consumer?.stop()
     }
 
     /// What the metrics say about the stream; nil for a daemon that is neither an edge nor a central one.
-    static func fleetMetrics(forwarder: EdgeForwarder?, consumer: CentralConsumer?) -> FleetMetrics? {
+    var metrics: FleetMetrics? {
         if let consumer {
             let progress = consumer.progress
             return FleetMetrics(
@@ -79,7 +92,7 @@ extension Daemon {
     }
 
     /// The fleet's part of `STATUS=`: progress, refusals and, first, a problem that keeps the stream from working.
-    func fleetStatus() -> String {
+    var statusPart: String {
         var line = ""
         if let problem = (consumer?.health ?? forwarder?.health)?.state.problem {
             line += "; STREAM DOWN: \(problem)"
