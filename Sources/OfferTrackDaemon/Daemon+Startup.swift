@@ -8,9 +8,9 @@ extension Daemon {
     /// date. A damaged journal is exit 65, which the unit does not restart: restarting cannot repair it.
     static func openJournal(
         _ configuration: DaemonConfiguration, settings: AttributionSettings, environment: DaemonEnvironment,
-        log: Logger
+        phase: StartupPhase, log: Logger
     ) throws(StartupError) -> JournalWriter {
-        let heartbeat = StartupHeartbeat(supervised: environment.supervised, log: log)
+        let heartbeat = StartupHeartbeat(supervised: environment.supervised, phase: phase, log: log)
         defer { heartbeat.stop() }
         let path = configuration.databasePath
         let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"

@@ -87,6 +87,12 @@ public final class Daemon {
         } catch {
             throw StartupError(exitCode: .configuration, "rules: \(error)")
         }
+        // Signals are read from here on: a stop during the start ends it (exit 0) instead of killing the process.
+        do {
+            signals = try SignalChannel()
+        } catch {
+            throw StartupError(exitCode: .osError, "\(error)")
+        }
         // Before the journal is touched: a second daemon started by mistake must leave it alone.
         do {
             journalLock = try FileLock.acquireExclusive(path: configuration.databasePath + ".lock")
@@ -100,15 +106,21 @@ public final class Daemon {
                 exitCode: .cannotCreate, "cannot lock the journal \(configuration.databasePath): \(error)")
         }
         let socket = try ListeningSocket.take(configuration)
+        let phase = StartupPhase()
+        let socketPath = configuration.socketPath
+        let stopDuringStart = StartupStop(signals: signals, log: log, doing: { phase.current }) { [socket] in
+            socket.abandon(path: socketPath)
+        }
+        defer { stopDuringStart.end() }
         do {
             let writer = try Self.openJournal(
-                configuration, settings: rules.current.rules.settings, environment: environment, log: log)
+                configuration, settings: rules.current.rules.settings, environment: environment, phase: phase,
+                log: log)
             counters.lastSeq = try writer.lastSeq()
             try DaemonFleet.claim(writer, configuration)
             epoll = try Epoll()
             connections = Connections(
                 listener: socket.fd, description: socket.description, policy: policy, epoll: epoll)
-            signals = try SignalChannel()
             pipeline = try CommitPipeline(
                 writer: writer, metrics: metrics, backlog: commits.backlog, log: log,
                 walLimitFrames: environment.walLimitFrames,
@@ -120,6 +132,7 @@ public final class Daemon {
             if let error = error as? StartupError { throw error }
             throw StartupError(exitCode: .osError, "\(error)")
         }
+        phase.enter("connecting to the stream")
         fleet = try DaemonFleet(configuration, pipeline: pipeline, log: log)
         if let address = configuration.metricsAddress {
             let path = configuration.databasePath

@@ -3,7 +3,7 @@ import Systemd
 
 /// The socket the daemon accepts on: passed by socket activation (`LISTEN_FDS`, exactly one listening
 /// filesystem `AF_UNIX` stream socket), or bound at `--socket`.
-struct ListeningSocket {
+struct ListeningSocket: Sendable {
     let fd: Int32
     /// For the log: "activated socket" or the path.
     let description: String

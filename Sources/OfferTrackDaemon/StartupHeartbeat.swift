@@ -14,21 +14,22 @@ final class StartupHeartbeat: Sendable {
     /// pauses briefly is not cut short.
     static let extensionMicroseconds: UInt64 = 30_000_000
 
-    private let phase = Mutex<String>("opening the journal")
+    private let phase: StartupPhase
     private let stopped = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let supervised: Bool
 
     /// Runs the heartbeat when `supervised` (a service manager listens: `DaemonEnvironment.supervised`).
-    init(supervised: Bool, log: Logger) {
+    init(supervised: Bool, phase: StartupPhase, log: Logger) {
         self.supervised = supervised
+        self.phase = phase
         guard supervised else { return }
         let started = Clock.monotonicMilliseconds()
         DispatchQueue(label: "offertrack.startup-heartbeat").async { [self] in
             var progress = StartupProgress(last: ProcessActivity.now())
             while stopped.wait(timeout: .now() + Self.intervalSeconds) == .timedOut {
                 let seconds = (Clock.monotonicMilliseconds() - started) / 1000
-                let doing = phase.withLock { $0 }
+                let doing = phase.current
                 if progress.advance(to: ProcessActivity.now()) {
                     ServiceManager.notify(
                         "EXTEND_TIMEOUT_USEC=\(Self.extensionMicroseconds)\nSTATUS=starting: \(doing), \(seconds) s")
@@ -47,8 +48,8 @@ final class StartupHeartbeat: Sendable {
 
     /// What the start does now, for `STATUS=` (said at once when supervised).
     func enter(_ doing: String) {
+        phase.enter(doing)
         guard supervised else { return }
-        phase.withLock { $0 = doing }
         ServiceManager.notify("STATUS=starting: \(doing)")
     }
 
@@ -87,4 +88,14 @@ struct StartupProgress {
         last = now
         return progressed
     }
+}
+
+/// What the start does now: for `STATUS=` (`StartupHeartbeat`) and for the log line of a stop during it
+/// (`StartupStop`).
+final class StartupPhase: Sendable {
+    private let doing = Mutex("starting")
+
+    func enter(_ doing: String) { self.doing.withLock { $0 = doing } }
+
+    var current: String { doing.withLock { $0 } }
 }

@@ -31,6 +31,8 @@ public enum CurrentProcess {
     }
     /// Exits the process immediately with `code`.
     public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+    /// Ends this process with `code` at once, from any thread: no exit handlers run (`_exit`).
+    public static func exitImmediately(_ code: Int32) -> Never { Glibc._exit(code) }
     /// Kills this process with SIGKILL, as `kill -9` would (for crash tests' hooks).
     public static func killImmediately() -> Never {
         Glibc.kill(getpid(), SIGKILL)

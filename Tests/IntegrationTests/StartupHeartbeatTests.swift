@@ -76,5 +76,27 @@ extension UnderAttack {
             #expect(said == 1, "the stall is logged once when it starts: \(traced.daemon.stderr)")
             #expect(traced.stop() == 0)
         }
+
+        /// SIGTERM while the journal is checked (a `quick_check` slowed to seconds) stops the start at once: exit 0
+        /// like any stop, a line naming what the start was doing, the socket file removed.
+        @Test func aStopDuringTheJournalsCheckExitsZero() throws {
+            let directory = ScratchDirectory()
+            let path = try Self.journal(in: directory)
+            let traced = try IOFaultTests.TracedDaemon(
+                in: directory, trace: "pread64", inject: "pread64:delay_enter=2000", path: path)
+            let checking = traced.daemon.notify.waitFor(timeout: 30) {
+                $0.contains("STATUS=starting: checking the journal (quick_check)")
+            }
+            #expect(checking != nil, "\(traced.daemon.notify.messages)")
+            let stopped = Date()
+            #expect(traced.stop() == 0, "\(traced.daemon.stderr)")
+            #expect(Date().timeIntervalSince(stopped) < 10)
+            #expect(!traced.daemon.notify.messages.contains { $0.split(separator: "\n").contains("READY=1") })
+            #expect(
+                traced.daemon.stderr.contains(
+                    "<5>offertrackd: stopped during the start, while checking the journal (quick_check)"),
+                "\(traced.daemon.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.file("offertrack.sock")))
+        }
     }
 }
