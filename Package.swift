@@ -40,18 +40,28 @@ let package = Package(
         .target(name: "Metrics", swiftSettings: strictSettings),
         // Pure Swift: records, tokens, eligibility, attribution, rules, money, report rows, export plans. No I/O.
         .target(name: "OfferTrackDomain", swiftSettings: strictSettings),
-        // How the domain's values are written for people and files: report and explanation formats, the HTML
-        // page, the export's CSV and manifest (SPEC 6, 7). No I/O.
-        .target(name: "OfferTrackPresentation", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
-        // What comes in from outside, in JSON: the line framer, the JSON parser and values, the record validator,
-        // the response line (SPEC 2, 3), and the rules file (SPEC 5).
-        .target(name: "WireFormat", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        // The formats of what offertrack puts out, for people and files: report and explanation formats, the HTML
+        // page, the export's and the payout statement's CSV and manifest and reading them back (SPEC 6, 7, 7.1).
+        // No I/O. (Named for output, not "presentation": in the domain a presentation is an offer presented.)
+        .target(name: "OutputFormats", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
+        // JSON itself, for every module that reads or writes it: the strict parser and its values, content identity
+        // (SPEC 2), renaming a line's `user` byte for byte (SPEC 11), and the writer of what the CLI prints.
+        .target(name: "JSON", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
+        // What comes in from outside, in JSON: the line framer, the record validator, the response line (SPEC 2, 3),
+        // and the rules file (SPEC 5).
+        .target(name: "WireFormat", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         // Deterministic simulated traffic (`offertrack simulate`, the bench, the tests).
         .target(name: "Simulator", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
-        // The SQLite journal: schema, migrations, appends, derived tables, queries.
+        // The SQLite journal: schema, migrations, appends, derived tables, queries, where published files are stored.
         .target(
             name: "Journal",
-            dependencies: ["SQLite", "Posix", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat"],
+            dependencies: ["SQLite", "Posix", "JSON", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
+        // Publishing files from a journal (SPEC 7, 7.1): an export day's and a payout month's files rendered and stored
+        // through the journal's stores (`ExportDayStore`, `PayoutMonthStore`).
+        .target(
+            name: "Publishing",
+            dependencies: ["Journal", "OfferTrackDomain", "OutputFormats", "WireFormat"],
             swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
@@ -66,15 +76,15 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "Journal", "SQLite", "NATS", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Posix",
+                "Journal", "Publishing", "NATS", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Posix",
             ],
             swiftSettings: strictSettings),
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
             dependencies: [
-                "Posix", "Journal", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator", "Fleet",
-                "NATS",
+                "Posix", "Journal", "Publishing", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat",
+                "Simulator", "Fleet", "NATS",
             ],
             swiftSettings: strictSettings
         ),
@@ -85,7 +95,9 @@ let package = Package(
         // The release benchmark (`scripts/bench`): baselines, end-to-end ingest, latency, footprint.
         .executableTarget(
             name: "offertrack-bench",
-            dependencies: ["Journal", "SQLite", "OfferTrackDomain", "WireFormat", "Simulator", "Posix", "TestSupport"],
+            dependencies: [
+                "Journal", "SQLite", "JSON", "OfferTrackDomain", "WireFormat", "Simulator", "Posix", "TestSupport",
+            ],
             path: "bench/Sources/offertrack-bench",
             swiftSettings: strictSettings
         ),
@@ -93,39 +105,44 @@ let package = Package(
         // notification socket, signals, a seeded generator, published export days synthesised into a journal.
         .target(
             name: "TestSupport",
-            dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain", "OfferTrackPresentation"],
+            dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain", "OutputFormats"],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(
             name: "DomainTests",
-            dependencies: ["OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator"],
+            dependencies: ["JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Simulator"],
             swiftSettings: strictSettings),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         .testTarget(
-            name: "WireFormatTests", dependencies: ["WireFormat", "OfferTrackDomain"], swiftSettings: strictSettings),
+            name: "WireFormatTests", dependencies: ["WireFormat", "JSON", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "WireFormat", "OfferTrackDomain"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "TestSupport"],
+            dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "Posix", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "CLITests", dependencies: ["OfferTrackCLI", "OfferTrackDomain", "OfferTrackPresentation", "Posix"],
+            name: "CLITests", dependencies: ["OfferTrackCLI", "Journal", "OfferTrackDomain", "OutputFormats", "Posix"],
             swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
+        // The arrows (ARCHITECTURE.md): imports against Package.swift and the document, environment reads. No
+        // dependencies: it reads the sources as text.
+        .testTarget(name: "StructureTests", swiftSettings: strictSettings),
         .testTarget(
             name: "JournalTests",
             dependencies: [
-                "Journal", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator",
-                "TestSupport",
+                "Journal", "Publishing", "SQLite", "OfferTrackDomain", "OutputFormats", "WireFormat",
+                "Simulator", "TestSupport",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Posix", "SQLite", "OfferTrackDomain", "OfferTrackPresentation", "WireFormat", "Simulator", "NATS",
-                "Fleet", "Journal", "TestSupport",
+                "Posix", "SQLite", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Simulator",
+                "NATS", "Fleet", "Journal", "TestSupport",
             ],
             // A schema-7 journal and what the schema-7 offertrack answered from it (SchemaMigrationTests).
             exclude: ["Fixtures"],

@@ -1,7 +1,7 @@
+import JSON
 import Journal
 import OfferTrackDomain
 import Posix
-import SQLite
 import WireFormat
 
 /// Whether what an edge forwarded reached the central journals (SPEC 10: every record an edge acknowledged
@@ -27,7 +27,7 @@ public enum EdgeReconciliation {
     ) throws -> JournalVerifier.Check {
         precondition(pageSize > 0, "pages of at least one record")
         let title = "edge \(edge.path): every record the stream acknowledged is in a central journal"
-        guard let watermark = try ForwardingLog.storedWatermark(on: edge.connection) else {
+        guard let watermark = try ForwardingLog.storedWatermark(of: edge) else {
             return JournalVerifier.Check(
                 name: title, problems: [],
                 skipped: "it stores no forwarding watermark: not an edge's journal, or nothing was forwarded yet")
@@ -38,10 +38,7 @@ public enum EdgeReconciliation {
                     name: title, problems: ["\(refusal) (the records of the others would all read as lost)"])
             }
         }
-        let last = try edge.connection.scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
-        let page = try edge.connection.prepare(
-            "SELECT seq, id, line FROM records WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3")
-        let lookups = try centrals.map { try $0.connection.prepare("SELECT line FROM records WHERE id = ?1") }
+        let last = try edge.lastSeq()
         var named: [String] = []
         var missing: [(seq: Int64, id: String)] = []
         var differing = 0
@@ -50,50 +47,44 @@ public enum EdgeReconciliation {
         var checked = 0
         var after: Int64 = 0
         while after < watermark {
-            let journals = [edge] + centrals
-            defer { for journal in journals { journal.connection.rollbackIfActive() } }
-            for journal in journals { try journal.connection.execute("BEGIN") }
-            try page.bind(after, at: 1)
-            try page.bind(watermark, at: 2)
-            try page.bind(Int64(pageSize), at: 3)
-            defer { page.reset() }
-            var read = 0
-            while try page.step() {
-                read += 1
-                let (seq, id, line) = (page.int64(0), page.text(1) ?? "", page.bytes(2))
-                after = seq
-                switch try find(id, in: lookups) {
-                case .some(let stored) where stored == line:
-                    continue
-                case .some(let stored):
-                    switch Renaming.between(edge: line, central: stored) {
-                    case .atTheCentralOnly:
-                        renamedCentrally += 1
+            let read = try ReadOnlyJournal.reading([edge] + centrals) {
+                let page = try edge.lines(after: after, through: watermark, limit: pageSize)
+                for (seq, id, line) in page {
+                    after = seq
+                    switch try find(id, in: centrals) {
+                    case .some(let stored) where stored == line:
                         continue
-                    case .atTheEdgeOnly(let name):
-                        unrenamed += 1
-                        if named.count < namedProblems {
-                            named.append(
-                                "seq \(seq), id \(id): the edge renamed it \(name), a central journal holds it under "
-                                    + "the name it had")
+                    case .some(let stored):
+                        switch Renaming.between(edge: line, central: stored) {
+                        case .atTheCentralOnly:
+                            renamedCentrally += 1
+                            continue
+                        case .atTheEdgeOnly(let name):
+                            unrenamed += 1
+                            if named.count < namedProblems {
+                                named.append(
+                                    "seq \(seq), id \(id): the edge renamed it \(name), a central journal holds it "
+                                        + "under the name it had")
+                            }
+                            continue
+                        case .none:
+                            break
                         }
-                        continue
+                        differing += 1
+                        if named.count < namedProblems {
+                            named.append("seq \(seq), id \(id): a central journal holds this id with other content")
+                        }
                     case .none:
-                        break
+                        missing.append((seq, id))
                     }
-                    differing += 1
-                    if named.count < namedProblems {
-                        named.append("seq \(seq), id \(id): a central journal holds this id with other content")
-                    }
-                case .none:
-                    missing.append((seq, id))
                 }
+                return page.count
             }
             checked += read
             if read < pageSize { break }
         }
         if !missing.isEmpty, settling.waits(for: centrals) {
-            missing = try settling.stillMissing(missing, in: lookups)
+            missing = try settling.stillMissing(missing, in: centrals)
         }
         for (seq, id) in missing.prefix(max(0, namedProblems - named.count)) {
             named.append("seq \(seq), id \(id): in no central journal")
@@ -147,7 +138,7 @@ public enum EdgeReconciliation {
         func waits(for centrals: [ReadOnlyJournal]) -> Bool { applies(centrals) }
 
         /// Of `missing`, what is still in no central journal once none has arrived for the quiet time.
-        func stillMissing(_ missing: [(seq: Int64, id: String)], in lookups: [Statement]) throws -> [(
+        func stillMissing(_ missing: [(seq: Int64, id: String)], in centrals: [ReadOnlyJournal]) throws -> [(
             seq: Int64, id: String
         )] {
             var left = missing
@@ -158,7 +149,7 @@ public enum EdgeReconciliation {
                 if now - lastArrival >= quietMilliseconds || now - started >= limitMilliseconds { break }
                 Sleep.milliseconds(intervalMilliseconds)
                 let before = left.count
-                left = try left.filter { try EdgeReconciliation.find($0.id, in: lookups) == nil }
+                left = try left.filter { try EdgeReconciliation.find($0.id, in: centrals) == nil }
                 if left.count < before { lastArrival = Clock.monotonicMilliseconds() }
             }
             return left
@@ -184,12 +175,10 @@ public enum EdgeReconciliation {
         }
     }
 
-    /// The line the first of `lookups` that holds `id` stores; nil when none does.
-    static func find(_ id: String, in lookups: [Statement]) throws -> [UInt8]? {
-        for lookup in lookups {
-            try lookup.bind(id, at: 1)
-            defer { lookup.reset() }
-            if try lookup.step() { return lookup.bytes(0) }
+    /// The line the first of `centrals` that holds `id` stores; nil when none does.
+    static func find(_ id: String, in centrals: [ReadOnlyJournal]) throws -> [UInt8]? {
+        for central in centrals {
+            if let line = try central.line(ofID: id) { return line }
         }
         return nil
     }

@@ -1,6 +1,8 @@
+import JSON
 import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
+import Publishing
 import WireFormat
 
 /// The commission export over a fleet's central journals (SPEC section 10): day D published in each journal for
@@ -58,8 +60,10 @@ public enum FleetExport {
 
     /// Exports `day` from every journal and merges the files. Journals that already hold `day` (a run that
     /// stopped after publishing it in some) contribute the rows they published; the others publish it now.
+    /// `hooks` are tests' (none by default).
     public static func export(
-        journalPaths: [String], day: String, rules: RulesFile, now: Int64
+        journalPaths: [String], day: String, rules: RulesFile, now: Int64,
+        hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> CommissionExporter.Files {
         let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
         _ = try checkCoverage(readers)
@@ -67,7 +71,8 @@ public enum FleetExport {
         var parts: [CommissionExporter.Files] = []
         for path in journalPaths {
             do {
-                parts.append(try CommissionExporter.export(journalPath: path, day: day, rules: rules, now: now))
+                parts.append(
+                    try CommissionExporter.export(journalPath: path, day: day, rules: rules, now: now, hooks: hooks))
             } catch let refusal as CommissionExporter.Refusal {
                 throw refusal
             } catch {
@@ -87,7 +92,7 @@ public enum FleetExport {
     /// journal published the same days before it and none a later one (what a stopped fleet export leaves);
     /// any other difference comes from exporting a journal alone and is refused before anything is published.
     static func checkCompletable(_ day: String, _ readers: [ReadOnlyJournal]) throws {
-        let histories = try readers.map { try $0.connection.allTexts("SELECT day FROM published_days ORDER BY day") }
+        let histories = try readers.map { try $0.publishedDays() }
         guard !histories.allSatisfy({ $0.contains(day) }) else { return }
         let before = histories.map { $0.filter { $0 < day } }
         let later = histories.contains { $0.contains { $0 > day } }

@@ -1,6 +1,5 @@
 import Journal
 import Posix
-import SQLite
 
 /// Which partitions of a fleet a central journal holds (SPEC section 10), recorded in `meta` when it first
 /// consumes and checked at every start after.
@@ -17,8 +16,8 @@ public struct FleetMembership: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "partitions \(partitions.map(String.init).joined(separator: ",")) of \(total)" }
 
-    static let partitionsKey = "fleet_partitions"
-    static let totalKey = "fleet_partitions_total"
+    static let partitionsKey = MetaKey<String>("fleet_partitions")
+    static let totalKey = MetaKey<Int>("fleet_partitions_total")
 
     /// Why a journal refuses the partitions it was started with.
     public struct Mismatch: Error, CustomStringConvertible {
@@ -32,17 +31,12 @@ public struct FleetMembership: Sendable, Equatable, CustomStringConvertible {
 
     /// The membership recorded in the journal, if any.
     public static func recorded(on reader: ReadOnlyJournal) throws -> FleetMembership? {
-        try read(reader.connection)
+        try read(reader.meta)
     }
 
-    static func read(_ connection: Connection) throws -> FleetMembership? {
-        let statement = try connection.prepare("SELECT key, value FROM meta WHERE key IN (?1, ?2)")
-        try statement.bind(partitionsKey, at: 1)
-        try statement.bind(totalKey, at: 2)
-        defer { statement.reset() }
-        var values: [String: String] = [:]
-        while try statement.step() { values[statement.text(0) ?? ""] = statement.text(1) ?? "" }
-        guard let list = values[partitionsKey], let total = values[totalKey].flatMap({ Int($0) }) else { return nil }
+    static func read(_ meta: JournalMeta) throws -> FleetMembership? {
+        guard let list = try meta.value(partitionsKey), let total = try meta.value(totalKey)
+        else { return nil }
         return FleetMembership(partitions: list.split(separator: ",").compactMap { Int($0) }, total: total)
     }
 }
@@ -50,28 +44,24 @@ public struct FleetMembership: Sendable, Equatable, CustomStringConvertible {
 extension JournalWriter {
     /// Records `membership` on a journal that has none, or checks that it is the one recorded.
     public func claim(_ membership: FleetMembership) throws {
-        let connection = try currentConnection()
-        try connection.transaction {
-            if let recorded = try FleetMembership.read(connection) {
+        try updatingMeta { meta in
+            if let recorded = try FleetMembership.read(meta) {
                 guard recorded == membership else {
                     throw FleetMembership.Mismatch(recorded: recorded, requested: membership)
                 }
                 return
             }
-            try storeMeta(
-                [
-                    (FleetMembership.partitionsKey, membership.partitions.map(String.init).joined(separator: ",")),
-                    (FleetMembership.totalKey, String(membership.total)),
-                ], on: connection, replacing: false)
+            try meta.setIfAbsent(
+                FleetMembership.partitionsKey, to: membership.partitions.map(String.init).joined(separator: ","))
+            try meta.setIfAbsent(FleetMembership.totalKey, to: membership.total)
         }
     }
 
     /// Records `identity` on a journal that has none (or only P, from before the stream's name was recorded), or
     /// checks that it is the one recorded: an edge's or a central's journal stays in the fleet it first joined.
     public func claim(_ identity: FleetIdentity) throws {
-        let connection = try currentConnection()
-        try connection.transaction {
-            let recorded = try FleetIdentity.read(connection)
+        try updatingMeta { meta in
+            let recorded = try FleetIdentity.read(meta)
             if let total = recorded.total, total != identity.partitionsTotal {
                 throw FleetIdentity.Mismatch(
                     recorded: FleetIdentity(stream: recorded.stream ?? identity.stream, partitionsTotal: total),
@@ -83,25 +73,9 @@ extension JournalWriter {
                         stream: stream, partitionsTotal: recorded.total ?? identity.partitionsTotal),
                     requested: identity)
             }
-            try storeMeta(
-                [
-                    (FleetIdentity.streamKey, identity.stream),
-                    (FleetMembership.totalKey, String(identity.partitionsTotal)),
-                ], on: connection, replacing: false)
+            try meta.setIfAbsent(FleetIdentity.streamKey, to: identity.stream)
+            try meta.setIfAbsent(FleetMembership.totalKey, to: identity.partitionsTotal)
         }
-    }
-}
-
-/// Writes `meta` entries: replacing the values of keys present, or keeping them (`replacing: false`).
-func storeMeta(_ entries: [(String, String)], on connection: Connection, replacing: Bool) throws {
-    let store = try connection.prepare(
-        replacing
-            ? "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2"
-            : "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING")
-    for (key, value) in entries {
-        try store.bind(key, at: 1)
-        try store.bind(value, at: 2)
-        try store.run()
     }
 }
 
@@ -118,7 +92,7 @@ public struct FleetIdentity: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "stream \(stream) with --partitions-total \(partitionsTotal)" }
 
-    static let streamKey = "fleet_stream"
+    static let streamKey = MetaKey<String>("fleet_stream")
 
     /// Why a journal refuses the stream or P it was started with.
     public struct Mismatch: Error, CustomStringConvertible {
@@ -138,18 +112,12 @@ public struct FleetIdentity: Sendable, Equatable, CustomStringConvertible {
     /// The stream and P recorded in the journal (a stream of `OFFERTRACK` for a journal from before the stream's
     /// name was recorded), if it is an edge's or a central's.
     public static func recorded(on reader: ReadOnlyJournal) throws -> FleetIdentity? {
-        let recorded = try read(reader.connection)
+        let recorded = try read(reader.meta)
         return recorded.total.map { FleetIdentity(stream: recorded.stream ?? "OFFERTRACK", partitionsTotal: $0) }
     }
 
-    static func read(_ connection: Connection) throws -> (stream: String?, total: Int?) {
-        let statement = try connection.prepare("SELECT key, value FROM meta WHERE key IN (?1, ?2)")
-        try statement.bind(streamKey, at: 1)
-        try statement.bind(FleetMembership.totalKey, at: 2)
-        defer { statement.reset() }
-        var values: [String: String] = [:]
-        while try statement.step() { values[statement.text(0) ?? ""] = statement.text(1) ?? "" }
-        return (values[streamKey], values[FleetMembership.totalKey].flatMap { Int($0) })
+    static func read(_ meta: JournalMeta) throws -> (stream: String?, total: Int?) {
+        (try meta.value(streamKey), try meta.value(FleetMembership.totalKey))
     }
 }
 
@@ -210,31 +178,35 @@ public struct ConsumeLag: Sendable, Equatable {
         self.recordedAt = recordedAt
     }
 
-    static let key = "fleet_consume_lag"
+    static let key = MetaKey<ConsumeLag>("fleet_consume_lag")
 
     /// The lag last recorded in the journal, if it is a central one.
     public static func recorded(on reader: ReadOnlyJournal) throws -> ConsumeLag? {
-        let statement = try reader.connection.prepare("SELECT value FROM meta WHERE key = ?1")
-        try statement.bind(key, at: 1)
-        defer { statement.reset() }
-        guard try statement.step(), let text = statement.text(0) else { return nil }
+        try reader.meta.value(key)
+    }
+}
+
+extension ConsumeLag: MetaValue {
+    /// The three numbers, space-separated.
+    public init?(metaText text: String) {
         let parts = text.split(separator: " ")
         guard parts.count == 3, let records = UInt64(parts[0]), let seconds = Double(parts[1]),
             let at = Int64(parts[2])
         else { return nil }
-        return ConsumeLag(records: records, seconds: seconds, recordedAt: at)
+        self.init(records: records, seconds: seconds, recordedAt: at)
     }
+
+    /// How the lag is stored: the three numbers, space-separated.
+    public var metaText: String { "\(records) \(seconds) \(recordedAt)" }
 }
 
 extension JournalWriter {
     /// Records the consuming lag and what the consumer reports (one small transaction on the writer's
     /// connection).
     public func record(_ lag: ConsumeLag, _ report: StreamReport) throws {
-        let connection = try currentConnection()
-        try connection.transaction {
-            try storeMeta(
-                [(ConsumeLag.key, "\(lag.records) \(lag.seconds) \(lag.recordedAt)"), report.entry],
-                on: connection, replacing: true)
+        try updatingMeta { meta in
+            try meta.set(ConsumeLag.key, to: lag)
+            try meta.set(StreamReport.key, to: report)
         }
     }
 }
@@ -258,23 +230,26 @@ public struct StreamReport: Sendable, Equatable {
         self.wrongPartition = wrongPartition
     }
 
-    static let key = "fleet_stream_report"
-
-    /// The `meta` entry: the three counts, then the problem's text.
-    var entry: (String, String) { (Self.key, "\(invalid) \(conflicts) \(wrongPartition) \(problem ?? "")") }
+    static let key = MetaKey<StreamReport>("fleet_stream_report")
 
     /// The report last recorded in the journal, if its daemon is an edge or a central one.
     public static func recorded(on reader: ReadOnlyJournal) throws -> StreamReport? {
-        let statement = try reader.connection.prepare("SELECT value FROM meta WHERE key = ?1")
-        try statement.bind(key, at: 1)
-        defer { statement.reset() }
-        guard try statement.step(), let text = statement.text(0) else { return nil }
+        try reader.meta.value(key)
+    }
+}
+
+extension StreamReport: MetaValue {
+    /// The three counts, then the problem's text.
+    public init?(metaText text: String) {
         let parts = text.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 4, let invalid = Int(parts[0]), let conflicts = Int(parts[1]),
             let wrong = Int(parts[2])
         else { return nil }
-        return StreamReport(
+        self.init(
             problem: parts[3].isEmpty ? nil : String(parts[3]), invalid: invalid, conflicts: conflicts,
             wrongPartition: wrong)
     }
+
+    /// How the report is stored: the three counts, then the problem's text.
+    public var metaText: String { "\(invalid) \(conflicts) \(wrongPartition) \(problem ?? "")" }
 }

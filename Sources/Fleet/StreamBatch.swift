@@ -1,3 +1,4 @@
+import Journal
 import OfferTrackDomain
 
 /// One stream message as SPEC section 10 defines it: one or more records of one partition, their lines as

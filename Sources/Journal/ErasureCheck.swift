@@ -1,6 +1,6 @@
+import JSON
 import OfferTrackDomain
 import SQLite
-import WireFormat
 
 /// `verify`'s check of SPEC section 11: no stored form still names a forgotten person (each user's name is
 /// tested through the journal's keyed hash, as the writer tests incoming records), and every renamed record's

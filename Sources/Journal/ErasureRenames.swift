@@ -1,6 +1,6 @@
+import JSON
 import OfferTrackDomain
 import SQLite
-import WireFormat
 
 /// SPEC section 11 applied to one batch, in its transaction, before anything of it is journaled: records of a
 /// forgotten person are renamed to the name their erasure gave; an `erasure` names its person (unless an

@@ -13,24 +13,19 @@ final class ExportStaging {
     /// How long the exporter pauses after each chunk, in milliseconds.
     static let pauseMilliseconds = 2
 
-    /// Test hooks: SIGKILL after this many chunks; or after this many chunks, create `pauseFileVariable`'s file
-    /// and wait until it is removed; parts of this many bytes; chunks of this many ledger changes.
-    static let killAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_KILL_AFTER_CHUNK"
-    static let pauseAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_AFTER_CHUNK"
-    static let pauseFileVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_FILE"
-    static let partBytesVariable = "OFFERTRACK_TEST_EXPORT_PART_BYTES"
-    static let entriesVariable = "OFFERTRACK_TEST_EXPORT_ENTRIES"
-
     let run: Int64
     private let connection: Connection
     private let limits: ExportLimits
     private var chunks = 0
-    private let hooks = Hooks()
+    private let hooks: ExportStagingHooks
 
     /// Starts a run for `day`.
-    init(day: String, startedAt: Int64, limits: ExportLimits, on connection: Connection) throws {
+    init(day: String, startedAt: Int64, limits: ExportLimits, hooks: ExportStagingHooks, on connection: Connection)
+        throws
+    {
         self.connection = connection
         self.limits = limits
+        self.hooks = hooks
         run = try connection.transaction {
             let insert = try connection.prepare("INSERT INTO export_runs (day, started_at) VALUES (?1, ?2)")
             try insert.bind(day, at: 1)
@@ -173,25 +168,6 @@ final class ExportStaging {
         let run: Int64
     }
 
-    /// The test hooks, read once.
-    private struct Hooks {
-        let killAfterChunk = CurrentProcess.environment(killAfterChunkVariable).flatMap { Int($0) }
-        let pauseAfterChunk = CurrentProcess.environment(pauseAfterChunkVariable).flatMap { Int($0) }
-        let pauseFile = CurrentProcess.environment(pauseFileVariable)
-        let partBytes = CurrentProcess.environment(partBytesVariable).flatMap { Int($0) }.map { max(1, $0) }
-        let entries = CurrentProcess.environment(entriesVariable).flatMap { Int($0) }.map { max(1, $0) }
-
-        func afterChunk(_ count: Int) {
-            if count == killAfterChunk {
-                FileDescriptor.printError("offertrack: export test hook: SIGKILL after chunk \(count)")
-                CurrentProcess.killImmediately()
-            }
-            if count == pauseAfterChunk, let pauseFile {
-                try? FileSystem.writeAtomically([], to: pauseFile)
-                while FileSystem.exists(pauseFile) { Sleep.milliseconds(10) }
-            }
-        }
-    }
 }
 
 /// How much an export reads or writes in one transaction.
@@ -207,5 +183,59 @@ package struct ExportLimits: Sendable {
         self.partBytes = max(1, partBytes)
         self.entriesPerChunk = max(1, entriesPerChunk)
         self.conversionsPerRead = max(1, conversionsPerRead)
+    }
+}
+
+/// Test hooks of an export's staging, built by the executable that runs the export (from the
+/// `OFFERTRACK_TEST_EXPORT_*` environment variables) or by a test; none by default.
+public struct ExportStagingHooks: Sendable {
+    /// The environment variables the executables read the hooks from.
+    public static let killAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_KILL_AFTER_CHUNK"
+    public static let pauseAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_AFTER_CHUNK"
+    public static let pauseFileVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_FILE"
+    public static let partBytesVariable = "OFFERTRACK_TEST_EXPORT_PART_BYTES"
+    public static let entriesVariable = "OFFERTRACK_TEST_EXPORT_ENTRIES"
+
+    /// SIGKILL the process after this many chunks.
+    public var killAfterChunk: Int?
+    /// After this many chunks, create `pauseFile` and wait until it is removed.
+    public var pauseAfterChunk: Int?
+    public var pauseFile: String?
+    /// Parts of this many bytes, instead of the limits'.
+    public var partBytes: Int?
+    /// Chunks of this many ledger changes, instead of the limits'.
+    public var entries: Int?
+
+    /// The hooks given (none by default); parts and chunks of at least 1.
+    public init(
+        killAfterChunk: Int? = nil, pauseAfterChunk: Int? = nil, pauseFile: String? = nil, partBytes: Int? = nil,
+        entries: Int? = nil
+    ) {
+        self.killAfterChunk = killAfterChunk
+        self.pauseAfterChunk = pauseAfterChunk
+        self.pauseFile = pauseFile
+        self.partBytes = partBytes.map { max(1, $0) }
+        self.entries = entries.map { max(1, $0) }
+    }
+
+    /// The hooks from `variable` (the executable's environment), by the names above.
+    public init(_ variable: (String) -> String?) {
+        self.init(
+            killAfterChunk: variable(Self.killAfterChunkVariable).flatMap { Int($0) },
+            pauseAfterChunk: variable(Self.pauseAfterChunkVariable).flatMap { Int($0) },
+            pauseFile: variable(Self.pauseFileVariable),
+            partBytes: variable(Self.partBytesVariable).flatMap { Int($0) },
+            entries: variable(Self.entriesVariable).flatMap { Int($0) })
+    }
+
+    func afterChunk(_ count: Int) {
+        if count == killAfterChunk {
+            FileDescriptor.printError("offertrack: export test hook: SIGKILL after chunk \(count)")
+            CurrentProcess.killImmediately()
+        }
+        if count == pauseAfterChunk, let pauseFile {
+            try? FileSystem.writeAtomically([], to: pauseFile)
+            while FileSystem.exists(pauseFile) { Sleep.milliseconds(10) }
+        }
     }
 }

@@ -12,6 +12,8 @@ public final class JournalWriter {
     public let schema: SchemaPolicy
     private var connection: Connection?
     private let busyTimeoutMilliseconds: Int32
+    /// How schema 8's migration runs when this writer migrates (`schema: .migrate`).
+    private let migrationTuning: UserKeysMigrationTuning
 
     /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
     public let maintainsDerivedTables: Bool
@@ -51,9 +53,10 @@ public final class JournalWriter {
         settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
         maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
         historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true,
-        keepsPartitionsOf partitionsTotal: Int? = nil
+        keepsPartitionsOf partitionsTotal: Int? = nil, migrationTuning: UserKeysMigrationTuning = .init()
     ) throws {
         self.partitionsTotal = partitionsTotal
+        self.migrationTuning = migrationTuning
         self.historyLimit = historyLimit
         self.secureDelete = secureDelete
         self.path = path
@@ -64,7 +67,8 @@ public final class JournalWriter {
         self.checkpointsOnCommit = checkpointsOnCommit
         let connection = try Self.open(
             path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete)
+            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete,
+            migrationTuning: migrationTuning)
         self.connection = connection
         if maintainsDerivedTables { try adopt(settings) }
     }
@@ -87,7 +91,7 @@ public final class JournalWriter {
 
     static func open(
         path: String, durability: Durability, schema: SchemaPolicy, busyTimeout: Int32, checkpointsOnCommit: Bool,
-        walFrames: WALFrameCount, secureDelete: Bool
+        walFrames: WALFrameCount, secureDelete: Bool, migrationTuning: UserKeysMigrationTuning
     ) throws -> Connection {
         let connection = try JournalOpening.open(
             path: path, mode: schema == .migrate ? .readWriteCreate : .readWrite, schema: schema,
@@ -104,7 +108,7 @@ public final class JournalWriter {
         try connection.execute("PRAGMA cache_size=-32768")
         // Freed space is zeroed, so that an erasure's rename leaves the old bytes in no page (SPEC 11).
         try connection.execute("PRAGMA secure_delete=\(secureDelete ? "ON" : "OFF")")
-        if schema == .migrate { try Schema.migrate(connection) }
+        if schema == .migrate { try Schema.migrate(connection, tuning: migrationTuning) }
         return connection
     }
 
@@ -271,7 +275,8 @@ public final class JournalWriter {
         if let connection { return connection }
         let reopened = try Self.open(
             path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete)
+            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete,
+            migrationTuning: migrationTuning)
         connection = reopened
         return reopened
     }

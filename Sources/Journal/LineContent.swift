@@ -1,5 +1,5 @@
+import JSON
 import OfferTrackDomain
-import WireFormat
 
 /// SPEC section 2's "identical content" of two record lines.
 enum LineContent {

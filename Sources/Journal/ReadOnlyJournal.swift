@@ -93,6 +93,11 @@ extension ReadOnlyJournal {
         guard try hasTable("published_days") else { return nil }
         return try connection.scalarText("SELECT max(day) FROM published_days")
     }
+
+    /// Every published export day (`YYYY-MM-DD`), in order.
+    public func publishedDays() throws -> [String] {
+        try connection.allTexts("SELECT day FROM published_days ORDER BY day")
+    }
 }
 
 extension ReadOnlyJournal {

@@ -2,203 +2,239 @@ import SQLite
 
 /// The journal's schema: numbered forward migrations, tracked in `PRAGMA user_version`.
 public enum Schema {
-    /// Each entry migrates from version `index` to `index + 1`.
-    static let migrations: [String] = [
+    /// One step from the version before to `version`, run in its own transaction (so a crash leaves the journal at
+    /// one version or the next, never between).
+    enum Migration {
+        /// SQL, after which `PRAGMA user_version` is set to the version.
+        case sql(String)
+        /// Schema 8's per-user index on integer keys (`UserKeysMigration`), which sets the version itself.
+        case userKeys
+    }
+
+    /// Every migration, numbered by the version it migrates to, in order: opening a journal of version v applies
+    /// those numbered above v (`migrate`).
+    static let migrations: [(version: Int64, migration: Migration)] = [
         // 1: the journal of records, kept verbatim, with the fields attribution reads decoded beside them.
-        """
-        CREATE TABLE records (
-            seq INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            type INTEGER NOT NULL,
-            ts INTEGER NOT NULL,
-            user TEXT NOT NULL,
-            received_at INTEGER NOT NULL,
-            decision INTEGER,
-            subscribed INTEGER,
-            loaded INTEGER,
-            offer_id TEXT,
-            affiliate_token TEXT,
-            campaign_token TEXT,
-            message_identifier TEXT,
-            item_id TEXT,
-            line TEXT NOT NULL
-        );
-        CREATE INDEX records_by_user ON records(user, ts, id);
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-        """,
+        (
+            1,
+            .sql(
+                """
+                CREATE TABLE records (
+                    seq INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    type INTEGER NOT NULL,
+                    ts INTEGER NOT NULL,
+                    user TEXT NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    decision INTEGER,
+                    subscribed INTEGER,
+                    loaded INTEGER,
+                    offer_id TEXT,
+                    affiliate_token TEXT,
+                    campaign_token TEXT,
+                    message_identifier TEXT,
+                    item_id TEXT,
+                    line TEXT NOT NULL
+                );
+                CREATE INDEX records_by_user ON records(user, ts, id);
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                """)
+        ),
         // 2: attribution's derived tables (SPEC section 4), maintained per user as records arrive, keyed by time
         // so that in-order traffic appends and reports read time ranges. Message
         // identifiers are stored with the `join` default applied. The windows they were computed with are in
         // `meta` (`derived_window_ms`, `derived_freshness_ms`); absent means never computed. The `*_days` tables
         // are daily roll-ups of the two (absent tokens as '', which no valid token is; unattributed conversions
         // with no tokens) so that a report reads one row per day and group instead of one per record.
-        """
-        CREATE TABLE derived_presentations (
-            ts INTEGER NOT NULL,
-            id TEXT NOT NULL,
-            user TEXT NOT NULL,
-            affiliate_token TEXT,
-            campaign_token TEXT,
-            message_identifier TEXT NOT NULL,
-            item_id TEXT,
-            eligible INTEGER NOT NULL,
-            PRIMARY KEY (ts, id)
-        ) WITHOUT ROWID;
-        CREATE TABLE derived_conversions (
-            ts INTEGER NOT NULL,
-            id TEXT NOT NULL,
-            user TEXT NOT NULL,
-            reason TEXT,
-            offer_id TEXT,
-            presented_at INTEGER,
-            affiliate_token TEXT,
-            campaign_token TEXT,
-            message_identifier TEXT,
-            item_id TEXT,
-            PRIMARY KEY (ts, id)
-        ) WITHOUT ROWID;
-        CREATE TABLE presentation_days (
-            day INTEGER NOT NULL,
-            affiliate_token TEXT NOT NULL,
-            campaign_token TEXT NOT NULL,
-            message_identifier TEXT NOT NULL,
-            presented INTEGER NOT NULL,
-            eligible INTEGER NOT NULL,
-            PRIMARY KEY (day, affiliate_token, campaign_token, message_identifier)
-        ) WITHOUT ROWID;
-        CREATE TABLE conversion_days (
-            day INTEGER NOT NULL,
-            attributed INTEGER NOT NULL,
-            affiliate_token TEXT NOT NULL,
-            campaign_token TEXT NOT NULL,
-            message_identifier TEXT NOT NULL,
-            conversions INTEGER NOT NULL,
-            PRIMARY KEY (day, attributed, affiliate_token, campaign_token, message_identifier)
-        ) WITHOUT ROWID;
-        """,
+        (
+            2,
+            .sql(
+                """
+                CREATE TABLE derived_presentations (
+                    ts INTEGER NOT NULL,
+                    id TEXT NOT NULL,
+                    user TEXT NOT NULL,
+                    affiliate_token TEXT,
+                    campaign_token TEXT,
+                    message_identifier TEXT NOT NULL,
+                    item_id TEXT,
+                    eligible INTEGER NOT NULL,
+                    PRIMARY KEY (ts, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE derived_conversions (
+                    ts INTEGER NOT NULL,
+                    id TEXT NOT NULL,
+                    user TEXT NOT NULL,
+                    reason TEXT,
+                    offer_id TEXT,
+                    presented_at INTEGER,
+                    affiliate_token TEXT,
+                    campaign_token TEXT,
+                    message_identifier TEXT,
+                    item_id TEXT,
+                    PRIMARY KEY (ts, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE presentation_days (
+                    day INTEGER NOT NULL,
+                    affiliate_token TEXT NOT NULL,
+                    campaign_token TEXT NOT NULL,
+                    message_identifier TEXT NOT NULL,
+                    presented INTEGER NOT NULL,
+                    eligible INTEGER NOT NULL,
+                    PRIMARY KEY (day, affiliate_token, campaign_token, message_identifier)
+                ) WITHOUT ROWID;
+                CREATE TABLE conversion_days (
+                    day INTEGER NOT NULL,
+                    attributed INTEGER NOT NULL,
+                    affiliate_token TEXT NOT NULL,
+                    campaign_token TEXT NOT NULL,
+                    message_identifier TEXT NOT NULL,
+                    conversions INTEGER NOT NULL,
+                    PRIMARY KEY (day, attributed, affiliate_token, campaign_token, message_identifier)
+                ) WITHOUT ROWID;
+                """)
+        ),
         // 3: the commission export (SPEC section 7): every published day's exact files, and for each published
         // day and conversion the row in force (the last row that added it), from which adjustments are computed.
-        """
-        CREATE TABLE published_days (
-            day TEXT PRIMARY KEY,
-            generated_at INTEGER NOT NULL,
-            csv BLOB NOT NULL,
-            manifest BLOB NOT NULL
-        ) WITHOUT ROWID;
-        CREATE TABLE export_ledger (
-            original_date TEXT NOT NULL,
-            conversion_id TEXT NOT NULL,
-            converted_at INTEGER NOT NULL,
-            offer_id TEXT NOT NULL,
-            presented_at INTEGER NOT NULL,
-            affiliate_token TEXT NOT NULL,
-            campaign_token TEXT,
-            message_identifier TEXT NOT NULL,
-            item_id TEXT,
-            amount_minor INTEGER NOT NULL,
-            currency TEXT NOT NULL,
-            PRIMARY KEY (original_date, conversion_id)
-        ) WITHOUT ROWID;
-        """,
+        (
+            3,
+            .sql(
+                """
+                CREATE TABLE published_days (
+                    day TEXT PRIMARY KEY,
+                    generated_at INTEGER NOT NULL,
+                    csv BLOB NOT NULL,
+                    manifest BLOB NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE export_ledger (
+                    original_date TEXT NOT NULL,
+                    conversion_id TEXT NOT NULL,
+                    converted_at INTEGER NOT NULL,
+                    offer_id TEXT NOT NULL,
+                    presented_at INTEGER NOT NULL,
+                    affiliate_token TEXT NOT NULL,
+                    campaign_token TEXT,
+                    message_identifier TEXT NOT NULL,
+                    item_id TEXT,
+                    amount_minor INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    PRIMARY KEY (original_date, conversion_id)
+                ) WITHOUT ROWID;
+                """)
+        ),
         // 4: the join writes less per presentation. A derived presentation keeps only what the join decides, its
         // eligibility, keyed by time and its record's `seq`; its offer is the record's own (joined by `seq`). Presentations are rolled up per day along one
         // grouping at a time (dimension 0 affiliate, 1 campaign, 2 message; absent tokens as ''), which is how
         // reports group them, instead of per combination of all three: a batch touches a few groups per
         // dimension instead of about one per presentation. Both are filled from version 3's tables.
-        """
-        CREATE TABLE derived_presentations_4 (
-            ts INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            eligible INTEGER NOT NULL,
-            PRIMARY KEY (ts, seq)
-        ) WITHOUT ROWID;
-        INSERT INTO derived_presentations_4
-            SELECT d.ts, r.seq, d.eligible FROM derived_presentations d JOIN records r ON r.id = d.id;
-        DROP TABLE derived_presentations;
-        ALTER TABLE derived_presentations_4 RENAME TO derived_presentations;
-        CREATE TABLE presentation_rollup (
-            day INTEGER NOT NULL,
-            dimension INTEGER NOT NULL,
-            value TEXT NOT NULL,
-            presented INTEGER NOT NULL,
-            eligible INTEGER NOT NULL,
-            PRIMARY KEY (day, dimension, value)
-        ) WITHOUT ROWID;
-        INSERT INTO presentation_rollup
-            SELECT day, 0, affiliate_token, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3
-            UNION ALL
-            SELECT day, 1, campaign_token, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3
-            UNION ALL
-            SELECT day, 2, message_identifier, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3;
-        DROP TABLE presentation_days;
-        """,
+        (
+            4,
+            .sql(
+                """
+                CREATE TABLE derived_presentations_4 (
+                    ts INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    eligible INTEGER NOT NULL,
+                    PRIMARY KEY (ts, seq)
+                ) WITHOUT ROWID;
+                INSERT INTO derived_presentations_4
+                    SELECT d.ts, r.seq, d.eligible FROM derived_presentations d JOIN records r ON r.id = d.id;
+                DROP TABLE derived_presentations;
+                ALTER TABLE derived_presentations_4 RENAME TO derived_presentations;
+                CREATE TABLE presentation_rollup (
+                    day INTEGER NOT NULL,
+                    dimension INTEGER NOT NULL,
+                    value TEXT NOT NULL,
+                    presented INTEGER NOT NULL,
+                    eligible INTEGER NOT NULL,
+                    PRIMARY KEY (day, dimension, value)
+                ) WITHOUT ROWID;
+                INSERT INTO presentation_rollup
+                    SELECT day, 0, affiliate_token, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3
+                    UNION ALL
+                    SELECT day, 1, campaign_token, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3
+                    UNION ALL
+                    SELECT day, 2, message_identifier, sum(presented), sum(eligible) FROM presentation_days GROUP BY 1, 3;
+                DROP TABLE presentation_days;
+                """)
+        ),
         // 5: rule 4.6, the holding period. A derived conversion names its lapse (the first lapse record within the
         // holding period, attributed conversions only), and conversions roll up per day separately for lapsed
         // ones. The holding period the tables were computed with is `derived_holding_ms` in `meta`; journals of
         // version 4 were computed without one, which is H = 0, under which nothing lapses.
-        """
-        ALTER TABLE derived_conversions ADD COLUMN lapse_id TEXT;
-        ALTER TABLE derived_conversions ADD COLUMN lapse_ts INTEGER;
-        CREATE TABLE conversion_days_5 (
-            day INTEGER NOT NULL,
-            attributed INTEGER NOT NULL,
-            lapsed INTEGER NOT NULL,
-            affiliate_token TEXT NOT NULL,
-            campaign_token TEXT NOT NULL,
-            message_identifier TEXT NOT NULL,
-            conversions INTEGER NOT NULL,
-            PRIMARY KEY (day, attributed, lapsed, affiliate_token, campaign_token, message_identifier)
-        ) WITHOUT ROWID;
-        INSERT INTO conversion_days_5
-            SELECT day, attributed, 0, affiliate_token, campaign_token, message_identifier, conversions
-            FROM conversion_days;
-        DROP TABLE conversion_days;
-        ALTER TABLE conversion_days_5 RENAME TO conversion_days;
-        INSERT INTO meta (key, value) SELECT 'derived_holding_ms', '0' FROM meta WHERE key = 'derived_window_ms';
-        """,
+        (
+            5,
+            .sql(
+                """
+                ALTER TABLE derived_conversions ADD COLUMN lapse_id TEXT;
+                ALTER TABLE derived_conversions ADD COLUMN lapse_ts INTEGER;
+                CREATE TABLE conversion_days_5 (
+                    day INTEGER NOT NULL,
+                    attributed INTEGER NOT NULL,
+                    lapsed INTEGER NOT NULL,
+                    affiliate_token TEXT NOT NULL,
+                    campaign_token TEXT NOT NULL,
+                    message_identifier TEXT NOT NULL,
+                    conversions INTEGER NOT NULL,
+                    PRIMARY KEY (day, attributed, lapsed, affiliate_token, campaign_token, message_identifier)
+                ) WITHOUT ROWID;
+                INSERT INTO conversion_days_5
+                    SELECT day, attributed, 0, affiliate_token, campaign_token, message_identifier, conversions
+                    FROM conversion_days;
+                DROP TABLE conversion_days;
+                ALTER TABLE conversion_days_5 RENAME TO conversion_days;
+                INSERT INTO meta (key, value) SELECT 'derived_holding_ms', '0' FROM meta WHERE key = 'derived_window_ms';
+                """)
+        ),
         // 6: operators' reviews (SPEC 3.4, rule 4.7). A `review` record (type 3) keeps what it decides in columns of
         // its own; a derived conversion names its review (the latest naming it), and conversions roll up per day
         // separately by the review's decision (0 none, 1 void, 2 hold, 3 release; 0 for conversions that are not
         // attributed or lapsed, which reviews do not affect). Journals of version 5 have no reviews.
-        """
-        ALTER TABLE records ADD COLUMN review_conversion TEXT;
-        ALTER TABLE records ADD COLUMN review_decision INTEGER;
-        ALTER TABLE records ADD COLUMN review_reason TEXT;
-        ALTER TABLE records ADD COLUMN review_note TEXT;
-        ALTER TABLE derived_conversions ADD COLUMN review_id TEXT;
-        ALTER TABLE derived_conversions ADD COLUMN review_ts INTEGER;
-        ALTER TABLE derived_conversions ADD COLUMN review_decision INTEGER;
-        ALTER TABLE derived_conversions ADD COLUMN review_reason TEXT;
-        CREATE TABLE conversion_days_6 (
-            day INTEGER NOT NULL,
-            attributed INTEGER NOT NULL,
-            lapsed INTEGER NOT NULL,
-            review INTEGER NOT NULL,
-            affiliate_token TEXT NOT NULL,
-            campaign_token TEXT NOT NULL,
-            message_identifier TEXT NOT NULL,
-            conversions INTEGER NOT NULL,
-            PRIMARY KEY (day, attributed, lapsed, review, affiliate_token, campaign_token, message_identifier)
-        ) WITHOUT ROWID;
-        INSERT INTO conversion_days_6
-            SELECT day, attributed, lapsed, 0, affiliate_token, campaign_token, message_identifier, conversions
-            FROM conversion_days;
-        DROP TABLE conversion_days;
-        ALTER TABLE conversion_days_6 RENAME TO conversion_days;
-        """,
+        (
+            6,
+            .sql(
+                """
+                ALTER TABLE records ADD COLUMN review_conversion TEXT;
+                ALTER TABLE records ADD COLUMN review_decision INTEGER;
+                ALTER TABLE records ADD COLUMN review_reason TEXT;
+                ALTER TABLE records ADD COLUMN review_note TEXT;
+                ALTER TABLE derived_conversions ADD COLUMN review_id TEXT;
+                ALTER TABLE derived_conversions ADD COLUMN review_ts INTEGER;
+                ALTER TABLE derived_conversions ADD COLUMN review_decision INTEGER;
+                ALTER TABLE derived_conversions ADD COLUMN review_reason TEXT;
+                CREATE TABLE conversion_days_6 (
+                    day INTEGER NOT NULL,
+                    attributed INTEGER NOT NULL,
+                    lapsed INTEGER NOT NULL,
+                    review INTEGER NOT NULL,
+                    affiliate_token TEXT NOT NULL,
+                    campaign_token TEXT NOT NULL,
+                    message_identifier TEXT NOT NULL,
+                    conversions INTEGER NOT NULL,
+                    PRIMARY KEY (day, attributed, lapsed, review, affiliate_token, campaign_token, message_identifier)
+                ) WITHOUT ROWID;
+                INSERT INTO conversion_days_6
+                    SELECT day, attributed, lapsed, 0, affiliate_token, campaign_token, message_identifier, conversions
+                    FROM conversion_days;
+                DROP TABLE conversion_days;
+                ALTER TABLE conversion_days_6 RENAME TO conversion_days;
+                """)
+        ),
         // 7: payout statements (SPEC 7.1): every published month's exact files, as first published.
-        """
-        CREATE TABLE published_months (
-            month TEXT PRIMARY KEY,
-            generated_at INTEGER NOT NULL,
-            csv BLOB NOT NULL,
-            manifest BLOB NOT NULL
-        ) WITHOUT ROWID;
-        """,
-    ]
-
-    /// Migrations after `UserKeysMigration` (8): each entry migrates from version `9 + index - 1` to `9 + index`.
-    static let laterMigrations: [String] = [
+        (
+            7,
+            .sql(
+                """
+                CREATE TABLE published_months (
+                    month TEXT PRIMARY KEY,
+                    generated_at INTEGER NOT NULL,
+                    csv BLOB NOT NULL,
+                    manifest BLOB NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        ),
+        // 8: per-user access on integer keys (`UserKeysMigration`).
+        (8, .userKeys),
         // 9: export days published in short transactions (SPEC 7), so that ingest never waits for a whole day's
         // publication. A publication is staged as a run (`export_runs`): the day's CSV in parts of about a MiB
         // (`export_parts`) and the ledger's changes (`ledger_entries`: the day's rows, each adjusted earlier row,
@@ -207,98 +243,119 @@ public enum Schema {
         // conversion is the one of the latest published run that names it, else `export_ledger`'s (which keeps
         // the rows of days published before version 9, and no longer changes). Days published before version 9
         // keep their CSV in `published_days.csv`; later ones have an empty `csv` and a `run`.
-        """
-        ALTER TABLE published_days ADD COLUMN run INTEGER;
-        CREATE TABLE export_runs (
-            run INTEGER PRIMARY KEY AUTOINCREMENT,
-            day TEXT NOT NULL,
-            started_at INTEGER NOT NULL
-        );
-        CREATE TABLE export_parts (
-            run INTEGER NOT NULL,
-            part INTEGER NOT NULL,
-            bytes BLOB NOT NULL,
-            PRIMARY KEY (run, part)
-        );
-        CREATE TABLE ledger_entries (
-            run INTEGER NOT NULL,
-            original_date TEXT NOT NULL,
-            conversion_id TEXT NOT NULL,
-            removed INTEGER NOT NULL,
-            converted_at INTEGER,
-            offer_id TEXT,
-            presented_at INTEGER,
-            affiliate_token TEXT,
-            campaign_token TEXT,
-            message_identifier TEXT,
-            item_id TEXT,
-            amount_minor INTEGER,
-            currency TEXT,
-            PRIMARY KEY (run, original_date, conversion_id)
-        ) WITHOUT ROWID;
-        """,
+        (
+            9,
+            .sql(
+                """
+                ALTER TABLE published_days ADD COLUMN run INTEGER;
+                CREATE TABLE export_runs (
+                    run INTEGER PRIMARY KEY AUTOINCREMENT,
+                    day TEXT NOT NULL,
+                    started_at INTEGER NOT NULL
+                );
+                CREATE TABLE export_parts (
+                    run INTEGER NOT NULL,
+                    part INTEGER NOT NULL,
+                    bytes BLOB NOT NULL,
+                    PRIMARY KEY (run, part)
+                );
+                CREATE TABLE ledger_entries (
+                    run INTEGER NOT NULL,
+                    original_date TEXT NOT NULL,
+                    conversion_id TEXT NOT NULL,
+                    removed INTEGER NOT NULL,
+                    converted_at INTEGER,
+                    offer_id TEXT,
+                    presented_at INTEGER,
+                    affiliate_token TEXT,
+                    campaign_token TEXT,
+                    message_identifier TEXT,
+                    item_id TEXT,
+                    amount_minor INTEGER,
+                    currency TEXT,
+                    PRIMARY KEY (run, original_date, conversion_id)
+                ) WITHOUT ROWID;
+                """)
+        ),
         // 10: the per-user index in two levels (`UserKeys`). A batch lists its records in `by_user_recent`, which
         // stays a few batches small, so a commit dirties few of its pages; each commit then moves the entries of
         // one slice of the users' keys into `by_user`, many to a page at once. Readers read both.
-        """
-        CREATE TABLE by_user_recent (
-            k INTEGER NOT NULL,
-            ts INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            PRIMARY KEY (k, ts, seq)
-        ) WITHOUT ROWID;
-        """,
+        (
+            10,
+            .sql(
+                """
+                CREATE TABLE by_user_recent (
+                    k INTEGER NOT NULL,
+                    ts INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (k, ts, seq)
+                ) WITHOUT ROWID;
+                """)
+        ),
         // 11: attribution work bounded per record (SPEC 4 for a user with a long history). Both levels of the
         // per-user index list each record's kind (`UserIndexKind`) before its time, so that what rules 4.1–4.7
         // look at (the first subscribed outcome, the latest check or loaded presentation before a time, the first
         // lapse after one) is a range read of one kind; reviews are found by the conversion they name.
-        """
-        CREATE TABLE by_user_11 (
-            k INTEGER NOT NULL,
-            kind INTEGER NOT NULL,
-            ts INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            PRIMARY KEY (k, kind, ts, seq)
-        ) WITHOUT ROWID;
-        INSERT INTO by_user_11
-            SELECT b.k, \(UserIndexKind.sql), b.ts, b.seq
-            FROM (SELECT k, ts, seq FROM by_user UNION ALL SELECT k, ts, seq FROM by_user_recent) b
-            JOIN records r ON r.seq = b.seq
-            ORDER BY 1, 2, 3, 4;
-        DROP TABLE by_user;
-        DROP TABLE by_user_recent;
-        ALTER TABLE by_user_11 RENAME TO by_user;
-        CREATE TABLE by_user_recent (
-            k INTEGER NOT NULL,
-            kind INTEGER NOT NULL,
-            ts INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            PRIMARY KEY (k, kind, ts, seq)
-        ) WITHOUT ROWID;
-        CREATE INDEX records_by_review ON records(review_conversion) WHERE review_conversion IS NOT NULL;
-        """,
+        (
+            11,
+            .sql(
+                """
+                CREATE TABLE by_user_11 (
+                    k INTEGER NOT NULL,
+                    kind INTEGER NOT NULL,
+                    ts INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (k, kind, ts, seq)
+                ) WITHOUT ROWID;
+                INSERT INTO by_user_11
+                    SELECT b.k, \(UserIndexKind.sql), b.ts, b.seq
+                    FROM (SELECT k, ts, seq FROM by_user UNION ALL SELECT k, ts, seq FROM by_user_recent) b
+                    JOIN records r ON r.seq = b.seq
+                    ORDER BY 1, 2, 3, 4;
+                DROP TABLE by_user;
+                DROP TABLE by_user_recent;
+                ALTER TABLE by_user_11 RENAME TO by_user;
+                CREATE TABLE by_user_recent (
+                    k INTEGER NOT NULL,
+                    kind INTEGER NOT NULL,
+                    ts INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (k, kind, ts, seq)
+                ) WITHOUT ROWID;
+                CREATE INDEX records_by_review ON records(review_conversion) WHERE review_conversion IS NOT NULL;
+                """)
+        ),
         // 12: forgetting a person (SPEC 3.5, 11). An `erasure` record (type 4, kind 7) keeps its ticket in
         // `review_note`. `erasures` knows each forgotten person only by HMAC-SHA256 of their id under the
         // journal's random key (`meta` `erasure_key`, made with the first erasure) and by a 64-bit SipHash of it
         // under the same key (the writer's cheap first test of each record), with the erasure that names them. An
         // edge's renamed record keeps the partition of the user it had (`kept_partition`), to be forwarded on it.
-        """
-        CREATE TABLE erasures (
-            hash BLOB PRIMARY KEY,
-            probe INTEGER NOT NULL,
-            id TEXT NOT NULL,
-            ts INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX erasures_by_probe ON erasures(probe);
-        ALTER TABLE records ADD COLUMN kept_partition INTEGER;
-        """,
+        (
+            12,
+            .sql(
+                """
+                CREATE TABLE erasures (
+                    hash BLOB PRIMARY KEY,
+                    probe INTEGER NOT NULL,
+                    id TEXT NOT NULL,
+                    ts INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX erasures_by_probe ON erasures(probe);
+                ALTER TABLE records ADD COLUMN kept_partition INTEGER;
+                """)
+        ),
     ]
 
-    /// The version `UserKeysMigration` migrates to (from the last of `migrations`).
-    static let userKeysVersion = Int64(migrations.count) + 1
+    /// The version a fully migrated journal has: the last of `migrations`.
+    public static var currentVersion: Int64 { migrations.last?.version ?? 0 }
 
-    /// The version a fully migrated journal has: the SQL migrations, `UserKeysMigration` (8), then the later ones.
-    public static var currentVersion: Int64 { userKeysVersion + Int64(laterMigrations.count) }
+    /// The SQL of the migrations up to `version`, in order (for tests that build an older journal).
+    static func sql(through version: Int64) -> [String] {
+        migrations.compactMap { step in
+            guard step.version <= version, case .sql(let sql) = step.migration else { return nil }
+            return sql
+        }
+    }
 
     /// Why a journal cannot be used.
     public struct NewerSchemaError: Error, CustomStringConvertible {
@@ -308,17 +365,16 @@ public enum Schema {
         }
     }
 
-    /// Applies every migration the database lacks, each in its own transaction (so a crash leaves the journal
-    /// at one version or the next, never between).
-    static func migrate(_ connection: Connection) throws {
+    /// Applies every migration the database lacks, in order, each in its own transaction (so a crash leaves the
+    /// journal at one version or the next, never between).
+    static func migrate(_ connection: Connection, tuning: UserKeysMigrationTuning = .init()) throws {
         let version = try connection.scalarInt("PRAGMA user_version") ?? 0
         guard version <= currentVersion else { throw NewerSchemaError(found: version) }
-        for target in min(Int(version), migrations.count)..<migrations.count {
-            try apply(migrations[target], version: Int64(target + 1), on: connection)
-        }
-        if version < userKeysVersion { try UserKeysMigration.run(on: connection) }
-        for version in max(version, userKeysVersion)..<currentVersion {
-            try apply(laterMigrations[Int(version - userKeysVersion)], version: version + 1, on: connection)
+        for (target, migration) in migrations where target > version {
+            switch migration {
+            case .sql(let sql): try apply(sql, version: target, on: connection)
+            case .userKeys: try UserKeysMigration.run(on: connection, tuning: tuning)
+            }
         }
     }
 

@@ -56,18 +56,10 @@ enum UserKeysMigration {
         ALTER TABLE derived_conversions_8 RENAME TO derived_conversions;
         """
 
-    /// Test hook: SIGKILL this process after this many steps of the migration (0 right after `BEGIN`).
-    static let killAfterStepVariable = "OFFERTRACK_TEST_MIGRATION_KILL_AFTER_STEP"
-    /// Test hook: users per step of the index build (default `usersPerStep`).
-    static let usersPerStepVariable = "OFFERTRACK_TEST_MIGRATION_USERS_PER_STEP"
-    /// Users per step of the index build: steps of about a second on a large journal.
-    static let usersPerStep: Int64 = 100_000
-
     /// Migrates a schema-7 journal to schema 8 in one transaction, with progress on stderr when it has records.
-    static func run(on connection: Connection) throws {
-        var progress = Progress(
-            killAfterStep: CurrentProcess.environment(killAfterStepVariable).flatMap { Int($0) })
-        let chunk = CurrentProcess.environment(usersPerStepVariable).flatMap { Int64($0) } ?? usersPerStep
+    static func run(on connection: Connection, tuning: UserKeysMigrationTuning) throws {
+        var progress = Progress(killAfterStep: tuning.killAfterStep)
+        let chunk = tuning.usersPerStep
         try connection.execute("PRAGMA cache_size=-262144")
         defer { try? connection.execute("PRAGMA cache_size=-32768") }
         try connection.transaction {
@@ -145,5 +137,31 @@ enum UserKeysMigration {
         }
 
         func say(_ line: String) { FileDescriptor.printError("offertrack: \(line)") }
+    }
+}
+
+/// How schema 8's migration runs: built by the executable that migrates (the daemon, `offertrack rebuild`), from the
+/// `OFFERTRACK_TEST_MIGRATION_*` environment variables for the tests, or by a test; the defaults otherwise.
+public struct UserKeysMigrationTuning: Sendable, Equatable {
+    /// The environment variables the executables read the tuning from.
+    public static let killAfterStepVariable = "OFFERTRACK_TEST_MIGRATION_KILL_AFTER_STEP"
+    public static let usersPerStepVariable = "OFFERTRACK_TEST_MIGRATION_USERS_PER_STEP"
+
+    /// Test hook: SIGKILL the process after this many steps of the migration (0 right after `BEGIN`).
+    public var killAfterStep: Int?
+    /// Users per step of the index build: by default steps of about a second on a large journal.
+    public var usersPerStep: Int64
+
+    /// The tuning given (by default: no hook, 100,000 users a step).
+    public init(killAfterStep: Int? = nil, usersPerStep: Int64 = 100_000) {
+        self.killAfterStep = killAfterStep
+        self.usersPerStep = usersPerStep
+    }
+
+    /// The tuning from `variable` (the executable's environment), by the names above.
+    public init(_ variable: (String) -> String?) {
+        self.init(
+            killAfterStep: variable(Self.killAfterStepVariable).flatMap { Int($0) },
+            usersPerStep: variable(Self.usersPerStepVariable).flatMap { Int64($0) } ?? 100_000)
     }
 }

@@ -21,13 +21,13 @@ struct BackupCommand {
     let options: CommonOptions
     let destination: String
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--rules", "--to"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "backup takes no arguments") }
         guard let destination = parsed.value("--to"), !destination.isEmpty else {
             throw CLIError(.usage, "backup needs --to PATH")
         }
-        options = CommonOptions(parsed)
+        options = CommonOptions(parsed, environment)
         self.destination = destination
     }
 

@@ -2,7 +2,7 @@
 protocol Command {
     /// The `--help` text, with an example.
     static var help: String { get }
-    init(arguments: [String]) throws(CLIError)
+    init(arguments: [String], environment: CommandEnvironment) throws(CLIError)
     mutating func run() throws(CLIError) -> Int32
 }
 

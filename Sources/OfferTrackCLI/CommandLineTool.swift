@@ -26,8 +26,9 @@ public enum CommandLineTool {
         `offertrack --help` (or -h, or help) prints this; `offertrack --version` the release and journal schema.
         """
 
-    /// Runs the command named by `arguments[0]` and returns the process exit code.
-    public static func run(_ arguments: [String]) -> Int32 {
+    /// Runs the command named by `arguments[0]` with what the executable read from its `environment`, and returns
+    /// the process exit code.
+    public static func run(_ arguments: [String], environment: CommandEnvironment) -> Int32 {
         guard let name = arguments.first else {
             FileDescriptor.printError("offertrack: a command is required\n\(usage)")
             return ExitCode.usage.rawValue
@@ -42,17 +43,19 @@ public enum CommandLineTool {
             return 0
         }
         do {
-            return try dispatch(name, rest)
+            return try dispatch(name, rest, environment)
         } catch {
             FileDescriptor.printError("offertrack \(name): \(error)")
             return error.exitCode
         }
     }
 
-    private static func dispatch(_ name: String, _ arguments: [String]) throws(CLIError) -> Int32 {
+    private static func dispatch(_ name: String, _ arguments: [String], _ environment: CommandEnvironment)
+        throws(CLIError) -> Int32
+    {
         guard let type = command(named: name) else { throw CLIError(.usage, "unknown command \(name)\n\(usage)") }
         if arguments.contains("--help") { return try help(type.help) }
-        var command = try type.init(arguments: arguments)
+        var command = try type.init(arguments: arguments, environment: environment)
         return try command.run()
     }
 

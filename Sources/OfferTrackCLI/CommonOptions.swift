@@ -11,10 +11,13 @@ struct CommonOptions {
     /// Every `--db` given (SPEC section 10: central journals read as one), or the default alone.
     let databasePaths: [String]
     let rulesPath: String?
+    /// What the executable read from its environment.
+    let environment: CommandEnvironment
 
-    init(_ arguments: CommandArguments) {
+    init(_ arguments: CommandArguments, _ environment: CommandEnvironment) {
+        self.environment = environment
         let given = arguments.values("--db")
-        databasePaths = given.isEmpty ? [Paths.database(nil)] : given
+        databasePaths = given.isEmpty ? [Paths.database(nil, environment)] : given
         databasePath = databasePaths[0]
         rulesPath = arguments.value("--rules")
     }

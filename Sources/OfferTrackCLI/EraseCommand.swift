@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 import Posix
 import WireFormat
@@ -28,11 +29,11 @@ struct EraseCommand {
     let ticket: String
     let retryForSeconds: Int
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments, valued: ["--db", "--rules", "--socket", "--user", "--ticket", "--retry-for"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "erase takes no arguments") }
-        socketPath = Paths.socket(parsed.value("--socket"))
+        socketPath = Paths.socket(parsed.value("--socket"), environment)
         guard let user = parsed.value("--user") else { throw CLIError(.usage, "--user is required") }
         let (userLength, userControl) = Token.measure(user)
         guard (1...128).contains(userLength), !userControl else {
@@ -56,13 +57,12 @@ struct EraseCommand {
     func run() throws(CLIError) -> Int32 {
         let now = Clock.wallMilliseconds()
         let id = OperatorRecord.newID("erasure", at: now)
-        let line = [
-            "\"type\":\"erasure\"", "\"id\":\(JSONStringLiteral.quote(id))", "\"ts\":\"\(Timestamp.format(now))\"",
-            "\"user\":\(JSONStringLiteral.quote(user))", "\"ticket\":\(JSONStringLiteral.quote(ticket))",
-        ]
+        let line = JSONValue.object([
+            "type": .string("erasure"), "id": .string(id), "ts": .string(Timestamp.format(now)),
+            "user": .string(user), "ticket": .string(ticket),
+        ])
         let answer = try OperatorRecord.send(
-            Array(("{" + line.joined(separator: ",") + "}").utf8), what: "erasure", socketPath: socketPath,
-            retryForSeconds: retryForSeconds)
+            JSONWriter.bytes(line), what: "erasure", socketPath: socketPath, retryForSeconds: retryForSeconds)
         try Output.write(String(decoding: answer.line, as: UTF8.self) + "\n")
         guard answer.status == .accepted else { return ExitCode.dataError.rawValue }
         try Output.write(Erasure.name(erasureID: id) + "\n")

@@ -1,6 +1,6 @@
 import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Posix
 import WireFormat
 
@@ -28,11 +28,11 @@ struct ExplainCommand {
     let asOf: Int64
     let format: ExplanationFormat
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments, valued: ["--db", "--rules", "--user", "--id", "--as-of", "--format"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "explain takes no arguments") }
-        options = CommonOptions(parsed)
+        options = CommonOptions(parsed, environment)
         user = parsed.value("--user")
         recordId = parsed.value("--id")
         guard (user == nil) != (recordId == nil) else {

@@ -2,6 +2,7 @@ import Fleet
 import Journal
 import OfferTrackDomain
 import Posix
+import Publishing
 
 /// `offertrack export --date D [--out DIR]`: the nightly commission export (SPEC section 7).
 struct ExportCommand {
@@ -27,10 +28,10 @@ struct ExportCommand {
     let day: String
     let outputDirectory: String
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--rules", "--date", "--out"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "export takes no arguments") }
-        options = CommonOptions(parsed)
+        options = CommonOptions(parsed, environment)
         guard let day = parsed.value("--date") else { throw CLIError(.usage, "export needs --date YYYY-MM-DD") }
         guard let start = Timestamp.parseDay(day), Timestamp.formatDay(start) == day else {
             throw CLIError(.usage, "--date must be a YYYY-MM-DD date, not \(day)")
@@ -46,10 +47,12 @@ struct ExportCommand {
         do {
             if options.databasePaths.count > 1 {
                 files = try FleetExport.export(
-                    journalPaths: options.databasePaths, day: day, rules: rules, now: Clock.wallMilliseconds())
+                    journalPaths: options.databasePaths, day: day, rules: rules, now: Clock.wallMilliseconds(),
+                    hooks: options.environment.exportHooks)
             } else {
                 files = try CommissionExporter.export(
-                    journalPath: options.databasePath, day: day, rules: rules, now: Clock.wallMilliseconds())
+                    journalPath: options.databasePath, day: day, rules: rules, now: Clock.wallMilliseconds(),
+                    hooks: options.environment.exportHooks)
             }
         } catch let refusal as FleetExport.Refusal {
             throw CLIError(.dataError, "refused: \(refusal)")

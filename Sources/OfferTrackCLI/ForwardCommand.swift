@@ -33,7 +33,7 @@ struct ForwardCommand {
     let maxMegabytes: Int?
     let timeoutSeconds: Int
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments,
             valued: [
@@ -41,7 +41,7 @@ struct ForwardCommand {
                 "--stream-max-mb", "--timeout",
             ])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "forward takes no arguments") }
-        databasePath = Paths.database(parsed.value("--db"))
+        databasePath = Paths.database(parsed.value("--db"), environment)
         guard let from = parsed.value("--from-seq").flatMap({ Int64($0) }), from >= 1 else {
             throw CLIError(.usage, "forward needs --from-seq N (a seq of at least 1)")
         }

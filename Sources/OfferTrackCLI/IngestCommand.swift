@@ -39,10 +39,10 @@ struct IngestCommand {
     let showProgress: Bool
     private(set) var summary = Summary()
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--socket", "--retry-for", "--db", "--rules"])
         guard parsed.positionals.count <= 1 else { throw CLIError(.usage, "ingest takes one FILE or -") }
-        socketPath = Paths.socket(parsed.value("--socket"))
+        socketPath = Paths.socket(parsed.value("--socket"), environment)
         inputPath = parsed.positionals.first.flatMap { $0 == "-" ? nil : $0 }
         let retryFor = parsed.value("--retry-for") ?? "300"
         guard let seconds = Int(retryFor), seconds >= 0 else {

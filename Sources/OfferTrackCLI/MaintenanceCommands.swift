@@ -23,10 +23,10 @@ struct RebuildCommand {
 
     let options: CommonOptions
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--rules"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "rebuild takes no arguments") }
-        options = CommonOptions(parsed)
+        options = CommonOptions(parsed, environment)
     }
 
     func run() throws(CLIError) -> Int32 {
@@ -37,7 +37,8 @@ struct RebuildCommand {
         do {
             let writer = try JournalWriter(
                 path: options.databasePath, durability: .full, schema: .migrate, settings: rules.rules.settings,
-                busyTimeoutMilliseconds: 30_000, maintainsDerivedTables: false)
+                busyTimeoutMilliseconds: 30_000, maintainsDerivedTables: false,
+                migrationTuning: options.environment.migrationTuning)
             try writer.rebuildDerivedTables(settings: rules.rules.settings)
         } catch {
             throw CLIError(journal: error, doing: "rebuilding \(options.databasePath)")
@@ -69,10 +70,10 @@ struct VerifyCommand {
 
     let options: CommonOptions
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--rules", "--edge"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "verify takes no arguments") }
-        options = CommonOptions(parsed)
+        options = CommonOptions(parsed, environment)
         edgePaths = parsed.values("--edge")
     }
 
@@ -149,7 +150,7 @@ struct SimulateCommand {
     let returning: Bool
     let records: Int?
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments, valued: ["--users", "--seed", "--start", "--days", "--records", "--db", "--rules"],
             switches: ["--help", "--returning"])

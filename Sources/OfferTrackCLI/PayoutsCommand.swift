@@ -2,6 +2,7 @@ import Fleet
 import Journal
 import OfferTrackDomain
 import Posix
+import Publishing
 
 /// `offertrack payouts --month M [--out DIR]`: the month's payout statement (SPEC section 7.1).
 struct PayoutsCommand {
@@ -30,10 +31,10 @@ struct PayoutsCommand {
     let month: PayoutMonth
     let outputDirectory: String
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--rules", "--month", "--out"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "payouts takes no arguments") }
-        options = CommonOptions(parsed)
+        options = CommonOptions(parsed, environment)
         guard let text = parsed.value("--month") else { throw CLIError(.usage, "payouts needs --month YYYY-MM") }
         guard let month = PayoutMonth(text) else {
             throw CLIError(.usage, "--month must be a YYYY-MM month, not \(text)")

@@ -1,6 +1,6 @@
 import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Posix
 import WireFormat
 
@@ -40,11 +40,11 @@ struct ReportCommand {
     let asOf: Int64
     let outputPath: String?
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments, valued: ["--db", "--rules", "--since", "--until", "--as-of", "--by", "--format", "--out"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "report takes no arguments") }
-        options = CommonOptions(parsed)
+        options = CommonOptions(parsed, environment)
         let by = parsed.value("--by") ?? "affiliate"
         guard let grouping = ReportGrouping(rawValue: by) else {
             throw CLIError(.usage, "--by must be affiliate, campaign, message or day, not \(by)")

@@ -1,3 +1,4 @@
+import JSON
 import Journal
 import OfferTrackDomain
 import Posix
@@ -33,13 +34,13 @@ struct ReviewCommand {
     let note: String?
     let retryForSeconds: Int
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(
             arguments,
             valued: ["--db", "--rules", "--socket", "--conversion", "--decision", "--reason", "--note", "--retry-for"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "review takes no arguments") }
-        options = CommonOptions(parsed)
-        socketPath = Paths.socket(parsed.value("--socket"))
+        options = CommonOptions(parsed, environment)
+        socketPath = Paths.socket(parsed.value("--socket"), environment)
         guard let conversion = parsed.value("--conversion") else { throw CLIError(.usage, "--conversion is required") }
         guard RecordValidator.isValidID(conversion) else {
             throw CLIError(.usage, "--conversion must be a record id, not \(conversion)")
@@ -103,14 +104,13 @@ struct ReviewCommand {
 
     /// The `review` record (SPEC 3.4) as one JSON line.
     func record(user: String, id: String, at now: Int64) -> String {
-        var members = [
-            "\"type\":\"review\"", "\"id\":\(JSONStringLiteral.quote(id))", "\"ts\":\"\(Timestamp.format(now))\"",
-            "\"user\":\(JSONStringLiteral.quote(user))", "\"conversion\":\(JSONStringLiteral.quote(conversion))",
-            "\"decision\":\"\(decision.rawValue)\"",
+        var members: [(key: String, value: JSONValue)] = [
+            ("type", .string("review")), ("id", .string(id)), ("ts", .string(Timestamp.format(now))),
+            ("user", .string(user)), ("conversion", .string(conversion)), ("decision", .string(decision.rawValue)),
         ]
-        if let reason { members.append("\"reason\":\"\(reason.rawValue)\"") }
-        if let note { members.append("\"note\":\(JSONStringLiteral.quote(note))") }
-        return "{" + members.joined(separator: ",") + "}"
+        if let reason { members.append(("reason", .string(reason.rawValue))) }
+        if let note { members.append(("note", .string(note))) }
+        return JSONWriter.text(.object(members))
     }
 
     /// A new unique record id: `review-`, the time in milliseconds and 64 random bits, in base 36.

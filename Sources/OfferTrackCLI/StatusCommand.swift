@@ -1,4 +1,5 @@
 import Fleet
+import JSON
 import Journal
 import OfferTrackDomain
 import Posix
@@ -34,12 +35,12 @@ struct StatusCommand {
     let socketPath: String
     let json: Bool
 
-    init(arguments: [String]) throws(CLIError) {
+    init(arguments: [String], environment: CommandEnvironment = CommandEnvironment()) throws(CLIError) {
         let parsed = try CommandArguments(arguments, valued: ["--db", "--socket", "--rules", "--format"])
         guard parsed.positionals.isEmpty else { throw CLIError(.usage, "status takes no arguments") }
         let given = parsed.values("--db")
-        databasePaths = given.isEmpty ? [Paths.database(nil)] : given
-        socketPath = Paths.socket(parsed.value("--socket"))
+        databasePaths = given.isEmpty ? [Paths.database(nil, environment)] : given
+        socketPath = Paths.socket(parsed.value("--socket"), environment)
         let format = parsed.value("--format") ?? "text"
         guard format == "text" || format == "json" else {
             throw CLIError(.usage, "--format must be text or json, not \(format)")
@@ -102,18 +103,33 @@ struct StatusCommand {
         }
         var text: String
         if json {
-            let records = RecordType.allCases.map { "\(JSONStringLiteral.quote($0.rawValue)):\(counts[$0] ?? 0)" }
-            text =
-                "{\"daemon\":\"\(daemonUp ? "up" : "down")\",\"socket\":\(JSONStringLiteral.quote(socketPath)),"
-                + "\"journal\":\(JSONStringLiteral.quote(databasePath)),\"journalBytes\":\(size),"
-                + "\"schemaVersion\":\(schema),\"records\":{\(records.joined(separator: ","))},\"lastSeq\":\(lastSeq),"
-                + "\"lastPublishedExport\":\(lastDay.map(JSONStringLiteral.quote) ?? "null"),"
-                + "\"firstPublishedExport\":\(firstDay.map(JSONStringLiteral.quote) ?? "null"),"
-                + "\"lastPublishedPayouts\":\(lastMonth.map(JSONStringLiteral.quote) ?? "null"),"
-                + "\"consume\":\(membership.map { m in "{\"partitions\":[\(m.partitions.map(String.init).joined(separator: ","))],\"partitionsTotal\":\(m.total),\"lagRecords\":\(consumeLag?.records ?? 0),\"lagSeconds\":\(consumeLag?.seconds ?? 0)}" } ?? "null"),"
-                + "\"forward\":\(forwarding.map { "{\"acknowledgedThrough\":\($0.through),\"lagRecords\":\($0.records),\"lagSeconds\":\($0.seconds)}" } ?? "null"),"
-                + "\"stream\":\(identity.map { Self.streamJSON($0, streamReport) } ?? "null"),"
-                + "\"busiestUsersToday\":{\"users\":[\(busiest.users.map { "{\"user\":\(JSONStringLiteral.quote($0.user)),\"records\":\($0.records)}" }.joined(separator: ","))],\"partial\":\(busiest.partial)}}\n"
+            let records = RecordType.allCases.map { (key: $0.rawValue, value: JSONValue.integer(counts[$0] ?? 0)) }
+            let consume = membership.map { membership in
+                JSONValue.object([
+                    "partitions": .array(membership.partitions.map { .integer($0) }),
+                    "partitionsTotal": .integer(membership.total), "lagRecords": .integer(consumeLag?.records ?? 0),
+                    "lagSeconds": .double(consumeLag?.seconds ?? 0),
+                ])
+            }
+            let forward = forwarding.map { forwarding in
+                JSONValue.object([
+                    "acknowledgedThrough": .integer(forwarding.through), "lagRecords": .integer(forwarding.records),
+                    "lagSeconds": .double(forwarding.seconds),
+                ])
+            }
+            let users = busiest.users.map {
+                JSONValue.object(["user": .string($0.user), "records": .integer($0.records)])
+            }
+            let status = JSONValue.object([
+                "daemon": .string(daemonUp ? "up" : "down"), "socket": .string(socketPath),
+                "journal": .string(databasePath), "journalBytes": .integer(size), "schemaVersion": .integer(schema),
+                "records": .object(records), "lastSeq": .integer(lastSeq), "lastPublishedExport": .string(lastDay),
+                "firstPublishedExport": .string(firstDay), "lastPublishedPayouts": .string(lastMonth),
+                "consume": consume ?? .null, "forward": forward ?? .null,
+                "stream": identity.map { Self.streamJSON($0, streamReport) } ?? .null,
+                "busiestUsersToday": .object(["users": .array(users), "partial": .bool(busiest.partial)]),
+            ])
+            text = JSONWriter.text(status) + "\n"
         } else {
             text = "daemon: \(daemonUp ? "up" : "down") (\(socketPath))\n"
             text += "journal: \(databasePath), \(size) bytes\n"
@@ -147,10 +163,12 @@ struct StatusCommand {
         return text
     }
 
-    private static func streamJSON(_ identity: FleetIdentity, _ report: StreamReport?) -> String {
-        "{\"name\":\(JSONStringLiteral.quote(identity.stream)),\"partitionsTotal\":\(identity.partitionsTotal),"
-            + "\"up\":\(report?.problem == nil),\"problem\":\(report?.problem.map(JSONStringLiteral.quote) ?? "null"),"
-            + "\"invalid\":\(report?.invalid ?? 0),\"conflicts\":\(report?.conflicts ?? 0),"
-            + "\"wrongPartition\":\(report?.wrongPartition ?? 0)}"
+    private static func streamJSON(_ identity: FleetIdentity, _ report: StreamReport?) -> JSONValue {
+        .object([
+            "name": .string(identity.stream), "partitionsTotal": .integer(identity.partitionsTotal),
+            "up": .bool(report?.problem == nil), "problem": .string(report?.problem),
+            "invalid": .integer(report?.invalid ?? 0), "conflicts": .integer(report?.conflicts ?? 0),
+            "wrongPartition": .integer(report?.wrongPartition ?? 0),
+        ])
     }
 }

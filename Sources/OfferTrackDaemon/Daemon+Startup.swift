@@ -7,10 +7,10 @@ extension Daemon {
     /// Checks the journal (`PRAGMA quick_check`), then opens and migrates it and brings its derived tables up to
     /// date. A damaged journal is exit 65, which the unit does not restart: restarting cannot repair it.
     static func openJournal(
-        _ configuration: DaemonConfiguration, settings: AttributionSettings, supervised: Bool, phase: StartupPhase,
-        log: Logger
+        _ configuration: DaemonConfiguration, settings: AttributionSettings, environment: DaemonEnvironment,
+        phase: StartupPhase, log: Logger
     ) throws(StartupError) -> JournalWriter {
-        let heartbeat = StartupHeartbeat(supervised: supervised, phase: phase, log: log)
+        let heartbeat = StartupHeartbeat(supervised: environment.supervised, phase: phase, log: log)
         defer { heartbeat.stop() }
         let path = configuration.databasePath
         let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
@@ -27,7 +27,8 @@ extension Daemon {
             let writer = try JournalWriter(
                 path: path, durability: configuration.durability, schema: .migrate, settings: settings,
                 maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false,
-                keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal)
+                keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal,
+                migrationTuning: environment.migrationTuning)
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
             return writer
         } catch let error as StartupError {

@@ -114,8 +114,8 @@ public final class Daemon {
         defer { stopDuringStart.end() }
         do {
             let writer = try Self.openJournal(
-                configuration, settings: rules.current.rules.settings, supervised: environment.supervised,
-                phase: phase, log: log)
+                configuration, settings: rules.current.rules.settings, environment: environment, phase: phase,
+                log: log)
             counters.lastSeq = try writer.lastSeq()
             try DaemonFleet.claim(writer, configuration)
             epoll = try Epoll()

@@ -1,3 +1,5 @@
+import Journal
+
 /// What the daemon takes from its process environment rather than its flags. The executable reads the variables
 /// (`main.swift`) and passes this value in; the library never reads the environment itself.
 public struct DaemonEnvironment: Sendable, Equatable {
@@ -10,9 +12,16 @@ public struct DaemonEnvironment: Sendable, Equatable {
     /// The WAL's limit in frames, past which the writer waits for a blocking checkpoint
     /// (`OFFERTRACK_WAL_LIMIT_FRAMES`; tests set a small one).
     public var walLimitFrames: Int
+    /// How schema 8's migration runs (`OFFERTRACK_TEST_MIGRATION_*`; tests kill it after a step, or make steps
+    /// small).
+    public var migrationTuning: UserKeysMigrationTuning
 
-    public init(supervised: Bool = false, walLimitFrames: Int = defaultWALLimitFrames) {
+    public init(
+        supervised: Bool = false, walLimitFrames: Int = defaultWALLimitFrames,
+        migrationTuning: UserKeysMigrationTuning = .init()
+    ) {
         self.supervised = supervised
         self.walLimitFrames = walLimitFrames
+        self.migrationTuning = migrationTuning
     }
 }

@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 
 /// Loading the commission rules file (SPEC section 5) from its parsed JSON: every key checked, tokens by the

@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 
 /// Validates input lines against SPEC sections 2–3, answering the first failing check in the SPEC's order:

@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 
 /// A rules file's bytes and what they say: the rules, and the SHA-256 of the exact bytes (for export manifests).

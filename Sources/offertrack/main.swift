@@ -1,5 +1,8 @@
 import OfferTrackCLI
 import Posix
 
-/// offertrack: the operator's command line (report, export, ingest, status, rebuild, verify, simulate).
-CurrentProcess.exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))
+/// offertrack: the operator's command line (report, export, ingest, status, rebuild, verify, simulate). The
+/// environment is read here only (`STATE_DIRECTORY`, `OFFERTRACK_SOCKET`, the tests' hooks) and passed down.
+CurrentProcess.exit(
+    CommandLineTool.run(
+        Array(CommandLine.arguments.dropFirst()), environment: CommandEnvironment(CurrentProcess.environment)))

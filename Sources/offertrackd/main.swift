@@ -28,7 +28,8 @@ case .success(.run(var configuration)):
     let environment = DaemonEnvironment(
         supervised: CurrentProcess.environment("NOTIFY_SOCKET") != nil,
         walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
-            ?? DaemonEnvironment.defaultWALLimitFrames)
+            ?? DaemonEnvironment.defaultWALLimitFrames,
+        migrationTuning: UserKeysMigrationTuning(CurrentProcess.environment))
     do {
         let daemon = try Daemon(configuration: configuration, environment: environment, log: log)
         CurrentProcess.exit(daemon.run().rawValue)

@@ -1,5 +1,5 @@
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Posix
 import Testing
 

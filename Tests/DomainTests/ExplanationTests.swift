@@ -1,5 +1,5 @@
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Testing
 
 /// `offertrack explain` (SPEC section 6): the JSON object field by field, computed by hand.

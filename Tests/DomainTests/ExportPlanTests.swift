@@ -1,4 +1,4 @@
-import OfferTrackPresentation
+import OutputFormats
 import Testing
 
 @testable import OfferTrackDomain

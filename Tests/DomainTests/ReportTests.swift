@@ -1,5 +1,5 @@
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Testing
 
 /// SPEC section 6 `report`: grouping, ordering, range filtering and the three formats.

@@ -1,6 +1,7 @@
 import Foundation
+import JSON
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Posix
 import Simulator
 import TestSupport

@@ -1,6 +1,7 @@
 import Foundation
+import JSON
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Simulator
 import TestSupport
 import Testing

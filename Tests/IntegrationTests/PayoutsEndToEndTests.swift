@@ -1,6 +1,6 @@
 import Foundation
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import Posix
 import TestSupport
 import Testing

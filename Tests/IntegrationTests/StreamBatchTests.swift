@@ -1,3 +1,4 @@
+import Journal
 import OfferTrackDomain
 import Testing
 

@@ -1,7 +1,8 @@
 import Foundation
 import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
+import Publishing
 import Simulator
 import Testing
 import WireFormat

@@ -1,6 +1,7 @@
 import Foundation
 import Journal
 import OfferTrackDomain
+import Publishing
 import SQLite
 import Simulator
 import Testing

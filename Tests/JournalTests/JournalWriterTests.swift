@@ -206,7 +206,7 @@ extension JournalWriterTests {
     @Test func version3IsMigratedToSlimPresentationsAndRollUpsSplitByDimension() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let connection = try Connection(path: path, mode: .readWriteCreate)
-        for migration in Schema.migrations.prefix(3) { try connection.execute(migration) }
+        for sql in Schema.sql(through: 3) { try connection.execute(sql) }
         try connection.execute(
             """
             PRAGMA user_version = 3;
@@ -244,7 +244,7 @@ extension JournalWriterTests {
     @Test func version4IsMigratedToHoldingPeriodZeroWithNothingLapsed() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let connection = try Connection(path: path, mode: .readWriteCreate)
-        for migration in Schema.migrations.prefix(4) { try connection.execute(migration) }
+        for sql in Schema.sql(through: 4) { try connection.execute(sql) }
         try connection.execute(
             """
             PRAGMA user_version = 4;
@@ -265,7 +265,7 @@ extension JournalWriterTests {
         // A journal whose derived tables were never computed stays so.
         try FileManager.default.removeItem(atPath: path)
         let fresh = try Connection(path: path, mode: .readWriteCreate)
-        for migration in Schema.migrations.prefix(4) { try fresh.execute(migration) }
+        for sql in Schema.sql(through: 4) { try fresh.execute(sql) }
         try fresh.execute("PRAGMA user_version = 4")
         try Schema.migrate(fresh)
         #expect(try DerivedTables.settings(on: fresh) == nil)
@@ -274,7 +274,7 @@ extension JournalWriterTests {
     @Test func aReaderRefusesAJournalOfAnotherSchemaInsteadOfMisreadingIt() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let connection = try Connection(path: path, mode: .readWriteCreate)
-        for migration in Schema.migrations.prefix(3) { try connection.execute(migration) }
+        for sql in Schema.sql(through: 3) { try connection.execute(sql) }
         try connection.execute("PRAGMA user_version = 3")
         let refusal = #expect(throws: ReadOnlyJournal.OpenError.self) { try ReadOnlyJournal(path: path) }
         #expect(

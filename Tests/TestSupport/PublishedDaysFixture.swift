@@ -1,6 +1,6 @@
 import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
+import OutputFormats
 import SQLite
 
 /// Published export days synthesised straight into a journal, stored as `offertrack export` stores them (SPEC 7):

@@ -1,3 +1,4 @@
+import JSON
 import Journal
 import OfferTrackDomain
 import Simulator

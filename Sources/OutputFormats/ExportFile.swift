@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 
 /// The export's files (SPEC section 7): a plan's CSV and manifest bytes.
@@ -30,12 +31,13 @@ extension ExportPlan {
         day: String, rows: Int, commissionMinor: Int64, adjustmentMinor: Int64, csv: [UInt8], currency: String,
         rulesSha256: String, generatedAt: String
     ) -> [UInt8] {
-        let text =
-            "{\"date\":\(JSONStringLiteral.quote(day)),\"rows\":\(rows),"
-            + "\"commissionMinor\":\(commissionMinor),\"adjustmentMinor\":\(adjustmentMinor),"
-            + "\"currency\":\(JSONStringLiteral.quote(currency)),\"sha256\":\"\(SHA256.hex(of: csv))\","
-            + "\"rulesSha256\":\"\(rulesSha256)\",\"generatedAt\":\(JSONStringLiteral.quote(generatedAt))}\n"
-        return Array(text.utf8)
+        let manifest = JSONValue.object([
+            "date": .string(day), "rows": .integer(rows), "commissionMinor": .integer(commissionMinor),
+            "adjustmentMinor": .integer(adjustmentMinor), "currency": .string(currency),
+            "sha256": .string(SHA256.hex(of: csv)), "rulesSha256": .string(rulesSha256),
+            "generatedAt": .string(generatedAt),
+        ])
+        return JSONWriter.bytes(manifest) + [UInt8(ascii: "\n")]
     }
 
     public static let header = [

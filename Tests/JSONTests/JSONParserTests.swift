@@ -1,7 +1,7 @@
 import Testing
 
+@testable import JSON
 @testable import OfferTrackDomain
-@testable import WireFormat
 
 /// The strict parser behind SPEC section 2's `invalid_json`.
 @Suite struct JSONParserTests {

@@ -11,7 +11,7 @@ public struct JSONParser {
     public static let maximumDepth = 64
 
     /// Parses exactly one JSON value, optionally surrounded by RFC 8259 whitespace.
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(RecordError) -> JSONValue {
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(RecordError) -> JSONValue {
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             throw RecordError(.invalidJSON, "the line is empty, not a JSON value")
         }

@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 
 /// The output formats of `offertrack report --format` (SPEC section 6).
@@ -22,12 +23,16 @@ public enum ReportFormat: String, Sendable, Equatable, CaseIterable {
     public static func json(_ rows: [ReportRow]) -> String {
         guard !rows.isEmpty else { return "[]\n" }
         let objects = rows.map { row in
-            "{\"key\":\(row.key.map(JSONStringLiteral.quote) ?? "null"),\"presented\":\(row.presented),"
-                + "\"presentedEligible\":\(row.presentedEligible),\"conversions\":\(row.conversions),"
-                + "\"attributed\":\(row.attributed),\"lapsed\":\(row.lapsed),\"voided\":\(row.voided),"
-                + "\"held\":\(row.held),\"pending\":\(row.pending),\"commissionMinor\":\(row.commissionMinor),"
-                + "\"pendingCommissionMinor\":\(row.pendingCommissionMinor),"
-                + "\"heldCommissionMinor\":\(row.heldCommissionMinor)}"
+            JSONWriter.text(
+                .object([
+                    "key": .string(row.key), "presented": .integer(row.presented),
+                    "presentedEligible": .integer(row.presentedEligible), "conversions": .integer(row.conversions),
+                    "attributed": .integer(row.attributed), "lapsed": .integer(row.lapsed),
+                    "voided": .integer(row.voided), "held": .integer(row.held), "pending": .integer(row.pending),
+                    "commissionMinor": .integer(row.commissionMinor),
+                    "pendingCommissionMinor": .integer(row.pendingCommissionMinor),
+                    "heldCommissionMinor": .integer(row.heldCommissionMinor),
+                ]))
         }
         return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
     }

@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 
 /// The output formats of `offertrack explain --format` (SPEC section 6).
@@ -15,39 +16,39 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
 
     /// One object with exactly the SPEC's keys, in its order; times as RFC 3339 UTC with milliseconds.
     public static func json(_ e: Explanation) -> String {
-        func reference(_ record: RecordReference?, extra: String = "") -> String {
-            guard let record else { return "null" }
-            return "{\"id\":\(JSONStringLiteral.quote(record.id)),\"ts\":\"\(Timestamp.format(record.ts))\"\(extra)}"
+        func reference(_ record: RecordReference?, _ extra: [(key: String, value: JSONValue)] = []) -> JSONValue {
+            guard let record else { return .null }
+            return .object([("id", .string(record.id)), ("ts", .string(Timestamp.format(record.ts)))] + extra)
         }
         let presentation = e.presentation.map { RecordReference(id: $0.id, ts: $0.ts) }
-        let eligibility = reference(
-            e.eligibility?.record, extra: e.eligibility.map { ",\"decision\":\"\($0.decision.rawValue)\"" } ?? "")
-        let fields = [
-            "\"user\":\(JSONStringLiteral.quote(e.user))",
-            "\"records\":\(e.records)",
-            "\"conversion\":\(reference(e.conversion))",
-            "\"presentation\":\(reference(presentation))",
-            "\"eligibility\":\(eligibility)",
-            "\"lapse\":\(reference(e.lapse))",
-            "\"review\":\(review(e.review))",
-            "\"repeats\":[\(e.repeats.map(JSONStringLiteral.quote).joined(separator: ","))]",
-            "\"status\":\"\(e.status.rawValue)\"",
-            "\"reason\":\(e.reason.map { "\"\($0.rawValue)\"" } ?? "null")",
-            "\"amountMinor\":\(e.amountMinor)",
-            "\"rule\":\(e.rule.map(String.init) ?? "null")",
-            "\"qualifiesAt\":\(e.qualifiesAt.map { "\"\(Timestamp.format($0))\"" } ?? "null")",
-            "\"state\":\(e.state.map { "\"\($0.rawValue)\"" } ?? "null")",
-            "\"erasure\":\(reference(e.erasure?.record, extra: e.erasure.map { ",\"ticket\":\(JSONStringLiteral.quote($0.ticket))" } ?? ""))",
-        ]
-        return "{" + fields.joined(separator: ",") + "}\n"
+        let value = JSONValue.object([
+            "user": .string(e.user),
+            "records": .integer(e.records),
+            "conversion": reference(e.conversion),
+            "presentation": reference(presentation),
+            "eligibility": reference(
+                e.eligibility?.record, e.eligibility.map { [("decision", .string($0.decision.rawValue))] } ?? []),
+            "lapse": reference(e.lapse),
+            "review": review(e.review),
+            "repeats": .array(e.repeats.map { .string($0) }),
+            "status": .string(e.status.rawValue),
+            "reason": .string(e.reason?.rawValue),
+            "amountMinor": .integer(e.amountMinor),
+            "rule": .integer(e.rule),
+            "qualifiesAt": .string(e.qualifiesAt.map(Timestamp.format)),
+            "state": .string(e.state?.rawValue),
+            "erasure": reference(e.erasure?.record, e.erasure.map { [("ticket", .string($0.ticket))] } ?? []),
+        ])
+        return JSONWriter.text(value) + "\n"
     }
 
     /// A review as `{"id","ts","decision","reason"}`, `reason` null when the record has none; `null` without one.
-    private static func review(_ review: ConversionReview?) -> String {
-        guard let review else { return "null" }
-        return "{\"id\":\(JSONStringLiteral.quote(review.record.id)),\"ts\":\"\(Timestamp.format(review.record.ts))\","
-            + "\"decision\":\"\(review.decision.rawValue)\",\"reason\":"
-            + (review.reason.map { "\"\($0.rawValue)\"" } ?? "null") + "}"
+    private static func review(_ review: ConversionReview?) -> JSONValue {
+        guard let review else { return .null }
+        return .object([
+            "id": .string(review.record.id), "ts": .string(Timestamp.format(review.record.ts)),
+            "decision": .string(review.decision.rawValue), "reason": .string(review.reason?.rawValue),
+        ])
     }
 
     /// The chain a person would check, one line per rule of SPEC section 4, naming record ids and times.

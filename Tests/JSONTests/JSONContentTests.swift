@@ -1,5 +1,5 @@
+import JSON
 import Testing
-import WireFormat
 
 @testable import OfferTrackDomain
 

@@ -1,9 +1,9 @@
+import Journal
 import OfferTrackDomain
-import OfferTrackPresentation
-import SQLite
+import OutputFormats
 import WireFormat
 
-/// Publishes payout months (SPEC 7.1) inside the journal, from the published export days' files as stored at
+/// Publishes payout months (SPEC 7.1) inside the journal (stored through `PayoutMonthStore`), from the published export days' files as stored at
 /// their publication, so that a statement always adds up to what was exported and a published month is immutable.
 ///
 /// With several journals (a fleet's central ones, SPEC 10) the statement is one for the whole, from the union of
@@ -51,31 +51,24 @@ public enum PayoutPublisher {
         journalPaths: [String], month: PayoutMonth, rules: RulesFile, now: Int64,
         busyTimeoutMilliseconds: Int32 = 30_000
     ) throws -> Files {
-        let writers = try journalPaths.map {
-            try JournalWriter(
-                path: $0, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
-                maintainsDerivedTables: false)
+        let stores = try journalPaths.map {
+            try PayoutMonthStore(journalPath: $0, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         }
-        let states = try writers.map { writer in
-            try writer.withConnection { connection in
-                try connection.readTransaction { try PublishedState.read(month, on: connection) }
-            }
-        }
+        let states = try stores.map { try $0.state(of: month) }
         let stored = try agreedFiles(states)
         let files: Files
         if let stored {
             files = stored
         } else {
-            let statement = try statement(month, states: states, writers: writers, minimum: rules.rules)
+            let statement = try statement(month, states: states, stores: stores, minimum: rules.rules)
             let csv = statement.csv()
             files = Files(csv: csv, manifest: statement.manifest(csv: csv, generatedAt: now), republished: false)
         }
         // Stored in every journal that lacks it; a concurrent run that stored it first wins.
         var answer = files
-        for (index, writer) in writers.enumerated() {
-            let kept = try writer.withConnection { connection in
-                try connection.transaction { try store(answer, month: month, generatedAt: now, on: connection) }
-            }
+        for (index, store) in stores.enumerated() {
+            let held = try store.store(csv: answer.csv, manifest: answer.manifest, month: month, generatedAt: now)
+            let kept = Files(csv: held.csv, manifest: held.manifest, republished: held.stored)
             if kept.csv != answer.csv || kept.manifest != answer.manifest {
                 guard index == 0 else { throw Refusal.journalsDisagree("the published files of \(month)") }
                 answer = kept
@@ -86,41 +79,11 @@ public enum PayoutPublisher {
         return answer
     }
 
-    /// What one journal holds that publishing a month depends on.
-    private struct PublishedState {
-        var month: Files?
-        var firstDay: String?
-        var lastDay: String?
-        var monthDays: [String]
-        var latestMonth: String?
-        var previous: [UInt8]?
-
-        static func read(_ month: PayoutMonth, on connection: Connection) throws -> PublishedState {
-            let days = try connection.allTexts("SELECT day FROM published_days ORDER BY day")
-            var state = PublishedState(
-                month: nil, firstDay: days.first, lastDay: days.last,
-                monthDays: days.filter { month.contains(day: $0) }, latestMonth: nil, previous: nil)
-            state.latestMonth = try connection.allTexts("SELECT max(month) FROM published_months").first
-            if state.latestMonth?.isEmpty == true { state.latestMonth = nil }
-            if let stored = try files(of: month.description, on: connection) {
-                state.month = Files(csv: stored.csv, manifest: stored.manifest, republished: true)
-            }
-            state.previous = try month.previous.flatMap { try files(of: $0.description, on: connection)?.csv }
-            return state
-        }
-
-        static func files(of month: String, on connection: Connection) throws -> (csv: [UInt8], manifest: [UInt8])? {
-            let statement = try connection.prepare("SELECT csv, manifest FROM published_months WHERE month = ?1")
-            try statement.bind(month, at: 1)
-            defer { statement.reset() }
-            guard try statement.step() else { return nil }
-            return (statement.bytes(0), statement.bytes(1))
-        }
-    }
-
     /// The month's files as already published in the journals that hold it (all the same), or nil when none does.
-    private static func agreedFiles(_ states: [PublishedState]) throws -> Files? {
-        let stored = states.compactMap(\.month)
+    private static func agreedFiles(_ states: [PayoutMonthStore.State]) throws -> Files? {
+        let stored = states.compactMap { state in
+            state.month.map { Files(csv: $0.csv, manifest: $0.manifest, republished: true) }
+        }
         guard let first = stored.first else { return nil }
         guard stored.allSatisfy({ $0 == first }) else {
             throw Refusal.journalsDisagree("the published files of the month")
@@ -130,7 +93,8 @@ public enum PayoutPublisher {
 
     /// The statement of `month`, after checking that it may be published (SPEC 7.1).
     private static func statement(
-        _ month: PayoutMonth, states: [PublishedState], writers: [JournalWriter], minimum rules: CommissionRules
+        _ month: PayoutMonth, states: [PayoutMonthStore.State], stores: [PayoutMonthStore],
+        minimum rules: CommissionRules
     ) throws -> PayoutStatement {
         guard let state = states.first else { throw Refusal.nothingPublished(month: month) }
         for other in states.dropFirst() {
@@ -160,36 +124,13 @@ public enum PayoutPublisher {
             opening = try PayoutStatement.carried(fromCSV: previous, name: "payouts-\(previousMonth).csv")
         }
         var earnings = PayoutEarnings()
-        for writer in writers {
-            try writer.withConnection { connection in
-                try connection.readTransaction { try add(month, on: connection, to: &earnings) }
+        for store in stores {
+            // Every row of the month's published export files, one day's file at a time.
+            try store.forEachExportCSV(of: month) { day, csv in
+                try earnings.add(exportCSV: csv, name: "commissions-\(day).csv")
             }
         }
         return try PayoutStatement(
             month: month, earnings: earnings, opening: opening, minimumMinor: rules.payoutMinimumMinor)
-    }
-
-    /// Adds every row of the month's published export files, one day's file at a time.
-    private static func add(_ month: PayoutMonth, on connection: Connection, to earnings: inout PayoutEarnings) throws {
-        try PublishedDays.forEachCSV(from: month.firstDay, through: month.lastDay, on: connection) { day, csv in
-            try earnings.add(exportCSV: csv, name: "commissions-\(day).csv")
-        }
-    }
-
-    /// Stores `files` as `month`'s unless the journal already holds the month: returns the files it holds now.
-    private static func store(_ files: Files, month: PayoutMonth, generatedAt: Int64, on connection: Connection) throws
-        -> Files
-    {
-        if let stored = try PublishedState.files(of: month.description, on: connection) {
-            return Files(csv: stored.csv, manifest: stored.manifest, republished: true)
-        }
-        let insert = try connection.prepare(
-            "INSERT INTO published_months (month, generated_at, csv, manifest) VALUES (?1, ?2, ?3, ?4)")
-        try insert.bind(month.description, at: 1)
-        try insert.bind(generatedAt, at: 2)
-        try insert.bindText(files.csv, at: 3)
-        try insert.bindText(files.manifest, at: 4)
-        try insert.run()
-        return files
     }
 }

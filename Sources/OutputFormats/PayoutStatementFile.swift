@@ -1,3 +1,4 @@
+import JSON
 import OfferTrackDomain
 
 /// The payout statement's files (SPEC 7.1): the CSV with section 7's quoting, and the manifest.
@@ -28,15 +29,20 @@ extension PayoutStatement {
     /// `{"month","lines","minimumMinor","totals","sha256","generatedAt"}` on one line.
     public func manifest(csv: [UInt8], generatedAt: Int64) -> [UInt8] {
         let totals = self.totals.map { total in
-            JSONStringLiteral.quote(total.currency)
-                + ":{\"earnedMinor\":\(total.earnedMinor),\"payableMinor\":\(total.payableMinor),"
-                + "\"carriedMinor\":\(total.carriedMinor)}"
+            (
+                key: total.currency,
+                value: JSONValue.object([
+                    "earnedMinor": .integer(total.earnedMinor), "payableMinor": .integer(total.payableMinor),
+                    "carriedMinor": .integer(total.carriedMinor),
+                ])
+            )
         }
-        let text =
-            "{\"month\":\(JSONStringLiteral.quote(month.description)),\"lines\":\(lines.count),"
-            + "\"minimumMinor\":\(minimumMinor),\"totals\":{\(totals.joined(separator: ","))},"
-            + "\"sha256\":\"\(SHA256.hex(of: csv))\",\"generatedAt\":\(JSONStringLiteral.quote(Timestamp.format(generatedAt)))}\n"
-        return Array(text.utf8)
+        let manifest = JSONValue.object([
+            "month": .string(month.description), "lines": .integer(lines.count),
+            "minimumMinor": .integer(minimumMinor), "totals": .object(totals), "sha256": .string(SHA256.hex(of: csv)),
+            "generatedAt": .string(Timestamp.format(generatedAt)),
+        ])
+        return JSONWriter.bytes(manifest) + [UInt8(ascii: "\n")]
     }
 }
 

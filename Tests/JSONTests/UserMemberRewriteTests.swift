@@ -1,6 +1,6 @@
 import Testing
 
-@testable import WireFormat
+@testable import JSON
 
 /// Renaming a line's person (SPEC 11): the top-level `user` value alone changes, every other byte stays.
 @Suite struct UserMemberRewriteTests {

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// The package's arrows (issue #33): what each module imports, checked against `Package.swift` and the arrows of
+/// ARCHITECTURE.md, the lines that must never appear, and where the environment may be read.
+@Suite struct StructureTests {
+    let layout: PackageLayout
+
+    init() throws { layout = try PackageLayout.load() }
+
+    /// (a) A file imports only package modules its target lists (system modules aside).
+    @Test func everyFileImportsOnlyWhatItsTargetLists() throws {
+        var problems: [String] = []
+        for target in layout.targets {
+            for (file, imports) in try layout.imports(of: target) {
+                for module in imports where layout.isModule(module) && !target.dependencies.contains(module) {
+                    problems.append("\(file) imports \(module), which target \(target.name) does not list")
+                }
+            }
+        }
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    /// (b) Every import of a module and every target it lists is one of its arrows in ARCHITECTURE.md, and its
+    /// package modules there are exactly its targets: the document and the code show the same arrows.
+    @Test func importsAndTargetsAreTheArrowsOfArchitectureMD() throws {
+        let arrows = try Arrows.load(layout.root)
+        var problems: [String] = []
+        for target in layout.targets where !target.isTest && target.hasSwift {
+            guard let allowed = arrows.allowed[target.name] else {
+                problems.append("ARCHITECTURE.md's arrows have no line for \(target.name)")
+                continue
+            }
+            let listed = Set(allowed.filter(layout.isModule))
+            if listed != Set(target.dependencies) {
+                problems.append(
+                    "\(target.name): Package.swift lists \(target.dependencies.sorted()), ARCHITECTURE.md "
+                        + "\(listed.sorted())")
+            }
+            for (file, imports) in try layout.imports(of: target) {
+                for module in imports where !allowed.contains(module) {
+                    problems.append("\(file) imports \(module): no arrow \(target.name) → \(module)")
+                }
+            }
+        }
+        for name in arrows.allowed.keys where !layout.targets.contains(where: { $0.name == name }) {
+            problems.append("ARCHITECTURE.md has arrows for \(name), which Package.swift does not build")
+        }
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    /// (b) The arrows that must never appear, whatever the lists say.
+    @Test func theForbiddenArrowsAppearNowhere() throws {
+        var problems: [String] = []
+        for target in layout.targets {
+            var imported = Set(target.dependencies)
+            for (_, imports) in try layout.imports(of: target) { imported.formUnion(imports) }
+            for module in imported where Forbidden.forbids(target.name, module) {
+                problems.append("\(target.name) → \(module)")
+            }
+        }
+        #expect(problems.isEmpty, "forbidden arrows: \(problems.joined(separator: ", "))")
+    }
+
+    /// (c) The environment is read by the executables (and `Posix`, which wraps `getenv`), never by a library.
+    @Test func onlyTheExecutablesReadTheEnvironment() throws {
+        var readers: [String] = []
+        for target in layout.targets where !target.isTest && target.directory.hasPrefix("Sources/") {
+            for file in try layout.swiftFiles(of: target) where !Forbidden.mayReadEnvironment(file) {
+                let text = try String(contentsOfFile: layout.root + "/" + file, encoding: .utf8)
+                if Forbidden.readsEnvironment(text) { readers.append(file) }
+            }
+        }
+        let pending = Set(Forbidden.pendingEnvironmentReads)
+        #expect(Set(readers).subtracting(pending).isEmpty, "the environment is read in \(readers.sorted())")
+        #expect(
+            pending.isSubset(of: Set(readers)),
+            "no longer read, drop from pendingEnvironmentReads: \(pending.subtracting(readers).sorted())")
+    }
+
+    /// The checks see what they check: a file that imports a forbidden module or reads the environment is caught.
+    @Test func theChecksCatchWhatTheyLookFor() {
+        #expect(
+            PackageLayout.imports(in: "import Foundation\n@testable import Journal\nimport struct SQLite.Row\n")
+                == ["Foundation", "Journal", "SQLite"])
+        #expect(Forbidden.forbids("Journal", "OutputFormats") && Forbidden.forbids("Journal", "WireFormat"))
+        #expect(Forbidden.forbids("Fleet", "SQLite") && Forbidden.forbids("Journal", "CSQLite"))
+        #expect(!Forbidden.forbids("SQLite", "CSQLite") && !Forbidden.forbids("Posix", "CLinux"))
+        #expect(Forbidden.readsEnvironment("let x = CurrentProcess.environment(\"A\")"))
+        #expect(Forbidden.readsEnvironment("guard let v = getenv(name)"))
+        #expect(!Forbidden.readsEnvironment("// the environment is read by main.swift"))
+    }
+}
