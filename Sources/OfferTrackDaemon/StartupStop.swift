@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import Posix
 import Synchronization
 
@@ -23,9 +22,8 @@ final class StartupStop: Sendable {
         let channel = UncheckedChannel(signals)
         DispatchQueue(label: "offertrack.startup-stop").async { [self] in
             defer { finished.signal() }
-            var watch = pollfd(fd: channel.value.fd, events: Int16(POLLIN), revents: 0)
             while !stopped.withLock({ $0 }) {
-                guard poll(&watch, 1, 100) > 0 else { continue }
+                guard channel.value.waitReadable(timeoutMilliseconds: 100) else { continue }
                 for signal in channel.value.receive() {
                     switch signal {
                     case .terminate, .interrupt:
@@ -46,7 +44,7 @@ final class StartupStop: Sendable {
     func end() {
         stopped.withLock { $0 = true }
         finished.wait()
-        if hangup.withLock({ $0 }) { kill(getpid(), SIGHUP) }
+        if hangup.withLock({ $0 }) { SignalChannel.resendHangup() }
     }
 
     /// The channel, used by the watch's thread alone until `end()` returns, then by the event loop alone.

@@ -44,4 +44,15 @@ public final class SignalChannel {
         }
         return received
     }
+
+    /// Waits up to `timeoutMilliseconds` for a signal to read; true when one is there.
+    public func waitReadable(timeoutMilliseconds: Int32) -> Bool {
+        var watch = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&watch, 1, timeoutMilliseconds) > 0
+    }
+
+    /// Sends SIGHUP to this process again (it waits, blocked, for the next `receive`).
+    public static func resendHangup() {
+        kill(getpid(), SIGHUP)
+    }
 }
