@@ -19,6 +19,17 @@ enum ErasureCheck {
                 if problems.count >= 10 { break }
             }
         }
+        // A rename an erasure's batch left to later chunks: finished before a started daemon answers anything.
+        let hasPending =
+            try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'pending_renames'") == 1
+        if hasPending {
+            let pending = try connection.prepare("SELECT k, name FROM pending_renames")
+            while try pending.step() {
+                problems.append(
+                    "the rename of the user with key \(pending.int64(0)) to \(pending.text(1) ?? "") is unfinished "
+                        + "(offertrackd finishes it when it starts)")
+            }
+        }
         let renamed = try connection.prepare(
             "SELECT seq, user, line FROM records WHERE user >= ?1 AND user < ?2")
         try renamed.bind(Erasure.namePrefix, at: 1)

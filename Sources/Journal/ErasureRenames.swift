@@ -5,7 +5,8 @@ import SQLite
 /// SPEC section 11 applied to one batch, in its transaction, before anything of it is journaled: records of a
 /// forgotten person are renamed to the name their erasure gave; an `erasure` names its person (unless an
 /// earlier one, in `(ts, id)` order, already did) and renames every stored form of them: the `users` entry,
-/// each record's `user` and line. Attribution reads records by user key, which a rename keeps, so no derived
+/// each record's `user` and line (a large person's records partly, the rest in chunks after the batch:
+/// `PendingRename`). Attribution reads records by user key, which a rename keeps, so no derived
 /// row or amount changes; only when the new name already has records of its own (someone sent records under
 /// it) are the two users merged and their rows recomputed.
 struct ErasureRenames {
@@ -19,14 +20,22 @@ struct ErasureRenames {
     var merged: [(user: String, key: Int64)] = []
     /// An edge's P: renamed records keep their user's partition (`kept_partition`); nil elsewhere.
     let partitionsTotal: Int?
+    /// Journaled records an erasure renames in the batch; the rest wait in `pending_renames` (nil: none wait).
+    let rowsInBatch: Int?
+    /// Whether the batch started, restarted or ended a pending rename.
+    private(set) var pendingChanged = false
     /// The partition each renamed submission's user had, by batch index (edges only).
     private var keptPartitions: [Int: Int] = [:]
 
     /// Renames what `erased` says must be, and applies the batch's own erasures. `batch` is returned as it is
     /// (no work) when nobody is forgotten and it holds no erasure.
-    init(_ batch: [Submission], erased: ErasedUsers, partitionsTotal: Int?, on connection: Connection) throws {
+    init(
+        _ batch: [Submission], erased: ErasedUsers, partitionsTotal: Int?, rowsInBatch: Int? = nil,
+        on connection: Connection
+    ) throws {
         self.batch = batch
         self.partitionsTotal = partitionsTotal
+        self.rowsInBatch = rowsInBatch
         let hasErasure = batch.contains { if case .erasure = $0.record.body { true } else { false } }
         if erased.isEmpty && !hasErasure { return }
         // Each record's original user, and its forgotten person's entry when there is one (keyed by exact scalars).
@@ -150,7 +159,9 @@ struct ErasureRenames {
             try drop.bind(key, at: 1)
             try drop.run()
             merged.append((name, key))
-            try renameRecords(key: target, to: name, from: user, on: connection)
+            // Rare (records were sent under the name an erasure gives): renamed whole in the batch.
+            try PendingRename.remove(key: key, on: connection)
+            try renameRecords(key: target, to: name, limit: nil, on: connection)
             return
         }
         let update = try connection.prepare(static: "UPDATE users SET user = ?2 WHERE k = ?1")
@@ -158,7 +169,7 @@ struct ErasureRenames {
         try update.bind(name, at: 2)
         try update.run()
         renamedUsers.append(name)
-        try renameRecords(key: key, to: name, from: user, on: connection)
+        try renameRecords(key: key, to: name, limit: rowsInBatch, on: connection)
     }
 
     /// After the batch's inserts: each renamed record that was journaled keeps its user's partition (edges).
@@ -174,30 +185,15 @@ struct ErasureRenames {
     }
 
     /// Gives every record listed under `key` the user `name`, in its column and its line (and, on an edge, keeps
-    /// the partition of the user it had).
-    private func renameRecords(key: Int64, to name: String, from user: String, on connection: Connection) throws {
-        let select = try connection.prepare(
-            static: """
-                SELECT r.seq, r.line FROM (SELECT seq FROM by_user WHERE k = ?1
-                    UNION ALL SELECT seq FROM by_user_recent WHERE k = ?1) b JOIN records r ON r.seq = b.seq
-                WHERE r.user != ?2
-                """)
-        try select.bind(key, at: 1)
-        try select.bind(name, at: 2)
-        var rows: [(seq: Int64, line: [UInt8])] = []
-        while try select.step() { rows.append((select.int64(0), select.bytes(1))) }
-        select.reset()
-        let update = try connection.prepare(
-            static:
-                "UPDATE records SET user = ?2, line = ?3, kept_partition = coalesce(kept_partition, ?4) WHERE seq = ?1")
-        let partition = partitionsTotal.map { Int64(Partition.of(user: user, total: $0)) }
-        for row in rows {
-            try update.bind(partition, at: 4)
-            try update.bind(row.seq, at: 1)
-            try update.bind(name, at: 2)
-            guard let line = UserMemberRewrite.renaming(row.line, to: name) else { throw Self.noUser("seq \(row.seq)") }
-            try update.bindText(line, at: 3)
-            try update.run()
+    /// the partition of the user it had): up to `rowsInBatch` of them here, the rest left pending (schema 13,
+    /// `PendingRename`) for the writer's chunks after the batch; all of them (`limit` nil) for a merge.
+    private mutating func renameRecords(key: Int64, to name: String, limit: Int?, on connection: Connection) throws {
+        var rename = PendingRename(key: key, name: name, after: .start)
+        if try rename.advance(limit: limit, partitionsTotal: partitionsTotal, on: connection) {
+            try PendingRename.remove(key: key, on: connection)
+        } else {
+            try rename.save(on: connection)
         }
+        pendingChanged = true
     }
 }

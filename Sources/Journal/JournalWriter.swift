@@ -26,6 +26,8 @@ public final class JournalWriter {
     /// Whether freed space is zeroed (`PRAGMA secure_delete`), as forgetting a person needs; off only in the test
     /// that shows the old bytes would otherwise stay.
     public let secureDelete: Bool
+    /// How much of an erasure's rename its batch does (the rest: `continuePendingRenames`, schema 13).
+    public let renameTuning: RenameTuning
     /// The default `historyLimit`: above it, lookups cost less than reading the history.
     public static let defaultHistoryLimit = 64
     /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls
@@ -53,8 +55,10 @@ public final class JournalWriter {
         settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
         maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
         historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true,
-        keepsPartitionsOf partitionsTotal: Int? = nil, migrationTuning: UserKeysMigrationTuning = .init()
+        keepsPartitionsOf partitionsTotal: Int? = nil, migrationTuning: UserKeysMigrationTuning = .init(),
+        renames renameTuning: RenameTuning = .init()
     ) throws {
+        self.renameTuning = renameTuning
         self.partitionsTotal = partitionsTotal
         self.migrationTuning = migrationTuning
         self.historyLimit = historyLimit
@@ -70,6 +74,7 @@ public final class JournalWriter {
             checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete,
             migrationTuning: migrationTuning)
         self.connection = connection
+        if schema == .migrate { try finishPendingRenames() }
         if maintainsDerivedTables { try adopt(settings) }
     }
 
@@ -131,7 +136,8 @@ public final class JournalWriter {
                 knownUsers.synchronize(journalLastSeq: lastSeq)
                 try erasedUsers.load(on: connection)
                 let renames = try ErasureRenames(
-                    submitted, erased: erasedUsers, partitionsTotal: partitionsTotal, on: connection)
+                    submitted, erased: erasedUsers, partitionsTotal: partitionsTotal,
+                    rowsInBatch: renameTuning.rowsInBatch, on: connection)
                 batch = renames.batch
                 probes = renames.probes
                 // Renamed users had records before: the join must not take them for new ones.

@@ -344,6 +344,17 @@ public enum Schema {
                 ALTER TABLE records ADD COLUMN kept_partition INTEGER;
                 """)
         ),
+        // 13: an erasure's rename of a large person's records, continued in chunks after its batch (`PendingRenames`):
+        // key `k` is being renamed to `name`; `(kind, ts, seq)` is how far in `k`'s per-user index it got.
+        (
+            13,
+            .sql(
+                """
+                CREATE TABLE pending_renames (
+                    k INTEGER PRIMARY KEY, name TEXT NOT NULL, kind INTEGER NOT NULL, ts INTEGER NOT NULL,
+                    seq INTEGER NOT NULL);
+                """)
+        ),
     ]
 
     /// The version a fully migrated journal has: the last of `migrations`.

@@ -18,6 +18,8 @@ struct CommitResult: Sendable {
     let jobs: [CommitJob]
     /// One outcome per job, or the error that kept the whole batch from committing.
     let outcomes: Result<[AppendOutcome], JournalFailure>
+    /// Whether it ends the writer's batch (false for erasures' answers held until their rename was done).
+    var finishesBatch = true
 }
 
 /// The socket's batches on the journal's writer thread: one batch (one transaction) at a time, handed over by the
@@ -29,7 +31,7 @@ struct CommitResult: Sendable {
 final class CommitPipeline: Sendable {
     private let thread: JournalWriterThread
     private let steps: CommitSteps
-    private let results = Mutex<[CommitResult]>([])
+    private let results: PostedResults
     /// Readable when results (of batches, recomputes or stream commits) are waiting.
     let wakeup: EventCounter
     let stream: StreamCommits
@@ -41,13 +43,16 @@ final class CommitPipeline: Sendable {
     ) throws(PosixError) {
         let thread = JournalWriterThread(writer: writer, backlog: backlog)
         let wakeup = try EventCounter()
+        let results = PostedResults(wakeup: wakeup)
+        let checkpoints = CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames, log: log)
         let steps = CommitSteps(
-            thread: thread, metrics: metrics, clock: clock, log: log,
-            checkpoints: CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames, log: log),
+            thread: thread, metrics: metrics, clock: clock, log: log, checkpoints: checkpoints,
+            renames: ErasureRenameChunks(thread: thread, checkpoints: checkpoints, results: results, log: log),
             learning: UserLearningChunks(thread: thread, clock: clock, log: log),
             recomputes: RecomputeChunks(thread: thread, wakeup: wakeup), erasureOriginals: erasureOriginals)
         self.thread = thread
         self.wakeup = wakeup
+        self.results = results
         self.steps = steps
         stream = StreamCommits(thread: thread, steps: steps, wakeup: wakeup)
     }
@@ -58,6 +63,8 @@ final class CommitPipeline: Sendable {
     var erasureOriginals: ErasureOriginals? { steps.erasureOriginals }
     /// Learning users, started once the daemon is up.
     var learning: UserLearningChunks { steps.learning }
+    /// Erasures' renames continued between batches, and the answers held until they are done.
+    var renames: ErasureRenameChunks { steps.renames }
     /// Recomputes for new windows.
     var recomputes: RecomputeChunks { steps.recomputes }
     /// Sets the rules' shared users, which the hot-user watch does not name (at start and on each reload).
@@ -70,20 +77,14 @@ final class CommitPipeline: Sendable {
     func submit(_ jobs: [CommitJob]) {
         thread.async { [self] writer in
             let outcomes = steps.append(jobs.map(\.submission), on: writer)
-            results.withLock { $0.append(CommitResult(jobs: jobs, outcomes: outcomes)) }
-            wakeup.signal()
+            let now = steps.renames.answersNow(jobs, outcomes, writer: writer)
+            results.post(CommitResult(jobs: now.jobs, outcomes: now.outcomes))
             steps.afterCommit(writer)
         }
     }
 
     /// Takes the results posted since the last call.
-    func takeResults() -> [CommitResult] {
-        wakeup.drain()
-        return results.withLock { pending in
-            defer { pending.removeAll() }
-            return pending
-        }
-    }
+    func takeResults() -> [CommitResult] { results.take() }
 
     /// Runs `body` on the writer thread and waits for it (for rare work such as recording the stream's lag).
     func runOnWriter<T: Sendable>(_ body: (JournalWriter) throws -> T) rethrows -> T {

@@ -9,7 +9,8 @@ import Synchronization
 /// metrics, then the steps after it. No record waits for a checkpoint there (`CheckpointThread` runs them beside
 /// the writer, which only waits, a bounded time, once the WAL is past its limit), and a chunk of learning users
 /// or of a recompute runs after a commit only when no records wait, or when `chunkSpacingMilliseconds` passed
-/// since the last one (so both still move on under a flood, taking a bounded share of the writer).
+/// since the last one (so both still move on under a flood, taking a bounded share of the writer); a chunk of an
+/// erasure's rename (`ErasureRenameChunks`) runs after every commit.
 final class CommitSteps: @unchecked Sendable {
     // @unchecked: `lastChunkAt` and `hotUsers` are touched only on the writer thread; the rest is immutable or thread-safe.
     private let thread: JournalWriterThread
@@ -17,6 +18,7 @@ final class CommitSteps: @unchecked Sendable {
     private let clock: @Sendable () -> Int64
     private let log: Logger
     let checkpoints: CheckpointThread
+    let renames: ErasureRenameChunks
     let learning: UserLearningChunks
     let recomputes: RecomputeChunks
     /// An edge's erasures as received, for its forwarder (nil elsewhere).
@@ -32,7 +34,7 @@ final class CommitSteps: @unchecked Sendable {
 
     init(
         thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64, log: Logger,
-        checkpoints: CheckpointThread, learning: UserLearningChunks, recomputes: RecomputeChunks,
+        checkpoints: CheckpointThread, renames: ErasureRenameChunks, learning: UserLearningChunks, recomputes: RecomputeChunks,
         erasureOriginals: ErasureOriginals? = nil
     ) {
         self.log = log
@@ -41,6 +43,7 @@ final class CommitSteps: @unchecked Sendable {
         self.metrics = metrics
         self.clock = clock
         self.checkpoints = checkpoints
+        self.renames = renames
         self.learning = learning
         self.recomputes = recomputes
     }
@@ -71,7 +74,8 @@ final class CommitSteps: @unchecked Sendable {
                 guard submission.isErasure, case .accepted = outcome else { return false }
                 return true
             }
-            if erased { checkpoints.requestForgettingOldFrames() }
+            // The WAL's older frames go once the erasure's rename is done (now, or after its last chunk).
+            if erased { renames.erasureCommitted(writer) }
             return .success(outcomes)
         } catch {
             return .failure(JournalFailure(error))
@@ -94,6 +98,8 @@ final class CommitSteps: @unchecked Sendable {
     /// WAL is, and moves learning users and a recompute on by a chunk when no records wait (or seldom when they do).
     func afterCommit(_ writer: JournalWriter) {
         checkpoints.afterCommit(walFrames: writer.framesInWAL)
+        // An erasure's rename moves on after every commit (its client waits): at most about half the writer.
+        renames.chunk(writer)
         let now = Clock.monotonicMilliseconds()
         if thread.recordsWait, now - lastChunkAt < Self.chunkSpacingMilliseconds { return }
         lastChunkAt = now

@@ -24,7 +24,7 @@ extension Daemon {
         for outcome in pipeline.recomputes.takeOutcomes() { finishRecompute(outcome, now: now) }
         for commit in pipeline.stream.take() { noteStreamCommit(commit) }
         for result in results {
-            commits.batchFinished()
+            if result.finishesBatch { commits.batchFinished() }
             switch result.outcomes {
             case .success(let outcomes):
                 noteJournalCommitted()

@@ -52,7 +52,9 @@ extension Daemon {
             }
             for connection in connections.all { settle(connection, now: now) }
         }
-        let journalIdle = commits.isEmpty && commits.writerBusySince == nil
+        // Erasures' answers held for their renames (a few seconds at most) are waited for until the deadline.
+        let renamesAnswered = !pipeline.renames.holdsAnswers || now >= service.drainDeadline
+        let journalIdle = commits.isEmpty && commits.writerBusySince == nil && renamesAnswered
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
         return journalIdle && (connections.allFlushed || now >= service.drainDeadline + 2000)
     }

@@ -15,11 +15,15 @@ public struct DaemonEnvironment: Sendable, Equatable {
     /// How schema 8's migration runs (`OFFERTRACK_TEST_MIGRATION_*`; tests kill it after a step, or make steps
     /// small).
     public var migrationTuning: UserKeysMigrationTuning
+    /// How an erasure's rename is split between its batch and later chunks (`OFFERTRACK_TEST_RENAME_*`: tests
+    /// make chunks small, or kill the daemon after one).
+    public var renameTuning: RenameTuning
 
     public init(
         supervised: Bool = false, walLimitFrames: Int = defaultWALLimitFrames,
-        migrationTuning: UserKeysMigrationTuning = .init()
+        migrationTuning: UserKeysMigrationTuning = .init(), renameTuning: RenameTuning = .init(daemon: { _ in nil })
     ) {
+        self.renameTuning = renameTuning
         self.supervised = supervised
         self.walLimitFrames = walLimitFrames
         self.migrationTuning = migrationTuning

@@ -29,7 +29,8 @@ case .success(.run(var configuration)):
         supervised: CurrentProcess.environment("NOTIFY_SOCKET") != nil,
         walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
             ?? DaemonEnvironment.defaultWALLimitFrames,
-        migrationTuning: UserKeysMigrationTuning(CurrentProcess.environment))
+        migrationTuning: UserKeysMigrationTuning(CurrentProcess.environment),
+        renameTuning: RenameTuning(daemon: CurrentProcess.environment))
     do {
         let daemon = try Daemon(configuration: configuration, environment: environment, log: log)
         CurrentProcess.exit(daemon.run().rawValue)

@@ -1,0 +1,147 @@
+import Journal
+import Posix
+import Synchronization
+
+/// The answers the writer thread posts for the event loop (`CommitPipeline.takeResults`), readable on `wakeup`.
+final class PostedResults: Sendable {
+    private let results = Mutex<[CommitResult]>([])
+    let wakeup: EventCounter
+
+    init(wakeup: EventCounter) { self.wakeup = wakeup }
+
+    func post(_ result: CommitResult) {
+        results.withLock { $0.append(result) }
+        wakeup.signal()
+    }
+
+    func take() -> [CommitResult] {
+        wakeup.drain()
+        return results.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+    }
+}
+
+/// An erasure's rename of a large person (SPEC 11, schema 13): its batch renames the `users` entry and at most
+/// `RenameTuning.rowsInBatch` records, and the rest are renamed here, a chunk of at most `chunkMilliseconds`
+/// after every commit (so under a flood the rename takes at most about half of the writer, and no other answer
+/// waits for more than one chunk), and chunk after chunk while no records wait. The erasure's answer (and that of
+/// any erasure committed while a rename is pending: a retried one's `duplicate` too) is held until every rename
+/// pending at its commit has committed; then the checkpoint thread is asked to drop the WAL's older frames.
+final class ErasureRenameChunks: @unchecked Sendable {
+    // @unchecked: `chunkQueued`, `chunks` and `mayBePending` are touched only on the writer thread; `held` is
+    // guarded by its Mutex.
+    private let thread: JournalWriterThread
+    private let checkpoints: CheckpointThread
+    private let results: PostedResults
+    private let log: Logger
+    /// Answers held, each until the renames of `waitsFor` (nil: of every key) have committed.
+    private struct Held {
+        let jobs: [CommitJob]
+        let outcomes: [AppendOutcome]
+        let waitsFor: Set<Int64>?
+    }
+    private let held = Mutex<[Held]>([])
+    /// How many answers are held (the drain waits for them).
+    private let heldAnswers = Atomic<Int>(0)
+    private var chunkQueued = false
+    /// Chunks committed by this daemon (for the test hook `RenameTuning.killAfterChunk`).
+    private var chunks = 0
+    /// Whether a rename may be pending: an erasure committed since none was.
+    private var mayBePending = false
+    /// How long one chunk may hold the write lock, in milliseconds.
+    static let chunkMilliseconds: Int64 = 50
+
+    /// Whether erasures' answers are held for their renames (the drain waits for them).
+    var holdsAnswers: Bool { heldAnswers.load(ordering: .relaxed) > 0 }
+
+    init(thread: JournalWriterThread, checkpoints: CheckpointThread, results: PostedResults, log: Logger) {
+        self.thread = thread
+        self.checkpoints = checkpoints
+        self.results = results
+        self.log = log
+    }
+
+    /// On the writer thread, after a commit that journaled an erasure: with no rename pending the WAL's older
+    /// frames can go now (`CheckpointThread.requestForgettingOldFrames`); otherwise once the last chunk commits.
+    func erasureCommitted(_ writer: JournalWriter) {
+        mayBePending = true
+        if let pending = try? writer.pendingRenameKeys(), pending.isEmpty {
+            mayBePending = false
+            checkpoints.requestForgettingOldFrames()
+        }
+    }
+
+    /// On the writer thread, after a batch committed: the answers to give now, without those of its erasures when
+    /// a rename is pending (held until it is done, then posted as a result of their own).
+    func answersNow(
+        _ jobs: [CommitJob], _ outcomes: Result<[AppendOutcome], JournalFailure>, writer: JournalWriter
+    ) -> (
+        jobs: [CommitJob], outcomes: Result<[AppendOutcome], JournalFailure>
+    ) {
+        guard mayBePending, case .success(let all) = outcomes else { return (jobs, outcomes) }
+        let erasures = Set(
+            jobs.indices.filter { index in
+                guard jobs[index].submission.isErasure else { return false }
+                if case .conflict = all[index] { return false }
+                return true
+            })
+        guard !erasures.isEmpty else { return (jobs, outcomes) }
+        let pending = try? writer.pendingRenameKeys()
+        if pending?.isEmpty == true { return (jobs, outcomes) }
+        let kept = jobs.indices.filter { !erasures.contains($0) }
+        let waiting = Held(
+            jobs: erasures.sorted().map { jobs[$0] }, outcomes: erasures.sorted().map { all[$0] }, waitsFor: pending)
+        held.withLock { $0.append(waiting) }
+        heldAnswers.add(waiting.jobs.count, ordering: .relaxed)
+        return (kept.map { jobs[$0] }, .success(kept.map { all[$0] }))
+    }
+
+    /// On the writer thread, after every commit: one chunk of the pending rename, if any, and while no records
+    /// wait one more chunk queued (never more than one, however many batches ran meanwhile).
+    func chunk(_ writer: JournalWriter) {
+        guard mayBePending else { return }
+        let deadline = Clock.monotonicMilliseconds() + Self.chunkMilliseconds
+        let remaining: Bool
+        do {
+            remaining = try writer.continuePendingRenames { Clock.monotonicMilliseconds() >= deadline }
+        } catch {
+            // Retried after the next commit; the held answers wait meanwhile.
+            log.error("an erasure's rename could not continue (retried after the next commit): \(error)")
+            return
+        }
+        chunks += 1
+        if let kill = writer.renameTuning.killAfterChunk, chunks >= kill {
+            FileDescriptor.printError("offertrackd: rename test hook: SIGKILL after chunk \(chunks)")
+            CurrentProcess.killImmediately()
+        }
+        guard let pending = try? writer.pendingRenameKeys() else { return }
+        release(pending: pending)
+        if pending.isEmpty {
+            mayBePending = false
+            checkpoints.requestForgettingOldFrames()
+            return
+        }
+        if remaining, !chunkQueued, !thread.recordsWait {
+            chunkQueued = true
+            thread.async { [self] writer in
+                chunkQueued = false
+                chunk(writer)
+            }
+        }
+    }
+
+    /// Posts the held answers whose renames are no longer pending.
+    private func release(pending: Set<Int64>) {
+        func isDone(_ answers: Held) -> Bool { answers.waitsFor?.isDisjoint(with: pending) ?? pending.isEmpty }
+        let ready = held.withLock { held in
+            defer { held.removeAll(where: isDone) }
+            return held.filter(isDone)
+        }
+        for answers in ready {
+            heldAnswers.subtract(answers.jobs.count, ordering: .relaxed)
+            results.post(CommitResult(jobs: answers.jobs, outcomes: .success(answers.outcomes), finishesBatch: false))
+        }
+    }
+}
