@@ -113,12 +113,26 @@ extension ReadOnlyJournal {
         return try connection.scalarText("SELECT max(month) FROM published_months")
     }
 
-    /// The user of the `subscription.outcome` record `id`, or nil when no outcome has that id (one index lookup).
+    /// The user of the `subscription.outcome` record `id`, or nil when no outcome has that id (one index lookup;
+    /// while an erasure's rename is pending, schema 13, the name of the key it is listed under).
     public func userOfOutcome(id: String) throws -> String? {
-        let statement = try connection.prepare("SELECT user FROM records WHERE id = ?1 AND type = ?2")
+        let statement = try connection.prepare(
+            "SELECT user, ts, seq, CASE WHEN subscribed = 1 THEN 4 ELSE 5 END FROM records WHERE id = ?1 AND type = ?2")
         try statement.bind(id, at: 1)
         try statement.bind(RecordColumnCodes.typeCode(.subscriptionOutcome), at: 2)
         defer { statement.reset() }
-        return try statement.step() ? statement.text(0) : nil
+        guard try statement.step() else { return nil }
+        guard try hasTable("pending_renames") else { return statement.text(0) }
+        let renamed = try connection.prepare(
+            """
+            SELECT u.user FROM pending_renames p JOIN users u ON u.k = p.k
+            WHERE EXISTS (SELECT 1 FROM by_user WHERE k = p.k AND kind = ?1 AND ts = ?2 AND seq = ?3)
+                OR EXISTS (SELECT 1 FROM by_user_recent WHERE k = p.k AND kind = ?1 AND ts = ?2 AND seq = ?3)
+            """)
+        try renamed.bind(statement.int64(3), at: 1)
+        try renamed.bind(statement.int64(1), at: 2)
+        try renamed.bind(statement.int64(2), at: 3)
+        defer { renamed.reset() }
+        return try renamed.step() ? renamed.text(0) : statement.text(0)
     }
 }

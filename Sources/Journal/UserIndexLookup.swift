@@ -133,12 +133,30 @@ struct UserIndexLookup {
                 """)
         try statement.bind(id, at: 1)
         defer { statement.reset() }
-        guard try statement.step(), let owner = statement.text(16), ExactString.equals(owner, user),
-            let record = RecordQueries.record(from: statement, user: user, offset: 1)
+        guard try statement.step(), let owner = statement.text(16),
+            let record = RecordQueries.record(from: statement, user: user, offset: 1),
+            try isOwn(owner, record, seq: statement.int64(0))
         else { return nil }
         if let skippingFrom, statement.int64(0) >= skippingFrom { return nil }
         guard case .presented = record.body else { return nil }
         return Found(seq: statement.int64(0), record: record)
+    }
+
+    /// Whether a record whose `user` column is `owner` is this user's: named so, or (while an erasure's rename
+    /// is pending, schema 13, and the column still holds the old name) listed under this user's key.
+    private func isOwn(_ owner: String, _ record: Record, seq: Int64) throws -> Bool {
+        if ExactString.equals(owner, user) { return true }
+        let listed = try connection.prepare(
+            static: """
+                SELECT EXISTS (SELECT 1 FROM by_user WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4)
+                    OR EXISTS (SELECT 1 FROM by_user_recent WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4)
+                """)
+        try listed.bind(key, at: 1)
+        try listed.bind(UserIndexKind(record.body).rawValue, at: 2)
+        try listed.bind(record.ts, at: 3)
+        try listed.bind(seq, at: 4)
+        defer { listed.reset() }
+        return try listed.step() && listed.int64(0) == 1
     }
 
     /// Rule 4.7: this user's latest `review` naming `conversion`.
@@ -155,8 +173,9 @@ struct UserIndexLookup {
         while try statement.step() {
             let seq = statement.int64(0)
             if let skippingFrom, seq >= skippingFrom { continue }
-            guard let owner = statement.text(16), ExactString.equals(owner, user),
-                let record = RecordQueries.record(from: statement, user: user, offset: 1)
+            guard let owner = statement.text(16),
+                let record = RecordQueries.record(from: statement, user: user, offset: 1),
+                try isOwn(owner, record, seq: seq)
             else { continue }
             if latest.map({ RecordOrder.precedes($0.record, record) }) ?? true {
                 latest = Found(seq: seq, record: record)
