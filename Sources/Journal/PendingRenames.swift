@@ -9,6 +9,7 @@ public struct RenameTuning: Sendable, Equatable {
     /// The environment variables the daemon's executable reads the test hooks from.
     public static let killAfterChunkVariable = "OFFERTRACK_TEST_RENAME_KILL_AFTER_CHUNK"
     public static let rowsPerChunkVariable = "OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK"
+    public static let oneTransactionVariable = "OFFERTRACK_TEST_RENAME_IN_ONE_TRANSACTION"
     /// Records renamed in the erasure's batch (nil: all of them, in its transaction).
     public var rowsInBatch: Int?
     /// At most this many records a chunk (a chunk also ends at its deadline).
@@ -25,11 +26,13 @@ public struct RenameTuning: Sendable, Equatable {
         self.killAfterChunk = killAfterChunk
     }
 
-    /// The daemon's tuning, with the test hooks from `variable` (the executable's environment).
+    /// The daemon's tuning, with the test hooks from `variable` (the executable's environment; the tests'
+    /// baseline renames in one transaction, as before schema 13).
     public init(daemon variable: (String) -> String?) {
         let rows = variable(Self.rowsPerChunkVariable).flatMap { Int($0) }
+        let inBatch = rows.map { min($0, Self.defaultRowsInBatch) } ?? Self.defaultRowsInBatch
         self.init(
-            rowsInBatch: rows.map { min($0, Self.defaultRowsInBatch) } ?? Self.defaultRowsInBatch,
+            rowsInBatch: variable(Self.oneTransactionVariable) == "1" ? nil : inBatch,
             rowsPerChunk: rows ?? 20_000, killAfterChunk: variable(Self.killAfterChunkVariable).flatMap { Int($0) })
     }
 }
