@@ -51,7 +51,7 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// Whether a rename may be pending: an erasure committed since none was.
     private var mayBePending = false
     /// How long one chunk may hold the write lock, in milliseconds.
-    static let chunkMilliseconds: Int64 = 50
+    static let chunkMilliseconds: Int64 = 25
 
     /// Whether erasures' answers are held for their renames (the drain waits for them).
     var holdsAnswers: Bool { heldAnswers.load(ordering: .relaxed) > 0 }
