@@ -52,8 +52,8 @@ extension Daemon {
             }
             for connection in connections.all { settle(connection, now: now) }
         }
-        // Erasures' answers held for their renames (a few seconds at most) are waited for until the deadline.
-        let renamesAnswered = !pipeline.renames.holdsAnswers || now >= service.drainDeadline
+        // An erasure's rename (a few seconds at most) and its held answer are waited for until the deadline.
+        let renamesAnswered = !pipeline.renames.isRenaming || now >= service.drainDeadline
         let journalIdle = commits.isEmpty && commits.writerBusySince == nil && renamesAnswered
         // Past the deadline (plus a grace period for unread answers) the remaining output is abandoned.
         return journalIdle && (connections.allFlushed || now >= service.drainDeadline + 2000)

@@ -30,8 +30,7 @@ final class PostedResults: Sendable {
 /// any erasure committed while a rename is pending: a retried one's `duplicate` too) is held until every rename
 /// pending at its commit has committed; then the checkpoint thread is asked to drop the WAL's older frames.
 final class ErasureRenameChunks: @unchecked Sendable {
-    // @unchecked: `chunkQueued`, `chunks` and `mayBePending` are touched only on the writer thread; `held` is
-    // guarded by its Mutex.
+    // @unchecked: `chunkQueued` and `chunks` are touched only on the writer thread; `held` is guarded by its Mutex.
     private let thread: JournalWriterThread
     private let checkpoints: CheckpointThread
     private let results: PostedResults
@@ -43,18 +42,23 @@ final class ErasureRenameChunks: @unchecked Sendable {
         let waitsFor: Set<Int64>?
     }
     private let held = Mutex<[Held]>([])
-    /// How many answers are held (the drain waits for them).
+    /// How many answers are held.
     private let heldAnswers = Atomic<Int>(0)
     private var chunkQueued = false
     /// Chunks committed by this daemon (for the test hook `RenameTuning.killAfterChunk`).
     private var chunks = 0
-    /// Whether a rename may be pending: an erasure committed since none was.
-    private var mayBePending = false
+    /// Whether a rename may be pending: an erasure committed since none was (written on the writer thread).
+    private let renaming = Atomic<Bool>(false)
+    private var mayBePending: Bool {
+        get { renaming.load(ordering: .relaxed) }
+        set { renaming.store(newValue, ordering: .relaxed) }
+    }
     /// How long one chunk may hold the write lock, in milliseconds.
     static let chunkMilliseconds: Int64 = 25
 
-    /// Whether erasures' answers are held for their renames (the drain waits for them).
-    var holdsAnswers: Bool { heldAnswers.load(ordering: .relaxed) > 0 }
+    /// Whether a rename may be pending or erasures' answers are held for one: the drain waits (chunks run back to
+    /// back once no records wait), so that a clean stop leaves no rename pending.
+    var isRenaming: Bool { mayBePending || heldAnswers.load(ordering: .relaxed) > 0 }
 
     init(thread: JournalWriterThread, checkpoints: CheckpointThread, results: PostedResults, log: Logger) {
         self.thread = thread

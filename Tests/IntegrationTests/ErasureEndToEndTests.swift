@@ -165,7 +165,10 @@ import Testing
             usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000 + delay.components.seconds * 1_000_000))
             daemon.kill()
             erase.waitUntilExit()
-            daemon = try DaemonProcess(in: directory, notify: daemon.notify)
+            // A listener of its own: the killed daemon's `READY=1` must not count for this one (the start finishes
+            // a rename the kill interrupted before it is ready).
+            daemon = try DaemonProcess(
+                in: directory, notify: try NotifyListener(path: directory.file("notify-\(round).sock")))
             guard daemon.waitReady() else { return }
             let journal = try Connection(path: db, mode: .readOnly)
             let named = try journal.scalarInt("SELECT count(*) FROM records WHERE user = '\(person)'") ?? -1
