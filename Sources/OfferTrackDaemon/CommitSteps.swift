@@ -34,7 +34,8 @@ final class CommitSteps: @unchecked Sendable {
 
     init(
         thread: JournalWriterThread, metrics: DaemonMetrics, clock: @escaping @Sendable () -> Int64, log: Logger,
-        checkpoints: CheckpointThread, renames: ErasureRenameChunks, learning: UserLearningChunks, recomputes: RecomputeChunks,
+        checkpoints: CheckpointThread, renames: ErasureRenameChunks, learning: UserLearningChunks,
+        recomputes: RecomputeChunks,
         erasureOriginals: ErasureOriginals? = nil
     ) {
         self.log = log

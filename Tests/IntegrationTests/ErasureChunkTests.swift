@@ -121,7 +121,9 @@ import Testing
         let directory = ScratchDirectory("ot-erasure-chunks-kill")
         var daemon = try DaemonProcess(
             in: directory,
-            environment: ["OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK": "1000", "OFFERTRACK_TEST_RENAME_KILL_AFTER_CHUNK": "4"])
+            environment: [
+                "OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK": "1000", "OFFERTRACK_TEST_RENAME_KILL_AFTER_CHUNK": "4",
+            ])
         guard daemon.waitReady() else { return }
         let db = daemon.databasePath
         let person = "kill-person"

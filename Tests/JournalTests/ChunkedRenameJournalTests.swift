@@ -41,7 +41,8 @@ import Testing
                 if !(try writer.pendingRenameKeys().isEmpty) {
                     sawPending = true
                     let checks = try JournalVerifier.verify(try ReadOnlyJournal(path: path))
-                    for check in checks where Self.attributionChecks.contains(check.name) || check.name.hasPrefix("the derived") {
+                    for check in checks
+                    where Self.attributionChecks.contains(check.name) || check.name.hasPrefix("the derived") {
                         #expect(check.passed, "round \(round), a rename pending: \(check.name): \(check.problems)")
                     }
                     #expect(checks.contains { !$0.passed && $0.name.hasPrefix("forgotten people") })
