@@ -107,7 +107,7 @@ public enum EdgeReconciliation {
             problems.append(
                 "\(missing.count) in no central journal: once the stream's duplicate window (2 minutes by default) has "
                     + "passed since they were last published, forward them again with offertrack forward --db "
-                    + "\(edge.path) --from-seq \(firstMissing) --servers URL (README \"The fleet\")")
+                    + "\(edge.path) --from-seq \(firstMissing) --servers URL (docs/fleet.md)")
         }
         if differing > 0 {
             problems.append(

@@ -18,21 +18,20 @@ public final class ErasureOriginals: Sendable {
 
     public init() {}
 
-    /// Keeps the line of each erasure in `submitted` by its record id, before the batch's commit. False when
-    /// one was not kept (`capacity` reached).
+    /// Keeps the line of each erasure of a batch by its record id, before the batch's commit; returns the ids
+    /// it did not hold before (to forget if the batch does not journal them: an id already held belongs to an
+    /// erasure journaled earlier and still on its way, which a repeat must not take away). Past `capacity`, new
+    /// ones are not kept.
     @discardableResult
-    public func note(erasureLines: [(id: String, line: [UInt8])]) -> Bool {
-        guard !erasureLines.isEmpty else { return true }
+    public func note(erasureLines: [(id: String, line: [UInt8])]) -> Set<String> {
+        guard !erasureLines.isEmpty else { return [] }
         return lines.withLock { lines in
-            var kept = true
-            for (id, line) in erasureLines {
-                if lines[id] == nil && lines.count >= Self.capacity {
-                    kept = false
-                    continue
-                }
+            var added: Set<String> = []
+            for (id, line) in erasureLines where lines[id] == nil && lines.count < Self.capacity {
                 lines[id] = line
+                added.insert(id)
             }
-            return kept
+            return added
         }
     }
 

@@ -35,7 +35,7 @@ public enum JournalOpenError: Error, CustomStringConvertible {
                 + "(\(Schema.currentVersion)): use the offertrack that came with the running offertrackd"
         case .corrupt(let path, let details):
             "the journal \(path) is corrupt (\(details)): stop offertrackd and restore the latest backup "
-                + "(offertrack backup; see README \"Backups\")"
+                + "(offertrack backup; see docs/operating.md, \"Backups\")"
         }
     }
 }

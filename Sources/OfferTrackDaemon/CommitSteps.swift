@@ -54,20 +54,25 @@ final class CommitSteps: @unchecked Sendable {
         let started = Clock.monotonicMicroseconds()
         // An edge keeps its erasures as received before they are journaled renamed (the forwarder sends those).
         let erasures = erasureOriginals == nil ? [] : submissions.indices.filter { submissions[$0].isErasure }
-        erasureOriginals?.note(erasureLines: erasures.map { (submissions[$0].record.id, submissions[$0].line) })
+        let noted =
+            erasureOriginals?.note(erasureLines: erasures.map { (submissions[$0].record.id, submissions[$0].line) })
+            ?? []
         do {
             let now = clock()
             let outcomes: [AppendOutcome]
             do {
                 outcomes = try writer.append(submissions, receivedAt: now)
             } catch {
-                erasureOriginals?.forget(erasures.map { submissions[$0].record.id })
+                erasureOriginals?.forget(Array(noted))
                 throw error
             }
-            erasureOriginals?.forget(
-                erasures.filter { if case .accepted = outcomes[$0] { false } else { true } }.map {
-                    submissions[$0].record.id
+            // Kept only for erasures this batch journaled (a repeat or a conflict is not forwarded).
+            let journaled = Set(
+                erasures.compactMap { index -> String? in
+                    guard case .accepted = outcomes[index] else { return nil }
+                    return submissions[index].record.id
                 })
+            erasureOriginals?.forget(Array(noted.subtracting(journaled)))
             metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
             metrics.commitRecords.observe(UInt64(submissions.count))
             watchHotUsers(writer.lastBatchUsers, now: now)

@@ -61,7 +61,7 @@ extension Daemon {
             counters.corruptionsDetected += 1
             log.error(
                 "JOURNAL CORRUPT: \(failure.message); nothing more is acknowledged. Stop offertrackd, "
-                    + "restore the latest backup (README \"Backups\") and start it again")
+                    + "restore the latest backup (docs/operating.md, \"Backups\") and start it again")
         }
         pipeline.stream.refusing.withLock { $0 = failure }
         metrics.journalCorrupt.set(1)

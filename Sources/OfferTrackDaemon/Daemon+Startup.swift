@@ -13,7 +13,7 @@ extension Daemon {
         let heartbeat = StartupHeartbeat(supervised: environment.supervised, phase: phase, log: log)
         defer { heartbeat.stop() }
         let path = configuration.databasePath
-        let restore = "stop offertrackd and restore the latest backup (see README \"Backups\")"
+        let restore = "stop offertrackd and restore the latest backup (see docs/operating.md, \"Backups\")"
         do {
             let started = Clock.monotonicMilliseconds()
             heartbeat.enter("checking the journal (quick_check)")

@@ -141,6 +141,28 @@ import Testing
 }
 
 extension FleetErasureTests {
+    /// An erasure sent again (a client's retry: a duplicate) while the stream is down does not take away the
+    /// line the edge keeps for the first: once the stream is back, the central journal renames the person.
+    @Test func aRepeatedErasureWhileTheStreamIsDownStillReachesTheCentralWithItsPerson() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        guard let (central, edges) = try Self.fleet(server) else { return }
+        defer { DaemonProcess.terminateCleanly([central] + edges) }
+        let before = [TestRecords.capabilities(id: "a-1", user: Self.person)]
+        #expect(try LineClient(path: edges[0].socketPath).exchange(before).map(\.status) == ["accepted"])
+        #expect(try FleetRecoveryTests.eventually(30) { try Self.users(of: central.databasePath)["a-1"] != nil })
+        server.stop()
+        let erasure = Self.erasure(id: "er-3")
+        #expect(try LineClient(path: edges[0].socketPath).exchange([erasure]).map(\.status) == ["accepted"])
+        #expect(try LineClient(path: edges[0].socketPath).exchange([erasure]).map(\.status) == ["duplicate"])
+        try server.start()
+        let name = Erasure.name(erasureID: "er-3")
+        #expect(
+            try FleetRecoveryTests.eventually(60) {
+                try Self.users(of: central.databasePath) == ["a-1": name, "er-3": name]
+            })
+    }
+
     /// A central daemon validates the stream's lines against its own rules' shared ids (rule 4.0): an erasure of an
     /// id its rules name as shared is no person's, so it is counted invalid and never journaled, beside the
     /// message's other records.
