@@ -29,7 +29,7 @@ struct ErasureScale {
         erasureAfterSeconds: 8, clients: 4, erasedUsers: 1_000, returningRecords: 200_000, pairs: 5)
 
     static let smoke = ErasureScale(
-        journalRecords: 20_000, personRecords: 1_000, pacedRate: 500, pacedSeconds: 2, erasureAfterSeconds: 0.5,
+        journalRecords: 40_000, personRecords: 10_000, pacedRate: 500, pacedSeconds: 2, erasureAfterSeconds: 0.5,
         clients: 2, erasedUsers: 20, returningRecords: 2_000, pairs: 1)
 }
 
@@ -37,8 +37,8 @@ struct ErasureScale {
 ///
 /// 1. One erasure of a person with `personRecords` records in a journal of `journalRecords` (built in process
 ///    under the holding rules, then opened by the daemon with them), sent while realistic traffic is paced over
-///    other connections: how long until its answer, and the other answers' latency meanwhile (the rename is one
-///    transaction, so every commit behind it waits).
+///    other connections: how long until its answer, and the other answers' latency meanwhile (the rename goes in
+///    chunks between their batches, schema 13, and the erasure is answered after the last).
 /// 2. What checking each incoming record against the forgotten people costs: the same returning-user traffic
 ///    pipelined into a journal where `erasedUsers` people were forgotten and into one where as many other
 ///    records were sent instead, alternating; records/s and the daemon's CPU a record.
