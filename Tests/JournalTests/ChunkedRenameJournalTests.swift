@@ -80,4 +80,38 @@ import Testing
         #expect(!(try Lines.contents(path).contains { $0.contains(Lines.person) }))
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
     }
+
+    /// While a rename is pending, the bounded join's lookups by id (an outcome's `offerId`, a conversion's reviews)
+    /// find the person's records still under the old name: the derived rows are those of a rename in one
+    /// transaction.
+    @Test func lookupsByIdFindRecordsNotRenamedYet() throws {
+        let person = Lines.person
+        func ts(_ minute: Int) -> String { Timestamp.format(1_795_000_000_000 + Int64(minute) * 60_000) }
+        func head(_ id: String, _ minute: Int) -> String { #""id":"\#(id)","ts":"\#(ts(minute))","user":"\#(person)""# }
+        var history = (0..<20).map { Lines.record(0, "c\($0)", minute: $0) }
+        history += [
+            #"{"type":"offer.presented",\#(head("p1", 30)),"offer":{"action":"subscribe","affiliateToken":"aff1"}}"#,
+            #"{"type":"offer.presented",\#(head("p2", 31)),"offer":{"action":"subscribe","affiliateToken":"aff2"}}"#,
+            #"{"type":"subscription.outcome",\#(head("o1", 32)),"outcome":"subscribed","offerId":"p1"}"#,
+        ]
+        let later = [
+            #"{"type":"review",\#(head("v1", 200)),"conversion":"o1","decision":"hold","reason":"fraud"}"#,
+            #"{"type":"subscription.outcome",\#(head("o2", 33)),"outcome":"subscribed","offerId":"p1"}"#,
+        ]
+        let scratch = ScratchDirectory("erasure-chunks-lookups")
+        var rows: [[String]] = []
+        for chunked in [false, true] {
+            let path = scratch.path + "/\(chunked).db"
+            let writer = try JournalWriter(
+                path: path, durability: .normal, schema: .migrate, historyLimit: 0,
+                renames: chunked ? RenameTuning(rowsInBatch: 1, rowsPerChunk: 1) : .init())
+            _ = try writer.append(try Lines.submissions(history), receivedAt: 0)
+            _ = try writer.append(try Lines.submissions([Lines.erasure("e-1", minute: 100)]), receivedAt: 0)
+            for line in later { _ = try writer.append(try Lines.submissions([line]), receivedAt: 0) }
+            #expect(try writer.pendingRenameKeys().isEmpty != chunked)
+            rows.append(try BoundedAttributionPropertyTests.derivedRows(path))
+        }
+        #expect(rows[0] == rows[1])
+        #expect(rows[0].contains { $0.contains("erased:e-1") })
+    }
 }
