@@ -109,6 +109,8 @@ import Testing
             _ = try writer.append(try Lines.submissions([Lines.erasure("e-1", minute: 100)]), receivedAt: 0)
             for line in later { _ = try writer.append(try Lines.submissions([line]), receivedAt: 0) }
             #expect(try writer.pendingRenameKeys().isEmpty != chunked)
+            // `review`'s lookup of the conversion's user names it as `users` does.
+            #expect(try ReadOnlyJournal(path: path).userOfOutcome(id: "o1") == "erased:e-1")
             rows.append(try BoundedAttributionPropertyTests.derivedRows(path))
         }
         #expect(rows[0] == rows[1])
