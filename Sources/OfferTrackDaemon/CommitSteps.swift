@@ -104,7 +104,8 @@ final class CommitSteps: @unchecked Sendable {
     /// WAL is, and moves learning users and a recompute on by a chunk when no records wait (or seldom when they do).
     func afterCommit(_ writer: JournalWriter) {
         checkpoints.afterCommit(walFrames: writer.framesInWAL)
-        // An erasure's rename moves on after every commit (its client waits): at most about half the writer.
+        // An erasure's rename moves on by one chunk (at most 25 ms) after every commit: its client waits, and a
+        // batch waits for at most about one chunk.
         renames.chunk(writer)
         let now = Clock.monotonicMilliseconds()
         if thread.recordsWait, now - lastChunkAt < Self.chunkSpacingMilliseconds { return }

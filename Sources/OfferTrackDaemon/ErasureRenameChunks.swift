@@ -25,8 +25,8 @@ final class PostedResults: Sendable {
 
 /// An erasure's rename of a large person (SPEC 11, schema 13): its batch renames the `users` entry and at most
 /// `RenameTuning.rowsInBatch` records, and the rest are renamed here, a chunk of at most `chunkMilliseconds`
-/// after every commit (so under a flood the rename takes at most about half of the writer, and no other answer
-/// waits for more than one chunk), and chunk after chunk while no records wait. The erasure's answer (and that of
+/// after every commit (so no batch waits for more than about one chunk, and under a flood of full batches the
+/// rename takes a bounded share of the writer), and chunk after chunk while no records wait. The erasure's answer (and that of
 /// any erasure committed while a rename is pending: a retried one's `duplicate` too) is held until every rename
 /// pending at its commit has committed; then the checkpoint thread is asked to drop the WAL's older frames.
 final class ErasureRenameChunks: @unchecked Sendable {
