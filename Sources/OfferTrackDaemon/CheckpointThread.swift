@@ -145,6 +145,22 @@ final class CheckpointThread: @unchecked Sendable {
         }
     }
 
+    /// Of a WAL of `walFrames` frames, those no checkpoint has copied yet (as far as this thread knows): bulk work
+    /// (an erasure's rename) waits while they are many, so that the WAL never reaches the limit where commits wait.
+    func uncopiedFrames(walFrames frames: Int) -> Int {
+        state.withLock { frames < $0.checkpointedFrames ? frames : frames - $0.checkpointedFrames }
+    }
+
+    /// Asks for a passive checkpoint now, unless one is queued (bulk work waits for the WAL to be copied).
+    func requestCopy() {
+        let go = state.withLock { state -> Bool in
+            guard !state.queued else { return false }
+            state.queued = true
+            return true
+        }
+        if go { enqueue(.passive) }
+    }
+
     /// Asks for the WAL's frames older than the last commit to go (after an erasure committed, SPEC 11); until a
     /// try succeeds, the writer pauses after each commit for one.
     func requestForgettingOldFrames() {

@@ -75,7 +75,7 @@ final class CommitPipeline: Sendable {
 
     /// Commits `jobs` in one transaction on the writer thread.
     func submit(_ jobs: [CommitJob]) {
-        thread.async { [self] writer in
+        thread.asyncBatch { [self] writer in
             let outcomes = steps.append(jobs.map(\.submission), on: writer)
             let now = steps.renames.answersNow(jobs, outcomes, writer: writer)
             results.post(CommitResult(jobs: now.jobs, outcomes: now.outcomes))

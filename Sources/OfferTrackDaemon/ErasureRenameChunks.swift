@@ -30,7 +30,7 @@ final class PostedResults: Sendable {
 /// any erasure committed while a rename is pending: a retried one's `duplicate` too) is held until every rename
 /// pending at its commit has committed; then the checkpoint thread is asked to drop the WAL's older frames.
 final class ErasureRenameChunks: @unchecked Sendable {
-    // @unchecked: `chunkQueued` and `chunks` are touched only on the writer thread; `held` is guarded by its Mutex.
+    // @unchecked: `chunkQueued`, `waitingSince` and `chunks` are touched only on the writer thread; `held` is guarded by its Mutex.
     private let thread: JournalWriterThread
     private let checkpoints: CheckpointThread
     private let results: PostedResults
@@ -45,6 +45,8 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// How many answers are held.
     private let heldAnswers = Atomic<Int>(0)
     private var chunkQueued = false
+    /// Since when the rename waits for the checkpoints (monotonic ms).
+    private var waitingSince: Int64?
     /// Chunks committed by this daemon (for the test hook `RenameTuning.killAfterChunk`).
     private var chunks = 0
     /// Whether a rename may be pending: an erasure committed since none was (written on the writer thread).
@@ -55,6 +57,9 @@ final class ErasureRenameChunks: @unchecked Sendable {
     }
     /// How long one chunk may hold the write lock, in milliseconds.
     static let chunkMilliseconds: Int64 = 25
+    /// How long the rename waits before looking again when the checkpoints are behind.
+    static let checkpointWaitMilliseconds = 5
+    static let longestCheckpointWait: Int64 = 1000
 
     /// Whether a rename may be pending or erasures' answers are held for one: the drain waits (chunks run back to
     /// back once no records wait), so that a clean stop leaves no rename pending.
@@ -106,6 +111,23 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// wait one more chunk queued (never more than one, however many batches ran meanwhile).
     func chunk(_ writer: JournalWriter) {
         guard mayBePending else { return }
+        // The rename waits for the checkpoints while they have more than a passive checkpoint's frames to copy
+        // (so the `TRUNCATE` after the last chunk, which commits wait for, has little to copy), and past half
+        // the limit until they copied it all (so that the next commit starts the WAL over): a WAL at its limit
+        // would make every commit wait, and the `TRUNCATE` after the last chunk copy all of it. For a second at
+        // most (a reader holding an old snapshot keeps them from copying).
+        let now = Clock.monotonicMilliseconds()
+        let frames = writer.framesInWAL
+        let uncopied = checkpoints.uncopiedFrames(walFrames: frames)
+        let limit = checkpoints.limitFrames
+        if frames >= limit / 2 ? uncopied > 0 : uncopied >= checkpoints.passiveFrames,
+            now - (waitingSince ?? now) < Self.longestCheckpointWait
+        {
+            waitingSince = waitingSince ?? now
+            checkpoints.requestCopy()
+            return queueChunk(afterMilliseconds: Self.checkpointWaitMilliseconds)
+        }
+        waitingSince = nil
         let deadline = Clock.monotonicMilliseconds() + Self.chunkMilliseconds
         let remaining: Bool
         do {
@@ -116,6 +138,7 @@ final class ErasureRenameChunks: @unchecked Sendable {
             return
         }
         chunks += 1
+        checkpoints.afterCommit(walFrames: writer.framesInWAL)
         if let kill = writer.renameTuning.killAfterChunk, chunks >= kill {
             FileDescriptor.printError("offertrackd: rename test hook: SIGKILL after chunk \(chunks)")
             CurrentProcess.killImmediately()
@@ -127,12 +150,17 @@ final class ErasureRenameChunks: @unchecked Sendable {
             checkpoints.requestForgettingOldFrames()
             return
         }
-        if remaining, !chunkQueued, !thread.recordsWait {
-            chunkQueued = true
-            thread.async { [self] writer in
-                chunkQueued = false
-                chunk(writer)
-            }
+        if remaining, !thread.recordsWait { queueChunk(afterMilliseconds: 0) }
+    }
+
+    /// Queues one more chunk on the writer thread (never more than one, however many batches ran meanwhile).
+    private func queueChunk(afterMilliseconds milliseconds: Int) {
+        guard !chunkQueued else { return }
+        chunkQueued = true
+        thread.async(afterMilliseconds: milliseconds) { [self] writer in
+            chunkQueued = false
+            // A batch handed over meanwhile goes first: the chunk after its commit continues.
+            if !thread.batchWaits { chunk(writer) }
         }
     }
 

@@ -10,6 +10,8 @@ final class JournalWriterThread: @unchecked Sendable {
     private let queue = DispatchQueue(label: "offertrack.journal-writer")
     /// Records read and waiting for the writer (`CommitQueue` keeps it current).
     private let backlog: Backlog
+    /// Batches handed to this thread and not begun yet (`asyncBatch`).
+    private let batchesQueued = Atomic<Int>(0)
 
     init(writer: JournalWriter, backlog: Backlog) {
         self.writer = writer
@@ -22,6 +24,23 @@ final class JournalWriterThread: @unchecked Sendable {
     /// Runs `body` on the writer thread after what is queued there.
     func async(_ body: @escaping @Sendable (JournalWriter) -> Void) {
         queue.async { [self] in body(writer) }
+    }
+
+    /// Runs a batch's commit on the writer thread after what is queued there; `batchWaits` until it begins.
+    func asyncBatch(_ body: @escaping @Sendable (JournalWriter) -> Void) {
+        batchesQueued.add(1, ordering: .relaxed)
+        queue.async { [self] in
+            batchesQueued.subtract(1, ordering: .relaxed)
+            body(writer)
+        }
+    }
+
+    /// Whether a batch is queued on this thread behind what runs now (a chunk queued earlier lets it go first).
+    var batchWaits: Bool { batchesQueued.load(ordering: .relaxed) > 0 }
+
+    /// Runs `body` on the writer thread `milliseconds` from now (after what is queued there then).
+    func async(afterMilliseconds milliseconds: Int, _ body: @escaping @Sendable (JournalWriter) -> Void) {
+        queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in body(writer) }
     }
 
     /// Runs `body` on the writer thread and waits for it.
