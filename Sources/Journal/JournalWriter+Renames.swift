@@ -11,6 +11,18 @@ extension JournalWriter {
         return keys
     }
 
+    /// The user key of the journaled record `id` (an erasure) when a rename of that key is pending, else nil.
+    public func pendingRenameKey(ofRecord id: String) throws -> Int64? {
+        let select = try currentConnection().prepare(
+            static: """
+                SELECT p.k FROM records r JOIN users u ON u.user = r.user JOIN pending_renames p ON p.k = u.k
+                WHERE r.id = ?1
+                """)
+        try select.bind(id, at: 1)
+        defer { select.reset() }
+        return try select.step() ? select.int64(0) : nil
+    }
+
     /// One chunk, in one transaction: the first pending rename continued by at most `renameTuning.rowsPerChunk`
     /// records, and ended between steps once `stop()` says so. Returns whether renames remain pending.
     public func continuePendingRenames(stop: () -> Bool = { false }) throws -> Bool {

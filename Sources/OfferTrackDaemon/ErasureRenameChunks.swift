@@ -1,4 +1,5 @@
 import Journal
+import OfferTrackDomain
 import Posix
 import Synchronization
 
@@ -82,28 +83,32 @@ final class ErasureRenameChunks: @unchecked Sendable {
         }
     }
 
-    /// On the writer thread, after a batch committed: the answers to give now, without those of its erasures when
-    /// a rename is pending (held until it is done, then posted as a result of their own).
+    /// On the writer thread, after a batch committed: the answers to give now, without those of its erasures whose
+    /// person's rename is pending (each held until that rename is done, then posted as a result of its own; an
+    /// erasure of someone else, a small person's, is answered now).
     func answersNow(
         _ jobs: [CommitJob], _ outcomes: Result<[AppendOutcome], JournalFailure>, writer: JournalWriter
-    ) -> (
-        jobs: [CommitJob], outcomes: Result<[AppendOutcome], JournalFailure>
-    ) {
+    ) -> (jobs: [CommitJob], outcomes: Result<[AppendOutcome], JournalFailure>) {
         guard mayBePending, case .success(let all) = outcomes else { return (jobs, outcomes) }
-        let erasures = Set(
-            jobs.indices.filter { index in
-                guard jobs[index].submission.isErasure else { return false }
-                if case .conflict = all[index] { return false }
-                return true
-            })
-        guard !erasures.isEmpty else { return (jobs, outcomes) }
-        let pending = try? writer.pendingRenameKeys()
-        if pending?.isEmpty == true { return (jobs, outcomes) }
-        let kept = jobs.indices.filter { !erasures.contains($0) }
-        let waiting = Held(
-            jobs: erasures.sorted().map { jobs[$0] }, outcomes: erasures.sorted().map { all[$0] }, waitsFor: pending)
-        held.withLock { $0.append(waiting) }
-        heldAnswers.add(waiting.jobs.count, ordering: .relaxed)
+        var kept: [Int] = []
+        var waiting: [Held] = []
+        for index in jobs.indices {
+            guard jobs[index].submission.isErasure, all[index] != .conflict else {
+                kept.append(index)
+                continue
+            }
+            // Unreadable: held until no rename is pending.
+            let key = Result { try writer.pendingRenameKey(ofRecord: jobs[index].submission.record.id) }
+            if case .success(nil) = key {
+                kept.append(index)
+                continue
+            }
+            let waitsFor: Set<Int64>? = if case .success(let pending?) = key { [pending] } else { nil }
+            waiting.append(Held(jobs: [jobs[index]], outcomes: [all[index]], waitsFor: waitsFor))
+        }
+        guard !waiting.isEmpty else { return (jobs, outcomes) }
+        held.withLock { $0 += waiting }
+        heldAnswers.add(waiting.count, ordering: .relaxed)
         return (kept.map { jobs[$0] }, .success(kept.map { all[$0] }))
     }
 
