@@ -27,9 +27,10 @@ final class PostedResults: Sendable {
 /// An erasure's rename of a large person (SPEC 11, schema 13): its batch renames the `users` entry and at most
 /// `RenameTuning.rowsInBatch` records, and the rest are renamed here, a chunk of at most `chunkMilliseconds`
 /// after every commit (so no batch waits for more than about one chunk, and under a flood of full batches the
-/// rename takes a bounded share of the writer), and chunk after chunk while no records wait. The erasure's answer (and that of
-/// any erasure committed while a rename is pending: a retried one's `duplicate` too) is held until every rename
-/// pending at its commit has committed; then the checkpoint thread is asked to drop the WAL's older frames.
+/// rename takes a bounded share of the writer), and chunk after chunk while no records wait, paced by the
+/// checkpoints. The erasure's answer (and that of any erasure of the same person committed meanwhile: a retried
+/// one's `duplicate` too) is held until the person's rename has committed; then the checkpoint thread is asked to
+/// drop the WAL's older frames.
 final class ErasureRenameChunks: @unchecked Sendable {
     // @unchecked: `chunkQueued`, `waitingSince` and `chunks` are touched only on the writer thread; `held` is guarded by its Mutex.
     private let thread: JournalWriterThread
