@@ -165,14 +165,17 @@ final class FleetSection {
         var two: [FleetRun] = []
         var one: [FleetRun] = []
         var single: [Double] = []
+        var singleCPU: [Double] = []
         for _ in 0..<max(1, scale.pairs) {
             two.append(try runFleet(workload, centrals: 2))
             FileSystem.syncAll()
             let daemon = try DaemonProcess(
                 binary: daemonPath, scratch: scratch, databasePath: newDatabase(), label: "fleet-single")
+            let cpuBefore = ProcessCPU.seconds(pid: daemon.pid) ?? 0
             single.append(
                 try IngestThroughput.measure(
                     workload, clients: clients, socketPath: daemon.socketPath, interleaved: true))
+            singleCPU.append((ProcessCPU.seconds(pid: daemon.pid) ?? 0) - cpuBefore)
             try daemon.stop()
             one.append(try runFleet(workload, centrals: 1))
         }
@@ -182,7 +185,8 @@ final class FleetSection {
                 section: Self.section,
                 name: "**baseline**: one offertrackd (default, the join kept current), the same records and "
                     + "\(clients) clients",
-                value: "\(Format.grouped(PairedRuns.median(single))) records/s",
+                value: "\(Format.grouped(PairedRuns.median(single))) records/s, "
+                    + "\(Format.fixed(PairedRuns.median(singleCPU) / Double(workload.count) * 1000, 3)) CPU s per 1,000",
                 comparison: "runs: \(runs(single))"))
         for (centrals, fleetRuns) in [(2, two), (1, one)] {
             let rates = fleetRuns.map(\.rate)
@@ -210,6 +214,18 @@ final class FleetSection {
                     comparison: "user + system time of each kind of process together, from the first send until the "
                         + "central journals hold every record (median of \(fleetRuns.count) runs), over "
                         + "\(Format.grouped(Double(workload.count))) records"))
+            let cpuRatio = { (part: (FleetRun) -> Double) in
+                Format.ratio(PairedRuns.median(zip(fleetRuns, singleCPU).map { part($0) / max($1, 1e-9) }))
+            }
+            add(
+                ResultRow(
+                    section: Self.section,
+                    name: "fleet with \(layout): CPU a record against one daemon's, the 3 nats-server nodes / the "
+                        + "whole fleet",
+                    value: "\(cpuRatio { $0.cpu.servers }) / "
+                        + cpuRatio { $0.cpu.edges + $0.cpu.servers + $0.cpu.centrals },
+                    comparison: "targets ≤ 0.25× / ≤ 2.3×; medians of the rounds' ratios, each against the same "
+                        + "round's daemon"))
             let perMessage = fleetRuns.compactMap(\.recordsPerMessage)
             add(
                 ResultRow(
