@@ -11,7 +11,8 @@ import WireFormat
 ///
 /// The file is merged from the journals' rows (`ExportPlan.Line`), not from their CSV bytes: each journal stores a
 /// published day's lines beside its CSV (schema 14), so rewriting a published day merges the same lines again and
-/// gives the same file; the whole's `generatedAt` is the earliest journal's first publication. Days published
+/// gives the same file; the whole's `generatedAt`, `rulesSha256` and `currency` are those of the earliest journal's
+/// first publication (so a rewrite with another rules file gives the same manifest too). Days published
 /// before schema 14 are merged from their CSV read back (`merge`).
 public enum FleetExport {
     /// Why a set of journals cannot be exported as one.
@@ -160,7 +161,8 @@ public enum FleetExport {
         let csv = ExportPlan.csv(of: merged.lazy.map(\.line))
         let manifest = ExportPlan.manifest(
             day: day, rows: merged.count, commissionMinor: commission, adjustmentMinor: adjustment, csv: csv,
-            currency: currency, rulesSha256: rulesSha256, generatedAt: first?.generatedAt ?? "")
+            currency: first?.currency ?? currency, rulesSha256: first?.rulesSha256 ?? rulesSha256,
+            generatedAt: first?.generatedAt ?? "")
         return CommissionExporter.Files(
             csv: csv, manifest: manifest, republished: parts.allSatisfy(\.republished),
             lines: merged.map(\.line))
@@ -184,10 +186,12 @@ public enum FleetExport {
         }
     }
 
-    /// What the whole's manifest takes from one journal's (SPEC 7): when it was first published, and the hash of
-    /// the CSV it published (which its stored lines must write).
+    /// What the whole's manifest takes from one journal's (SPEC 7): when it was first published, with which rules
+    /// and currency, and the hash of the CSV it published (which its stored lines must write).
     private struct Manifest {
         var generatedAt: String?
+        var currency: String?
+        var rulesSha256: String?
         var sha256: String?
 
         init(_ bytes: [UInt8]) {
@@ -197,6 +201,8 @@ public enum FleetExport {
                 return text
             }
             generatedAt = text("generatedAt")
+            currency = text("currency")
+            rulesSha256 = text("rulesSha256")
             sha256 = text("sha256")
         }
     }
