@@ -138,7 +138,8 @@ public enum FleetExport {
                 if files.republished, SHA256.hex(of: ExportPlan.csv(of: stored)) != manifest.sha256 {
                     throw Refusal(
                         description: "\(path): the lines stored for \(day) do not write the CSV its manifest hashes "
-                            + "(sha256 \(manifest.sha256 ?? "absent")): the journal is damaged; run offertrack verify")
+                            + "(sha256 \(manifest.sha256 ?? "absent")): the journal is damaged; "
+                            + "restore it from its backup")
                 }
             } else {
                 do { lines = try ExportPlan.lines(readingCSV: files.csv) } catch {
