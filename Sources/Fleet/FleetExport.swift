@@ -9,8 +9,11 @@ import WireFormat
 /// its own conversions (SPEC section 7), and one file whose rows are the union of theirs in section 7's order,
 /// with one manifest for the whole.
 ///
-/// Each journal keeps its own published bytes, so rewriting a published day merges the same bytes again and
-/// gives the same file; the whole's `generatedAt` is the earliest journal's first publication.
+/// The file is merged from the journals' rows (`ExportPlan.Line`), not from their CSV bytes: each journal stores a
+/// published day's lines beside its CSV (schema 14), so rewriting a published day merges the same lines again and
+/// gives the same file; the whole's `generatedAt`, `rulesSha256` and `currency` are those of the earliest journal's
+/// first publication (so a rewrite with another rules file gives the same manifest too). Days published
+/// before schema 14 are merged from their CSV read back (`merge`).
 public enum FleetExport {
     /// Why a set of journals cannot be exported as one.
     public struct Refusal: Error, CustomStringConvertible {
@@ -72,7 +75,8 @@ public enum FleetExport {
         for path in journalPaths {
             do {
                 parts.append(
-                    try CommissionExporter.export(journalPath: path, day: day, rules: rules, now: now, hooks: hooks))
+                    try CommissionExporter.export(
+                        journalPath: path, day: day, rules: rules, now: now, readingLines: true, hooks: hooks))
             } catch let refusal as CommissionExporter.Refusal {
                 throw refusal
             } catch {
@@ -85,7 +89,8 @@ public enum FleetExport {
                         + ": run the same export again (every --db) to complete the day")
             }
         }
-        return try merge(parts, day: day, currency: rules.rules.currency, rulesSha256: rules.sha256)
+        return try merge(
+            parts, journalPaths: journalPaths, day: day, currency: rules.rules.currency, rulesSha256: rules.sha256)
     }
 
     /// Published together or not at all: a day some journals hold is completed in the others only when every
@@ -108,86 +113,98 @@ public enum FleetExport {
                 + "from their backups of before, then export each day with every --db")
     }
 
-    /// One file from several journals' files of the same day: each journal's CSV read as SPEC 7's rows (the
-    /// presentation's CSV reader), the rows merged in SPEC order and written again, the sums added from the rows'
-    /// amounts with checked arithmetic.
+    /// One file from several journals' files of the same day, merged from their rows rather than their CSV bytes:
+    /// each journal's export lines (`Files.lines`: the plan's for a day it publishes now, the lines it stored at the
+    /// day's publication otherwise), merged in SPEC order, written by the export's one CSV writer
+    /// (`ExportPlan.csv(of:)`), the sums added from the lines' signed amounts with checked arithmetic. Stored lines
+    /// must write exactly the CSV the journal's manifest hashes (what it first published), else the export is
+    /// refused. Fallback: a day a journal published before schema 14 has no stored lines (its run stored its CSV
+    /// only; the migration does not fill them, as the journal cannot read CSV), so its lines are read back from
+    /// that CSV (`ExportPlan.lines(readingCSV:)`, which refuses a file it would not write back byte for byte).
     static func merge(
-        _ parts: [CommissionExporter.Files], day: String, currency: String, rulesSha256: String
+        _ parts: [CommissionExporter.Files], journalPaths: [String], day: String, currency: String,
+        rulesSha256: String
     ) throws -> CommissionExporter.Files {
-        // Every row: (converted_at, conversion_id) is its SPEC order key, and a conversion lives in one journal, so
-        // keeping each journal's own order among equal keys keeps a reversal before the row replacing it.
-        var rows: [MergedRow] = []
+        var merged: [MergedLine] = []
         var commission: Int64 = 0
         var adjustment: Int64 = 0
-        var generatedAt: String?
+        var first: Manifest?
         for (part, files) in parts.enumerated() {
-            var index = 0
-            try CSVReader.forEachRecord(in: files.csv) { record in
-                defer { index += 1 }
-                guard index > 0 else { return }  // the header
-                let row = try MergedRow(record, part: part, index: index)
-                switch row.fields[MergedRow.kind] {
-                case ExportPlan.Line.Kind.commission.rawValue: commission = try Money.sum(commission, row.amount)
-                default: adjustment = try Money.sum(adjustment, row.amount)
+            let path = part < journalPaths.count ? journalPaths[part] : "journal \(part + 1)"
+            let manifest = Manifest(files.manifest)
+            let lines: [ExportPlan.Line]
+            if let stored = files.lines {
+                lines = stored
+                if files.republished, SHA256.hex(of: ExportPlan.csv(of: stored)) != manifest.sha256 {
+                    throw Refusal(
+                        description: "\(path): the lines stored for \(day) do not write the CSV its manifest hashes "
+                            + "(sha256 \(manifest.sha256 ?? "absent")): the journal is damaged; "
+                            + "restore it from its backup")
                 }
-                rows.append(row)
+            } else {
+                do { lines = try ExportPlan.lines(readingCSV: files.csv) } catch {
+                    throw Refusal(description: "\(path): its export file of \(day) is not SPEC 7's CSV: \(error)")
+                }
             }
-            if let at = Manifest(files.manifest).generatedAt, generatedAt.map({ at < $0 }) ?? true {
-                generatedAt = at
+            merged.reserveCapacity(merged.count + lines.count)
+            for (index, line) in lines.enumerated() {
+                switch line.kind {
+                case .commission: commission = try Money.sum(commission, line.signedAmount)
+                case .adjustment: adjustment = try Money.sum(adjustment, line.signedAmount)
+                }
+                merged.append(MergedLine(line: line, part: part, index: index))
+            }
+            if let at = manifest.generatedAt, first?.generatedAt.map({ at < $0 }) ?? true {
+                first = manifest
             }
         }
-        rows.sort(by: MergedRow.precedes)
-        var csv: [UInt8] = []
-        CSVField.append(line: ExportPlan.header, to: &csv)
-        for row in rows { CSVField.append(line: row.fields, to: &csv) }
+        merged.sort(by: MergedLine.precedes)
+        let csv = ExportPlan.csv(of: merged.lazy.map(\.line))
         let manifest = ExportPlan.manifest(
-            day: day, rows: rows.count, commissionMinor: commission, adjustmentMinor: adjustment, csv: csv,
-            currency: currency, rulesSha256: rulesSha256, generatedAt: generatedAt ?? "")
+            day: day, rows: merged.count, commissionMinor: commission, adjustmentMinor: adjustment, csv: csv,
+            currency: first?.currency ?? currency, rulesSha256: first?.rulesSha256 ?? rulesSha256,
+            generatedAt: first?.generatedAt ?? "")
         return CommissionExporter.Files(
-            csv: csv, manifest: manifest, republished: parts.allSatisfy(\.republished))
+            csv: csv, manifest: manifest, republished: parts.allSatisfy(\.republished),
+            lines: merged.map(\.line))
     }
 
-    /// One row of a journal's export file, with where it came from.
-    private struct MergedRow {
-        static let kind = ExportPlan.header.firstIndex(of: "kind") ?? 0
-        static let conversionID = ExportPlan.header.firstIndex(of: "conversion_id") ?? 1
-        static let convertedAt = ExportPlan.header.firstIndex(of: "converted_at") ?? 2
-        static let amountMinor = ExportPlan.header.firstIndex(of: "amount_minor") ?? 9
-
-        let fields: [String]
-        let amount: Int64
+    /// One journal's export line, with where it came from.
+    private struct MergedLine {
+        let line: ExportPlan.Line
         let part: Int
         let index: Int
 
-        init(_ record: CSVRecord, part: Int, index: Int) throws {
-            guard record.count == ExportPlan.header.count, let amount = record.int64(Self.amountMinor) else {
-                throw Refusal(
-                    description: "line \(record.line) of a journal's export file is not a row of SPEC 7's CSV")
-            }
-            fields = (0..<record.count).map(record.text)
-            self.amount = amount
-            self.part = part
-            self.index = index
-        }
-
-        /// SPEC order (`converted_at`, which sorts as text, then `conversion_id` bytes), then each journal's own.
-        static func precedes(_ lhs: MergedRow, _ rhs: MergedRow) -> Bool {
-            let (left, right) = (lhs.fields, rhs.fields)
-            if left[convertedAt] != right[convertedAt] { return left[convertedAt] < right[convertedAt] }
-            if left[conversionID] != right[conversionID] {
-                return left[conversionID].utf8.lexicographicallyPrecedes(right[conversionID].utf8)
+        /// SPEC order (`converted_at`, then `conversion_id` bytes), then each journal's own: a conversion lives in one
+        /// journal, so keeping a journal's order among equal keys keeps a reversal before the row replacing it.
+        static func precedes(_ lhs: MergedLine, _ rhs: MergedLine) -> Bool {
+            let (left, right) = (lhs.line.row, rhs.line.row)
+            if left.convertedAt != right.convertedAt { return left.convertedAt < right.convertedAt }
+            if !left.conversionId.utf8.elementsEqual(right.conversionId.utf8) {
+                return RecordOrder.idPrecedes(left.conversionId, right.conversionId)
             }
             return (lhs.part, lhs.index) < (rhs.part, rhs.index)
         }
     }
 
-    /// What the whole's manifest takes from one journal's (SPEC 7): when it was first published.
+    /// What the whole's manifest takes from one journal's (SPEC 7): when it was first published, with which rules
+    /// and currency, and the hash of the CSV it published (which its stored lines must write).
     private struct Manifest {
         var generatedAt: String?
+        var currency: String?
+        var rulesSha256: String?
+        var sha256: String?
 
         init(_ bytes: [UInt8]) {
             guard case .object(let object)? = try? JSONParser.parse(bytes) else { return }
-            if case .string(let text)? = object["generatedAt"] { generatedAt = text }
+            func text(_ key: String) -> String? {
+                guard case .string(let text)? = object[key] else { return nil }
+                return text
+            }
+            generatedAt = text("generatedAt")
+            currency = text("currency")
+            rulesSha256 = text("rulesSha256")
+            sha256 = text("sha256")
         }
     }
 }

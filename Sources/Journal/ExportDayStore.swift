@@ -34,6 +34,8 @@ public final class ExportDayStore {
     public struct Snapshot: Sendable {
         /// The day's files as first published, when it is published (then nothing else is read).
         public let published: (csv: [UInt8], manifest: [UInt8])?
+        /// The published day's lines as stored (schema 14), when asked for; nil for a day published before.
+        public let publishedLines: [ExportPlan.Line]?
         /// The published days when read, for `publish` to check that none was published since.
         public let mark: PublishedMark
         /// Every published day, in order.
@@ -42,15 +44,19 @@ public final class ExportDayStore {
         public let inForce: [String: [ExactString: CommissionRow]]
     }
 
-    /// Reads `day`'s files when published, else the published days and the rows in force, from one snapshot.
-    public func snapshot(of day: String) throws -> Snapshot {
+    /// Reads `day`'s files (and with `readingLines` its stored lines) when published, else the published days and the
+    /// rows in force, from one snapshot.
+    public func snapshot(of day: String, readingLines: Bool = false) throws -> Snapshot {
         let connection = try writer.currentConnection()
         return try connection.readTransaction {
             if let published = try PublishedDays.files(of: day, on: connection) {
-                return Snapshot(published: published, mark: .none, publishedDays: [], inForce: [:])
+                return Snapshot(
+                    published: published,
+                    publishedLines: readingLines ? try PublishedDays.lines(of: day, on: connection) : nil,
+                    mark: .none, publishedDays: [], inForce: [:])
             }
             return Snapshot(
-                published: nil, mark: try PublishedMark.read(on: connection),
+                published: nil, publishedLines: nil, mark: try PublishedMark.read(on: connection),
                 publishedDays: try connection.allTexts("SELECT day FROM published_days ORDER BY day"),
                 inForce: try PublishedDays.ledger(on: connection))
         }
@@ -68,18 +74,20 @@ public final class ExportDayStore {
             connection, range: range, rules: rules, pageSize: pageSize, body, restart: restart)
     }
 
-    /// Stages `day`'s `csv` and ledger `changes` in chunks of `limits`, then names them its publication with
+    /// Stages `day`'s `csv`, its `lines` and ledger `changes` in chunks of `limits`, then names them its publication with
     /// `manifest`, unless another export published anything since `mark` was read or deleted the staged run: false
     /// then (plan again).
     package func publish(
-        day: String, csv: [UInt8], changes: [ExportPlan.LedgerChange], manifest: [UInt8], generatedAt: Int64,
+        day: String, csv: [UInt8], lines: [ExportPlan.Line], changes: [ExportPlan.LedgerChange], manifest: [UInt8],
+        generatedAt: Int64,
         mark: PublishedMark, limits: ExportLimits,
         hooks: ExportStagingHooks
     ) throws -> Bool {
         let connection = try writer.currentConnection()
-        let staging = try ExportStaging(day: day, startedAt: generatedAt, limits: limits, hooks: hooks, on: connection)
+        let staging = try ExportStaging(
+            day: day, startedAt: generatedAt, lines: lines.count, limits: limits, hooks: hooks, on: connection)
         do {
-            try staging.stage(csv: csv, changes: changes, day: day)
+            try staging.stage(csv: csv, lines: lines, changes: changes, day: day)
         } catch is ExportStaging.AbandonedRun {
             return false
         }

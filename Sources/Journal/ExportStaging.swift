@@ -4,8 +4,8 @@ import SQLite
 
 /// Publishes an export day in short transactions, so that ingest never waits for a whole day's publication.
 ///
-/// The publication is staged as a run: its CSV in parts of `partBytes` and its ledger changes in chunks of
-/// `entriesPerChunk`, each chunk in its own transaction, with a pause after each so that a writer waiting for the
+/// The publication is staged as a run: its CSV in parts of `partBytes`, then its lines as rows (`ExportLines`) and its
+/// ledger changes in chunks of `entriesPerChunk`, each chunk in its own transaction, with a pause after each so that a writer waiting for the
 /// lock (the daemon's, which tries every millisecond) gets it in between. `publish` then names the run in
 /// `published_days` in one small transaction; until then nothing reads the run. A run that is never published
 /// (its export crashed, or lost the day to another export) is deleted, in chunks too, after the next publication.
@@ -19,24 +19,27 @@ final class ExportStaging {
     private var chunks = 0
     private let hooks: ExportStagingHooks
 
-    /// Starts a run for `day`.
-    init(day: String, startedAt: Int64, limits: ExportLimits, hooks: ExportStagingHooks, on connection: Connection)
-        throws
-    {
+    /// Starts a run for `day` that stores `lines` lines.
+    init(
+        day: String, startedAt: Int64, lines: Int, limits: ExportLimits, hooks: ExportStagingHooks,
+        on connection: Connection
+    ) throws {
         self.connection = connection
         self.limits = limits
         self.hooks = hooks
         run = try connection.transaction {
-            let insert = try connection.prepare("INSERT INTO export_runs (day, started_at) VALUES (?1, ?2)")
+            let insert = try connection.prepare(
+                "INSERT INTO export_runs (day, started_at, lines) VALUES (?1, ?2, ?3)")
             try insert.bind(day, at: 1)
             try insert.bind(startedAt, at: 2)
+            try insert.bind(Int64(lines), at: 3)
             try insert.run()
             return connection.lastInsertRowID
         }
     }
 
-    /// Stages `csv` and the ledger `changes` of the day `day`, chunk by chunk.
-    func stage(csv: [UInt8], changes: [ExportPlan.LedgerChange], day: String) throws {
+    /// Stages `csv`, its `lines` and the ledger `changes` of the day `day`, chunk by chunk.
+    func stage(csv: [UInt8], lines: [ExportPlan.Line], changes: [ExportPlan.LedgerChange], day: String) throws {
         let partBytes = hooks.partBytes ?? limits.partBytes
         var start = 0
         var part: Int64 = 0
@@ -52,9 +55,15 @@ final class ExportStaging {
             start = end
             part += 1
         } while start < csv.count
+        let perChunk = hooks.entries ?? limits.entriesPerChunk
+        for first in stride(from: 0, to: lines.count, by: perChunk) {
+            try chunk { connection in
+                try ExportLines.insert(
+                    lines[first..<min(lines.count, first + perChunk)], first: first, run: run, on: connection)
+            }
+        }
         // The day's own rows need no entry when withdrawn: nothing was in force for them.
         let entries = changes.filter { $0.row != nil || $0.day != day }
-        let perChunk = hooks.entries ?? limits.entriesPerChunk
         for first in stride(from: 0, to: entries.count, by: perChunk) {
             try chunk { connection in
                 for change in entries[first..<min(entries.count, first + perChunk)] {
@@ -118,12 +127,18 @@ final class ExportStaging {
         ).compactMap { Int64($0) }
         let chunk = Int64(limits.entriesPerChunk)
         for run in abandoned {
-            for table in ["export_parts", "ledger_entries"] {
+            for table in ["export_parts", "export_lines", "ledger_entries"] {
                 var deleted = chunk
                 while deleted == chunk {
                     deleted = try connection.transaction {
-                        // Part numbers and ledger keys of one run: deleting by the first `chunk` keys in order.
-                        let key = table == "export_parts" ? "part" : "original_date, conversion_id"
+                        // Part numbers, line numbers and ledger keys of one run: deleting by the first `chunk` keys
+                        // in order.
+                        let key =
+                            switch table {
+                            case "export_parts": "part"
+                            case "export_lines": "line"
+                            default: "original_date, conversion_id"
+                            }
                         let delete = try connection.prepare(
                             """
                             DELETE FROM \(table) WHERE run = ?1 AND (\(key)) IN
@@ -174,7 +189,7 @@ final class ExportStaging {
 package struct ExportLimits: Sendable {
     /// Bytes of CSV a part holds.
     package var partBytes: Int
-    /// Ledger changes (about 150 bytes each) one transaction stages, or abandoned rows one deletes.
+    /// Ledger changes or lines (about 150 bytes each) one transaction stages, or abandoned rows one deletes.
     package var entriesPerChunk: Int
     /// Conversions one read transaction of the plan reads.
     package var conversionsPerRead: Int
@@ -203,7 +218,7 @@ public struct ExportStagingHooks: Sendable {
     public var pauseFile: String?
     /// Parts of this many bytes, instead of the limits'.
     public var partBytes: Int?
-    /// Chunks of this many ledger changes, instead of the limits'.
+    /// Chunks of this many lines or ledger changes, instead of the limits'.
     public var entries: Int?
 
     /// The hooks given (none by default); parts and chunks of at least 1.

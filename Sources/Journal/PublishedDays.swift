@@ -4,7 +4,7 @@ import SQLite
 /// What published export days hold (SPEC 7): each day's files as first published, and the ledger of rows in force.
 ///
 /// A day published since schema 9 names its run, whose CSV is in parts (`ExportStaging`); a day published before
-/// keeps its CSV in its own row.
+/// keeps its CSV in its own row. A run staged since schema 14 also stores the day's lines as rows (`ExportLines`).
 enum PublishedDays {
     /// A published day's files, as first published; nil when the day is not published.
     static func files(of day: String, on connection: Connection) throws -> (csv: [UInt8], manifest: [UInt8])? {
@@ -15,6 +15,20 @@ enum PublishedDays {
         let manifest = statement.bytes(1)
         guard !statement.isNull(2) else { return (statement.bytes(0), manifest) }
         return (try csv(ofRun: statement.int64(2), on: connection), manifest)
+    }
+
+    /// A published day's lines as stored at its publication, in order; nil when the day is not published or was
+    /// published before schema 14 (it has its CSV only).
+    static func lines(of day: String, on connection: Connection) throws -> [ExportPlan.Line]? {
+        let statement = try connection.prepare("SELECT run FROM published_days WHERE day = ?1")
+        try statement.bind(day, at: 1)
+        let run: Int64? = try {
+            defer { statement.reset() }
+            guard try statement.step(), !statement.isNull(0) else { return nil }
+            return statement.int64(0)
+        }()
+        guard let run else { return nil }
+        return try ExportLines.read(run: run, on: connection)
     }
 
     /// The CSV of every published day from `first` through `last` (`YYYY-MM-DD`), in day order.

@@ -355,44 +355,35 @@ public enum Schema {
                     seq INTEGER NOT NULL);
                 """)
         ),
+        // 14: a published day's export lines stored as rows (`ExportLines`: each line's kind, the row's columns with
+        // its amount not negated, whether it reverses the row in force, its original date), beside its CSV, so that
+        // the fleet's export merges the central journals' rows (SPEC 10) without reading their CSV back. Staged
+        // in chunks with the run; `export_runs.lines` is how many the run stores, NULL for runs staged before
+        // version 14 (their days, and days published before version 9, have their CSV only).
+        (
+            14,
+            .sql(
+                """
+                CREATE TABLE export_lines (
+                    run INTEGER NOT NULL,
+                    line INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    reversal INTEGER NOT NULL,
+                    original_date TEXT,
+                    conversion_id TEXT NOT NULL,
+                    converted_at INTEGER NOT NULL,
+                    offer_id TEXT NOT NULL,
+                    presented_at INTEGER NOT NULL,
+                    affiliate_token TEXT NOT NULL,
+                    campaign_token TEXT,
+                    message_identifier TEXT NOT NULL,
+                    item_id TEXT,
+                    amount_minor INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    PRIMARY KEY (run, line)
+                ) WITHOUT ROWID;
+                ALTER TABLE export_runs ADD COLUMN lines INTEGER;
+                """)
+        ),
     ]
-
-    /// The version a fully migrated journal has: the last of `migrations`.
-    public static var currentVersion: Int64 { migrations.last?.version ?? 0 }
-
-    /// The SQL of the migrations up to `version`, in order (for tests that build an older journal).
-    static func sql(through version: Int64) -> [String] {
-        migrations.compactMap { step in
-            guard step.version <= version, case .sql(let sql) = step.migration else { return nil }
-            return sql
-        }
-    }
-
-    /// Why a journal cannot be used.
-    public struct NewerSchemaError: Error, CustomStringConvertible {
-        public let found: Int64
-        public var description: String {
-            "the journal's schema version \(found) is newer than this build knows (\(Schema.currentVersion))"
-        }
-    }
-
-    /// Applies every migration the database lacks, in order, each in its own transaction (so a crash leaves the
-    /// journal at one version or the next, never between).
-    static func migrate(_ connection: Connection, tuning: UserKeysMigrationTuning = .init()) throws {
-        let version = try connection.scalarInt("PRAGMA user_version") ?? 0
-        guard version <= currentVersion else { throw NewerSchemaError(found: version) }
-        for (target, migration) in migrations where target > version {
-            switch migration {
-            case .sql(let sql): try apply(sql, version: target, on: connection)
-            case .userKeys: try UserKeysMigration.run(on: connection, tuning: tuning)
-            }
-        }
-    }
-
-    private static func apply(_ sql: String, version: Int64, on connection: Connection) throws {
-        try connection.transaction {
-            try connection.execute(sql)
-            try connection.execute("PRAGMA user_version = \(version)")
-        }
-    }
 }

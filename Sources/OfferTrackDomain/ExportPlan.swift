@@ -18,6 +18,13 @@ public struct ExportPlan: Sendable {
         /// The published day an adjustment corrects; nil for commission rows.
         public var originalDate: String?
 
+        public init(kind: Kind, row: CommissionRow, isReversal: Bool, originalDate: String?) {
+            self.kind = kind
+            self.row = row
+            self.isReversal = isReversal
+            self.originalDate = originalDate
+        }
+
         public var signedAmount: Int64 { isReversal ? 0 - row.amountMinor : row.amountMinor }
     }
 

@@ -5,9 +5,15 @@ import OfferTrackDomain
 extension ExportPlan {
     /// The CSV file's bytes: header, then one line per row, every line ending in `\n`.
     public func csv() -> [UInt8] {
+        Self.csv(of: lines)
+    }
+
+    /// The CSV file's bytes of `lines`, in their order (the one writer of the export's CSV: a journal's day, and
+    /// the fleet's merged day).
+    public static func csv(of lines: some Collection<Line>) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + lines.count * 200)
-        CSVField.append(line: Self.header, to: &bytes)
+        CSVField.append(line: header, to: &bytes)
         for line in lines {
             line.row.appendCSV(
                 kind: line.kind.rawValue, originalDate: line.originalDate ?? "", negated: line.isReversal, to: &bytes)

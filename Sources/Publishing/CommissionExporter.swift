@@ -12,11 +12,16 @@ public enum CommissionExporter {
         public let manifest: [UInt8]
         /// True when the day was published before: these are the bytes first published.
         public let republished: Bool
+        /// The CSV's lines, in its order: the plan's for a day published now; for a day published before, the lines
+        /// stored at its publication when the export was asked for them (`readingLines`), else nil (and nil for a
+        /// day published before schema 14, which stored its CSV only).
+        public let lines: [ExportPlan.Line]?
 
-        package init(csv: [UInt8], manifest: [UInt8], republished: Bool) {
+        package init(csv: [UInt8], manifest: [UInt8], republished: Bool, lines: [ExportPlan.Line]? = nil) {
             self.csv = csv
             self.manifest = manifest
             self.republished = republished
+            self.lines = lines
         }
     }
 
@@ -46,36 +51,38 @@ public enum CommissionExporter {
     /// meanwhile. The publication is staged in short write transactions (`ExportDayStore.publish`), and made visible by a
     /// last small one that checks that no other export published anything since (computed again, should one
     /// have).
+    /// With `readingLines`, a published day's `Files` carry its stored lines too (the fleet's export merges them).
     /// `hooks` are tests' (none by default).
     public static func export(
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
-        hooks: ExportStagingHooks = ExportStagingHooks()
+        readingLines: Bool = false, hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> Files {
         try export(
             journalPath: journalPath, day: day, rules: rules, now: now,
-            busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+            busyTimeoutMilliseconds: busyTimeoutMilliseconds, readingLines: readingLines,
             limits: ExportLimits(), hooks: hooks)
     }
 
     /// `export`, staging the publication in chunks of `limits`.
     package static func export(
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
-        limits: ExportLimits, hooks: ExportStagingHooks = ExportStagingHooks()
+        readingLines: Bool = false, limits: ExportLimits, hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> Files {
         guard let dayStart = Timestamp.parseDay(day) else { throw Refusal.badDay(day) }
         guard dayStart + Timestamp.millisecondsPerDay <= now else { throw Refusal.notEnded(day: day) }
         let store = try ExportDayStore(journalPath: journalPath, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         while true {
             let planned = try plan(
-                day, dayStart: dayStart, rules: rules, now: now, pageSize: limits.conversionsPerRead, store: store)
+                day, dayStart: dayStart, rules: rules, now: now, pageSize: limits.conversionsPerRead,
+                readingLines: readingLines, store: store)
             guard case .publish(let plan, let files, let mark) = planned else {
                 guard case .published(let files) = planned else { continue }
                 return files
             }
             // Another export that published in between changes the ledger this plan was made against.
             let published = try store.publish(
-                day: day, csv: files.csv, changes: plan.changes, manifest: files.manifest, generatedAt: now,
-                mark: mark, limits: limits, hooks: hooks)
+                day: day, csv: files.csv, lines: plan.lines, changes: plan.changes, manifest: files.manifest,
+                generatedAt: now, mark: mark, limits: limits, hooks: hooks)
             if published { return files }
         }
     }
@@ -92,11 +99,15 @@ public enum CommissionExporter {
     /// for the seconds a busy day takes to read. A conversion read late is as if its records had arrived late:
     /// the next export adjusts whatever changed, against the rows this one published.
     private static func plan(
-        _ day: String, dayStart: Int64, rules: RulesFile, now: Int64, pageSize: Int, store: ExportDayStore
+        _ day: String, dayStart: Int64, rules: RulesFile, now: Int64, pageSize: Int, readingLines: Bool,
+        store: ExportDayStore
     ) throws -> Planned {
-        let snapshot = try store.snapshot(of: day)
+        let snapshot = try store.snapshot(of: day, readingLines: readingLines)
         if let published = snapshot.published {
-            return .published(Files(csv: published.csv, manifest: published.manifest, republished: true))
+            return .published(
+                Files(
+                    csv: published.csv, manifest: published.manifest, republished: true,
+                    lines: snapshot.publishedLines))
         }
         let publishedDays = snapshot.publishedDays
         if let latest = publishedDays.last, let latestStart = Timestamp.parseDay(latest) {
@@ -125,7 +136,8 @@ public enum CommissionExporter {
         let csv = plan.csv()
         let manifest = try plan.manifest(
             csv: csv, currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: now)
-        return .publish(plan, Files(csv: csv, manifest: manifest, republished: false), mark: snapshot.mark)
+        return .publish(
+            plan, Files(csv: csv, manifest: manifest, republished: false, lines: plan.lines), mark: snapshot.mark)
     }
 }
 

@@ -50,7 +50,8 @@ import Testing
         let csv = try Data(contentsOf: URL(fileURLWithPath: directory.file("clean/commissions-\(Self.day).csv")))
         let parts = try Self.count("SELECT count(*) FROM export_parts", in: reference)
         let entries = try Self.count("SELECT count(*) FROM ledger_entries", in: reference)
-        let chunks = Int(parts + (entries + 49) / 50)
+        let lines = try Self.count("SELECT count(*) FROM export_lines", in: reference)
+        let chunks = Int(parts + (lines + 49) / 50 + (entries + 49) / 50)
         #expect(parts > 5 && entries > 100, "\(parts) parts and \(entries) entries: the day is too small")
 
         let seed = UInt64.random(in: 0...UInt64.max)
@@ -82,6 +83,10 @@ import Testing
                 try Self.count(
                     "SELECT count(*) FROM export_parts WHERE run NOT IN (SELECT run FROM published_days)", in: path)
                     == 0, "\(context): parts of the killed run left")
+            #expect(
+                try Self.count(
+                    "SELECT count(*) FROM export_lines WHERE run NOT IN (SELECT run FROM published_days)", in: path)
+                    == 0, "\(context): lines of the killed run left")
         }
         print("export kill test (seed \(seed)): killed after chunks \(kills.sorted()) of \(chunks)")
         // verify reads each published day back and checks it against its manifest: a part lost is found.

@@ -40,7 +40,8 @@ import WireFormat
                     FROM ledger_entries WHERE removed = 0;
                 UPDATE published_days SET csv = (SELECT group_concat(bytes, '') FROM
                     (SELECT bytes FROM export_parts WHERE run = published_days.run ORDER BY part)), run = NULL;
-                DELETE FROM ledger_entries; DELETE FROM export_parts; DELETE FROM export_runs;
+                DELETE FROM ledger_entries; DELETE FROM export_parts; DELETE FROM export_lines;
+                DELETE FROM export_runs;
                 """)
         }
     }
