@@ -182,6 +182,24 @@ public final class JetStreamClient: @unchecked Sendable {
         return true
     }
 
+    /// The names of `stream`'s consumers, asked in one request (the server pages them; libnats reads every page);
+    /// nil when the stream is gone.
+    public func consumerNames(stream: String) throws(NATSError) -> Set<String>? {
+        var list: UnsafeMutablePointer<jsConsumerNamesList>?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_ConsumerNames(&list, context, stream, nil, &code)
+        if code == JSStreamNotFoundErr { return nil }
+        if status == NATS_NOT_FOUND { return [] }  // libnats's answer for a stream that has no consumer
+        try NATSError.check("js_ConsumerNames", status, jetStreamCode: code)
+        guard let list else { return [] }
+        defer { jsConsumerNamesList_Destroy(list) }
+        var names: Set<String> = []
+        for index in 0..<Int(list.pointee.Count) {
+            if let name = list.pointee.List[index] { names.insert(String(cString: name)) }
+        }
+        return names
+    }
+
     /// Where the durable consumer `durable` of `stream` is; nil when it or the stream is gone.
     public func consumerState(stream: String, durable: String) throws(NATSError) -> ConsumerState? {
         var info: UnsafeMutablePointer<jsConsumerInfo>?
