@@ -118,7 +118,12 @@ final class FleetSection {
         let cpu: (edges: Double, servers: Double, centrals: Double)
         /// Records per message the stream holds at the end (the warm-up's included); nil when no node said.
         let recordsPerMessage: Double?
+        /// The stream servers' CPU seconds a second over `idleSeconds` before the first send, every daemon bound.
+        let idleServers: Double
     }
+
+    /// How long the fleet is watched idle before each throughput run.
+    static let idleSeconds = 5.0
 
     func runFleet(_ workload: Workload, centrals: Int) throws -> FleetRun {
         FileSystem.syncAll()
@@ -128,6 +133,9 @@ final class FleetSection {
             try PipelinedClient(socketPath: fleet.edgeSockets[index % fleet.edges.count], records: slice)
         }
         let watch = CentralWatch(paths: fleet.centralJournals, recordIDs: false)
+        let idleBefore = fleet.cpuSeconds().servers
+        usleep(UInt32(Self.idleSeconds * 1_000_000))
+        let idleServers = (fleet.cpuSeconds().servers - idleBefore) / Self.idleSeconds
         let cpuBefore = fleet.cpuSeconds()
         let start = Stopwatch.now()
         let workers = connections.flatMap { $0.start() }
@@ -152,7 +160,7 @@ final class FleetSection {
             ),
             recordsPerMessage: messages.flatMap {
                 $0 > 0 ? Double(warm + Int64(workload.count)) / Double($0) : nil
-            })
+            }, idleServers: idleServers)
     }
 
     func measureThroughput() throws {
@@ -226,6 +234,14 @@ final class FleetSection {
                         + cpuRatio { $0.cpu.edges + $0.cpu.servers + $0.cpu.centrals },
                     comparison: "targets ≤ 0.25× / ≤ 2.3×; medians of the rounds' ratios, each against the same "
                         + "round's daemon"))
+            add(
+                ResultRow(
+                    section: Self.section,
+                    name: "fleet with \(layout), idle (every daemon bound, nothing sent): the 3 nats-server nodes' "
+                        + "CPU",
+                    value: "\(Format.fixed(PairedRuns.median(fleetRuns.map(\.idleServers)) * 100, 1)) % of a core",
+                    comparison: "over \(Format.fixed(Self.idleSeconds, 0)) s before each run; runs: "
+                        + fleetRuns.map { Format.fixed($0.idleServers * 100, 1) }.joined(separator: ", ")))
             let perMessage = fleetRuns.compactMap(\.recordsPerMessage)
             add(
                 ResultRow(
