@@ -130,6 +130,8 @@ public final class JournalWriter {
             var batch = submitted
             var probes: [UInt64] = []
             var restartedRecompute: DerivedTablesRecompute?
+            // The batch grouped by user, when the join planned it (each user's accepted records are counted from it).
+            var planGroups: [BatchJoinPlan.Group]?
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
@@ -165,8 +167,10 @@ public final class JournalWriter {
                 }
                 try renames.keepPartitions(of: outcomes, on: connection)
                 if let plan, let settings, lastSeq >= firstSeq || !renames.merged.isEmpty {
+                    let plan = plan.wait()
+                    planGroups = plan.groups
                     try refreshDerivedTables(
-                        plan.wait(), batch: batch, outcomes: outcomes, keys: keys, firstSeq: firstSeq,
+                        plan, batch: batch, outcomes: outcomes, keys: keys, firstSeq: firstSeq,
                         merged: renames.merged, settings: settings,
                         copy: restartedRecompute == nil ? recompute : nil, copyChanges: &copyChanges, on: connection)
                 }
@@ -175,7 +179,9 @@ public final class JournalWriter {
             }
             sliceCursor = nextSlice
             erasedUsers.committed(probes)
-            lastBatchUsers = Self.acceptedPerUser(batch, outcomes)
+            lastBatchUsers =
+                planGroups.map { BatchUserCounts.counts(groups: $0, outcomes: outcomes) }
+                ?? BatchUserCounts.counts(batch, outcomes: outcomes)
             knownUsers.committed(lastSeq: lastSeq)
             if let restartedRecompute { recompute = restartedRecompute } else { recompute?.apply(copyChanges) }
             return outcomes
@@ -185,29 +191,6 @@ public final class JournalWriter {
             distrustConnection(after: error)
             throw error
         }
-    }
-
-    /// Each user's accepted records in `batch`, in order of first appearance.
-    private static func acceptedPerUser(
-        _ batch: [Submission], _ outcomes: [AppendOutcome]
-    ) -> [(user: String, records: Int)] {
-        var users: [(user: String, records: Int)] = []
-        var indexByUser: [ExactString: Int] = [:]
-        for (submission, outcome) in zip(batch, outcomes) {
-            guard case .accepted = outcome else { continue }
-            let user = submission.record.user
-            if let last = users.last, ExactString.equals(last.user, user) {
-                users[users.count - 1].records += 1
-                continue
-            }
-            if let index = indexByUser[ExactString(user)] {
-                users[index].records += 1
-            } else {
-                indexByUser[ExactString(user)] = users.count
-                users.append((user, 1))
-            }
-        }
-        return users
     }
 
     /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once

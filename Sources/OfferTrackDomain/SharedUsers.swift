@@ -6,6 +6,9 @@ public struct SharedUsers: Sendable, Hashable {
     public let entries: [String]
     /// The entries lowercased (ASCII only), for matching.
     private let lowercased: Set<ExactString>
+    /// Bit `n` set when an entry is `n` UTF-8 bytes long (lowercasing keeps the length): a user of another length
+    /// is no entry, which `contains` answers without hashing (the writer asks for every user of every batch).
+    private let lengths: [UInt64]
 
     /// The SPEC's list when the rules file has no `sharedUsers`.
     public static let defaults = SharedUsers([
@@ -20,11 +23,15 @@ public struct SharedUsers: Sendable, Hashable {
     public init(_ entries: [String]) {
         self.entries = entries
         self.lowercased = Set(entries.map { ExactString(Self.asciiLowercased($0)) })
+        var lengths = [UInt64](repeating: 0, count: (entries.map(\.utf8.count).max() ?? -1) / 64 + 1)
+        for entry in entries { lengths[entry.utf8.count / 64] |= 1 << (entry.utf8.count % 64) }
+        self.lengths = lengths
     }
 
     /// Whether `user` is one of the entries, both lowercased in ASCII.
     public func contains(_ user: String) -> Bool {
-        guard !lowercased.isEmpty else { return false }
+        let length = user.utf8.count
+        guard length / 64 < lengths.count, lengths[length / 64] & (1 << (length % 64)) != 0 else { return false }
         return lowercased.contains(ExactString(Self.asciiLowercased(user)))
     }
 

@@ -111,3 +111,25 @@ import WireFormat
         }
     }
 }
+
+extension SharedUsersTests {
+    /// `contains` first rules out users of a length no entry has (lowercasing keeps the length); entries of any
+    /// length, up to a `user`'s 128 characters of 4 bytes each, are still found.
+    @Test func entriesOfEveryLengthAreFoundAndOthersAreNot() {
+        let long = String(repeating: "\u{1F600}", count: 128)
+        let entries = ["x", String(repeating: "A", count: 63), String(repeating: "b", count: 64), long]
+        let shared = SharedUsers(entries)
+        for entry in entries {
+            #expect(shared.contains(entry))
+            #expect(shared.contains(entry.lowercased()))
+        }
+        #expect(shared.contains(String(repeating: "a", count: 63)))
+        #expect(!shared.contains(String(repeating: "b", count: 65)))
+        #expect(!shared.contains(String(repeating: "b", count: 63)))
+        #expect(!shared.contains("y"))
+        #expect(!shared.contains(long + "x"))
+        #expect(!shared.contains(""))
+        #expect(!SharedUsers([]).contains("x"))
+        #expect(!SharedUsers([]).contains(""))
+    }
+}
