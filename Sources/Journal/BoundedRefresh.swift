@@ -23,7 +23,7 @@ struct BoundedRefresh {
         let now = UserIndexLookup(key: key, user: user, connection: connection)
         var before = now
         before.skippingFrom = batchFirstSeq
-        let sorted = added.sorted(by: RecordOrder.precedes)
+        let sorted = RecordOrder.sorted(added)
         try refreshPresentations(sorted, now: now, before: before, rollup: &rollup)
         try refreshConversion(sorted, now: now, before: before, rollup: &rollup)
     }
@@ -35,17 +35,21 @@ struct BoundedRefresh {
     ) throws {
         // Every earlier check is at or before this one: for a presentation after it, it is the latest earlier one.
         let latestEarlierCheck = try before.last(UserIndexKind.checks, before: nil)?.record
+        // A presentation before that check needs the latest check before it, the batch's included: the walk
+        // answers the batch's presentations in order, reading the checks between one and the next.
+        var walk = CheckWalk(now)
         var latestAddedCheck: Record?
         for record in added {
             switch record.body {
             case .capabilities:
                 latestAddedCheck = record
             case .presented(let offer, loaded: true):
-                var earlier = latestEarlierCheck
-                if let check = earlier, !RecordOrder.precedes(check, record) {
-                    earlier = try before.last(UserIndexKind.checks, before: reference(record))?.record
+                let check: Record?
+                if let earlier = latestEarlierCheck, !RecordOrder.precedes(earlier, record) {
+                    check = try walk.latest(before: record)
+                } else {
+                    check = later(latestAddedCheck, latestEarlierCheck)
                 }
-                let check = later(latestAddedCheck, earlier)
                 let fact = PresentationFact(
                     id: record.id, ts: record.ts, offer: offer, eligible: passes(check, at: record.ts))
                 try DerivedTables.insertPresentation(fact, seq: nil, tables: tables, on: connection)
@@ -54,18 +58,20 @@ struct BoundedRefresh {
                 continue
             }
         }
+        walk.finish()
         // An added check changes only earlier presentations after it, at most F after it and before the next check:
         // each window of such presentations (overlapping ones merged) is decided again in one sweep of the checks
         // that can be the latest before them, so ties and many checks cost one read of the window, not one per
         // presentation.
         guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else { return }
         var windows: [(from: Record, through: Int64)] = []
+        var following = CheckWalk(now, slot: 1)
         for record in added {
             guard case .capabilities = record.body, RecordOrder.precedes(record, latestEarlier) else { continue }
             // Only presentations before the next check can have this one as their latest: a hot user's late check
             // costs the few records up to the next one, not a day of them.
             var through = saturatingAdd(record.ts, settings.freshnessMs)
-            if let next = try now.first(UserIndexKind.checks, after: reference(record))?.record {
+            if let next = try following.next(after: record) {
                 through = min(through, next.ts)
             }
             if let last = windows.last, record.ts <= last.through {
@@ -74,6 +80,7 @@ struct BoundedRefresh {
                 windows.append((record, through))
             }
         }
+        following.finish()
         for window in windows {
             try redecide(window: window, now: now, before: before, rollup: &rollup)
         }
