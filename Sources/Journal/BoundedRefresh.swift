@@ -17,21 +17,23 @@ struct BoundedRefresh {
     /// The batch's first `seq`: records below it were journaled before the batch.
     let batchFirstSeq: Int64
 
-    /// Brings the user's rows up to date after `added` (this batch's records of the user) were journaled, adding
-    /// the roll-up changes to `rollup`.
-    func run(added: [Record], rollup: inout DayRollup) throws {
+    /// Brings the user's rows up to date after `added` (this batch's records of the user, journaled with `seqs`
+    /// when given) were journaled, adding the roll-up changes to `rollup`.
+    func run(added: [Record], seqs: [Int64]? = nil, rollup: inout DayRollup) throws {
         let now = UserIndexLookup(key: key, user: user, connection: connection)
         var before = now
         before.skippingFrom = batchFirstSeq
-        let sorted = RecordOrder.sorted(added)
-        try refreshPresentations(sorted, now: now, before: before, rollup: &rollup)
+        let order = RecordOrder.order(added)
+        let sorted = order.map { added[$0] }
+        let sortedSeqs = seqs.flatMap { seqs in seqs.count == added.count ? order.map { seqs[$0] } : nil }
+        try refreshPresentations(sorted, seqs: sortedSeqs, now: now, before: before, rollup: &rollup)
         try refreshConversion(sorted, now: now, before: before, rollup: &rollup)
     }
 
     /// Rule 4.4's verdict on each added loaded presentation, and again on each earlier one an added check may now
     /// be the latest check before.
     private func refreshPresentations(
-        _ added: [Record], now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
+        _ added: [Record], seqs: [Int64]?, now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
     ) throws {
         // Every earlier check is at or before this one: for a presentation after it, it is the latest earlier one.
         let latestEarlierCheck = try before.last(UserIndexKind.checks, before: nil)?.record
@@ -39,7 +41,7 @@ struct BoundedRefresh {
         // answers the batch's presentations in order, reading the checks between one and the next.
         var walk = CheckWalk(now)
         var latestAddedCheck: Record?
-        for record in added {
+        for (index, record) in added.enumerated() {
             switch record.body {
             case .capabilities:
                 latestAddedCheck = record
@@ -52,7 +54,7 @@ struct BoundedRefresh {
                 }
                 let fact = PresentationFact(
                     id: record.id, ts: record.ts, offer: offer, eligible: passes(check, at: record.ts))
-                try DerivedTables.insertPresentation(fact, seq: nil, tables: tables, on: connection)
+                try DerivedTables.insertPresentation(fact, seq: seqs?[index], tables: tables, on: connection)
                 rollup.count(fact, sign: 1)
             default:
                 continue
