@@ -90,4 +90,27 @@ import Testing
         walk.finish()
         following.finish()
     }
+
+    /// Every pair of records asked in order, at every budget from 1 to 12: the first is looked up, the second
+    /// walked from it (the reads opened where the first was) or looked up when too far.
+    @Test func everyPairAtEveryBudget() throws {
+        let scratch = ScratchDirectory("check-walk-pairs")
+        let lookup = try lookup(scratch)
+        for budget in 1...12 {
+            for first in Self.cases.indices {
+                for second in Self.cases.indices where second >= first {
+                    var walk = CheckWalk(lookup, budget: budget)
+                    var following = CheckWalk(lookup, slot: 1, budget: budget)
+                    for item in [Self.cases[first], Self.cases[second]] {
+                        let record = try Self.record(item.ts, item.id)
+                        let what = "budget \(budget), \(first) then \(second): \(item.ts) \(item.id)"
+                        #expect(try walk.latest(before: record)?.id == item.latest, "latest, \(what)")
+                        #expect(try following.next(after: record)?.id == item.next, "next, \(what)")
+                    }
+                    walk.finish()
+                    following.finish()
+                }
+            }
+        }
+    }
 }
