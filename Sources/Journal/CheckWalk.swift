@@ -7,19 +7,21 @@ import SQLite
 ///
 /// A hot user's batch puts hundreds of records between the same few journaled checks; asked one at a time, each
 /// costs four range reads. The walk keeps the four reads open and moves them on from one record to the next, so
-/// a record close to the one before costs only the checks between them. It reads at most `budget` entries for
-/// one record: past that (a record far from the one before, in a dense history) it starts again at the record
-/// with the lookups, so no record costs more than `budget` entries and the lookups, whatever the history holds.
+/// a record close to the one before costs only the checks between them. The reads are opened at the record asked
+/// about before, once a second one comes (so a record alone costs its lookup, nothing more), and read at most
+/// `budget` entries for one record beyond that record's time: past that (a record far from the one before, in a
+/// dense history) the record is looked up and the reads closed, so no record costs more than opening them at its
+/// predecessor, `budget` entries and the lookups, whatever the history holds.
 struct CheckWalk {
     private let lookup: UserIndexLookup
     private let budget: Int
     /// Which statements the walk reads with: walks open at the same time on one connection need other slots.
     private let slot: Int
     private var reads: [Read] = []
-    /// The latest check passed (before every record asked about since the walk started), when `knowsPassed`.
+    /// The latest check passed (before every record asked about, up to `position`), when `knowsPassed`.
     private var passed: Record?
     private var knowsPassed = false
-    /// The last record asked about: a record before it starts the walk again.
+    /// The last record asked about: where closed reads open, and before which a record is looked up.
     private var position: Record?
 
     /// One kind in one level: its open statement and the entries read but not passed yet, in journal order (a
@@ -41,23 +43,24 @@ struct CheckWalk {
 
     /// The latest check before `record` in journal order (strictly).
     mutating func latest(before record: Record) throws -> Record? {
-        let moved = try knowsPassed && advance(to: record)
-        if !moved {
-            try start(at: record)
-            passed = try lookup.last(UserIndexKind.checks, before: reference(record))?.record
-            knowsPassed = true
-            _ = try advance(to: record, budget: .max)
+        if try knowsPassed && walk(to: record) {
+            pass { RecordOrder.precedes($0, record) }
+            return passed
         }
-        pass { RecordOrder.precedes($0, record) }
-        return passed
+        let found = try lookup.last(UserIndexKind.checks, before: reference(record))?.record
+        settle(at: record)
+        passed = found
+        knowsPassed = true
+        return found
     }
 
     /// The first check after `record` in journal order (strictly).
     mutating func next(after record: Record) throws -> Record? {
-        if !(try advance(to: record)) {
-            try start(at: record)
+        guard try walk(to: record) else {
+            let found = try lookup.first(UserIndexKind.checks, after: reference(record))?.record
+            settle(at: record)
             knowsPassed = false
-            _ = try advance(to: record, budget: .max)
+            return found
         }
         pass { !RecordOrder.precedes(record, $0) }
         guard let time = reads.compactMap({ $0.pending.first?.ts }).min() else { return nil }
@@ -74,30 +77,44 @@ struct CheckWalk {
 
     /// Resets the open reads (call when done, before the statements are used elsewhere).
     mutating func finish() {
-        for read in reads { read.statement.reset() }
-        reads = []
+        close()
         knowsPassed = false
         position = nil
     }
 
-    /// Opens the reads at `record`'s time.
-    private mutating func start(at record: Record) throws {
-        finish()
-        for kind in UserIndexKind.checks {
-            for level in UserIndexLookup.Level.allCases {
-                reads.append(Read(statement: try lookup.openRead(kind, level, from: record.ts, slot: slot)))
-            }
-        }
+    /// After a lookup answered `record`: the reads closed, to be opened at `record` when the next record asked
+    /// about is after it (a record alone costs its lookup and nothing more).
+    private mutating func settle(at record: Record) {
+        close()
         position = record
     }
 
-    /// Moves the walk on to `record`: reads on until every read holds an entry after `record`'s time or has
-    /// ended, at most `budget` entries in all; false when the walk must start again (not started, `record` before
-    /// the last one asked about, over the budget).
-    private mutating func advance(to record: Record, budget: Int? = nil) throws -> Bool {
-        guard !reads.isEmpty, let position, !RecordOrder.precedes(record, position) else { return false }
-        guard try fill(through: record.ts, budget: budget ?? self.budget) else { return false }
-        self.position = record
+    private mutating func close() {
+        for read in reads { read.statement.reset() }
+        reads = []
+    }
+
+    /// Moves the walk on to `record`, first opening the reads at the last record asked about when they are
+    /// closed (reading that record's time whole, as its lookup did); false when the caller must look `record`
+    /// up: nothing asked before, `record` before the last one, or over the budget.
+    private mutating func walk(to record: Record) throws -> Bool {
+        guard let position, !RecordOrder.precedes(record, position) else { return false }
+        if reads.isEmpty {
+            for kind in UserIndexKind.checks {
+                for level in UserIndexLookup.Level.allCases {
+                    reads.append(Read(statement: try lookup.openRead(kind, level, from: position.ts, slot: slot)))
+                }
+            }
+            _ = try fill(through: position.ts, budget: .max)
+        }
+        return try advance(to: record)
+    }
+
+    /// Reads on to `record`: until every read holds an entry after `record`'s time or has ended, at most
+    /// `budget` entries in all (false past it).
+    private mutating func advance(to record: Record) throws -> Bool {
+        guard try fill(through: record.ts, budget: budget) else { return false }
+        position = record
         return true
     }
 
