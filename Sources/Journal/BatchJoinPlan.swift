@@ -5,6 +5,10 @@ import OfferTrackDomain
 /// order of first appearance), each group's attribution as if the user had nothing journaled before, and the
 /// roll-up counts of all of them. The writer computes it on another thread while it inserts the records, then
 /// uses each group's attribution only if the user was new and every one of their records was accepted.
+///
+/// Groups of users the writer knows to have a long history (`skipping`: a hot user's hundreds of records a
+/// batch) are not attributed: the writer refreshes them against the journal, and plans one itself in the rare
+/// case it turns out new after all.
 struct BatchJoinPlan: Sendable {
     struct Group: Sendable {
         let user: String
@@ -14,13 +18,15 @@ struct BatchJoinPlan: Sendable {
         var attribution = UserAttribution(presentations: [], conversion: nil)
         /// For each of `attribution.presentations`, the index of its record in the batch.
         var presentationIndices: [Int] = []
+        /// Whether `attribution` and `presentationIndices` were computed (false: skipped, both empty).
+        var isPlanned = false
     }
 
     private(set) var groups: [Group] = []
     /// Every group's attribution counted once.
     private(set) var rollup = DayRollup()
 
-    init(batch: [Submission], settings: AttributionSettings) {
+    init(batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString> = []) {
         var indexByUser: [ExactString: Int] = [:]
         var previous: (user: ExactString, group: Int)?
         for (index, submission) in batch.enumerated() {
@@ -40,14 +46,18 @@ struct BatchJoinPlan: Sendable {
             groups[group].indices.append(index)
             previous = (user, group)
         }
-        for index in groups.indices {
-            let records = groups[index].indices.map { batch[$0].record }
-            let attribution = Attribution.attribute(userRecords: records, settings: settings)
-            DerivedTables.count(attribution, sign: 1, into: &rollup)
-            groups[index].attribution = attribution
-            groups[index].presentationIndices = Self.batchIndices(
-                of: attribution.presentations, among: groups[index].indices, in: batch)
+        for index in groups.indices where skipping.isEmpty || !skipping.contains(ExactString(groups[index].user)) {
+            Self.plan(&groups[index], in: batch, settings: settings)
+            DerivedTables.count(groups[index].attribution, sign: 1, into: &rollup)
         }
+    }
+
+    /// Attributes `group` as if its user had nothing journaled before (not counted in any roll-up).
+    static func plan(_ group: inout Group, in batch: [Submission], settings: AttributionSettings) {
+        let records = group.indices.map { batch[$0].record }
+        group.attribution = Attribution.attribute(userRecords: records, settings: settings)
+        group.presentationIndices = batchIndices(of: group.attribution.presentations, among: group.indices, in: batch)
+        group.isPlanned = true
     }
 
     /// The batch index of each presentation's record (a presentation's id is its record's).
@@ -66,8 +76,11 @@ struct BatchJoinPlan: Sendable {
     }
 
     /// Plans `batch` on another thread when it is big enough to be worth the hand-over, else right away.
-    static func start(batch: [Submission], settings: AttributionSettings) -> PendingBatchJoinPlan {
-        PendingBatchJoinPlan(batch: batch, settings: settings, inBackground: batch.count >= backgroundThreshold)
+    static func start(
+        batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString> = []
+    ) -> PendingBatchJoinPlan {
+        PendingBatchJoinPlan(
+            batch: batch, settings: settings, skipping: skipping, inBackground: batch.count >= backgroundThreshold)
     }
 
     /// Below this many records the hand-over to another thread costs more than it saves.
@@ -80,14 +93,14 @@ final class PendingBatchJoinPlan: @unchecked Sendable {
     private var plan: BatchJoinPlan?
     private let done = DispatchSemaphore(value: 0)
 
-    init(batch: [Submission], settings: AttributionSettings, inBackground: Bool) {
+    init(batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString>, inBackground: Bool) {
         guard inBackground else {
-            plan = BatchJoinPlan(batch: batch, settings: settings)
+            plan = BatchJoinPlan(batch: batch, settings: settings, skipping: skipping)
             done.signal()
             return
         }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
-            plan = BatchJoinPlan(batch: batch, settings: settings)
+            plan = BatchJoinPlan(batch: batch, settings: settings, skipping: skipping)
             done.signal()
         }
     }

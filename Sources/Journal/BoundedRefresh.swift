@@ -17,55 +17,63 @@ struct BoundedRefresh {
     /// The batch's first `seq`: records below it were journaled before the batch.
     let batchFirstSeq: Int64
 
-    /// Brings the user's rows up to date after `added` (this batch's records of the user) were journaled, adding
-    /// the roll-up changes to `rollup`.
-    func run(added: [Record], rollup: inout DayRollup) throws {
+    /// Brings the user's rows up to date after `added` (this batch's records of the user, journaled with `seqs`
+    /// when given) were journaled, adding the roll-up changes to `rollup`.
+    func run(added: [Record], seqs: [Int64]? = nil, rollup: inout DayRollup) throws {
         let now = UserIndexLookup(key: key, user: user, connection: connection)
         var before = now
         before.skippingFrom = batchFirstSeq
-        let sorted = added.sorted(by: RecordOrder.precedes)
-        try refreshPresentations(sorted, now: now, before: before, rollup: &rollup)
+        let order = RecordOrder.order(added)
+        let sorted = order.map { added[$0] }
+        let sortedSeqs = seqs.flatMap { seqs in seqs.count == added.count ? order.map { seqs[$0] } : nil }
+        try refreshPresentations(sorted, seqs: sortedSeqs, now: now, before: before, rollup: &rollup)
         try refreshConversion(sorted, now: now, before: before, rollup: &rollup)
     }
 
     /// Rule 4.4's verdict on each added loaded presentation, and again on each earlier one an added check may now
     /// be the latest check before.
     private func refreshPresentations(
-        _ added: [Record], now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
+        _ added: [Record], seqs: [Int64]?, now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
     ) throws {
         // Every earlier check is at or before this one: for a presentation after it, it is the latest earlier one.
         let latestEarlierCheck = try before.last(UserIndexKind.checks, before: nil)?.record
+        // A presentation before that check needs the latest check before it, the batch's included: the walk
+        // answers the batch's presentations in order, reading the checks between one and the next.
+        var walk = CheckWalk(now)
         var latestAddedCheck: Record?
-        for record in added {
+        for (index, record) in added.enumerated() {
             switch record.body {
             case .capabilities:
                 latestAddedCheck = record
             case .presented(let offer, loaded: true):
-                var earlier = latestEarlierCheck
-                if let check = earlier, !RecordOrder.precedes(check, record) {
-                    earlier = try before.last(UserIndexKind.checks, before: reference(record))?.record
+                let check: Record?
+                if let earlier = latestEarlierCheck, !RecordOrder.precedes(earlier, record) {
+                    check = try walk.latest(before: record)
+                } else {
+                    check = later(latestAddedCheck, latestEarlierCheck)
                 }
-                let check = later(latestAddedCheck, earlier)
                 let fact = PresentationFact(
                     id: record.id, ts: record.ts, offer: offer, eligible: passes(check, at: record.ts))
-                try DerivedTables.insertPresentation(fact, seq: nil, tables: tables, on: connection)
+                try DerivedTables.insertPresentation(fact, seq: seqs?[index], tables: tables, on: connection)
                 rollup.count(fact, sign: 1)
             default:
                 continue
             }
         }
+        walk.finish()
         // An added check changes only earlier presentations after it, at most F after it and before the next check:
         // each window of such presentations (overlapping ones merged) is decided again in one sweep of the checks
         // that can be the latest before them, so ties and many checks cost one read of the window, not one per
         // presentation.
         guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else { return }
         var windows: [(from: Record, through: Int64)] = []
+        var following = CheckWalk(now, slot: 1)
         for record in added {
             guard case .capabilities = record.body, RecordOrder.precedes(record, latestEarlier) else { continue }
             // Only presentations before the next check can have this one as their latest: a hot user's late check
             // costs the few records up to the next one, not a day of them.
             var through = saturatingAdd(record.ts, settings.freshnessMs)
-            if let next = try now.first(UserIndexKind.checks, after: reference(record))?.record {
+            if let next = try following.next(after: record) {
                 through = min(through, next.ts)
             }
             if let last = windows.last, record.ts <= last.through {
@@ -74,6 +82,7 @@ struct BoundedRefresh {
                 windows.append((record, through))
             }
         }
+        following.finish()
         for window in windows {
             try redecide(window: window, now: now, before: before, rollup: &rollup)
         }

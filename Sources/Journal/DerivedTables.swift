@@ -56,23 +56,30 @@ enum DerivedTables {
     /// Roll-up changes are added to `rollup`, which the caller writes once for the whole batch.
     ///
     /// A user with more than `historyLimit` records is refreshed by lookups instead (`BoundedRefresh`), so the
-    /// work stays bounded however long their history is; `batchFirstSeq` is the batch's first `seq`.
+    /// work stays bounded however long their history is; `batchFirstSeq` is the batch's first `seq`. With
+    /// `knownLong` (the last batch found the history long) the history is not read to count it: lookups are
+    /// right for a history of any length. `addedSeqs`, when given, are `added`'s `seq`s. Returns whether the
+    /// refresh was by lookups.
+    @discardableResult
     static func refresh(
-        user: String, key: Int64? = nil, added: [Record], mayHaveEarlier: Bool, settings: AttributionSettings,
-        rollup: inout DayRollup, tables: DerivedTableSet = .live, historyLimit: Int = defaultHistoryLimit,
-        batchFirstSeq: Int64, on connection: Connection
-    ) throws {
+        user: String, key: Int64? = nil, added: [Record], addedSeqs: [Int64]? = nil, mayHaveEarlier: Bool,
+        settings: AttributionSettings, rollup: inout DayRollup, tables: DerivedTableSet = .live,
+        historyLimit: Int = defaultHistoryLimit, knownLong: Bool = false, batchFirstSeq: Int64,
+        on connection: Connection
+    ) throws -> Bool {
         // The user's records, this batch's included, read once (no separate probe for earlier ones) up to one
         // more than the limit, by the user's key.
         var records = added
         if mayHaveEarlier, let key = try key ?? UserKeys.existingKey(of: user, on: connection) {
-            records = try RecordQueries.records(of: user, key: key, limit: historyLimit + 1, on: connection)
-            if records.count > historyLimit {
+            if !knownLong {
+                records = try RecordQueries.records(of: user, key: key, limit: historyLimit + 1, on: connection)
+            }
+            if knownLong || records.count > historyLimit {
                 let bounded = BoundedRefresh(
                     user: user, key: key, settings: settings, tables: tables, connection: connection,
                     batchFirstSeq: batchFirstSeq)
-                try bounded.run(added: added, rollup: &rollup)
-                return
+                try bounded.run(added: added, seqs: addedSeqs, rollup: &rollup)
+                return true
             }
         }
         let addedIDs = Set(added.map { ExactString($0.id) })
@@ -82,7 +89,7 @@ enum DerivedTables {
             let attribution = Attribution.attribute(userRecords: added, settings: settings)
             try insert(user: user, attribution, tables: tables, on: connection)
             count(attribution, sign: 1, into: &rollup)
-            return
+            return false
         }
         let now = Attribution.attribute(userRecords: records, settings: settings)
         let before = Attribution.attribute(userRecords: earlier, settings: settings)
@@ -109,6 +116,7 @@ enum DerivedTables {
                 rollup.count(new, sign: 1)
             }
         }
+        return false
     }
 
     /// Replaces everything from scratch (inside the caller's transaction) under `settings`.

@@ -36,7 +36,7 @@ public final class JournalWriter {
     /// The WAL's size in frames after the last commit, when `checkpointsOnCommit` is off.
     private let walFrames = WALFrameCount()
     /// Which users have records, so that the join skips probing the journal for users it knows are new.
-    private let knownUsers = KnownUsers()
+    let knownUsers = KnownUsers()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     var recompute: DerivedTablesRecompute?
     /// Who the journal has forgotten (SPEC section 11), by keyed hash.
@@ -46,6 +46,9 @@ public final class JournalWriter {
     /// The first key of the slice of the per-user index the next batch moves to its main level (`UserKeys`); nil
     /// before this writer's first batch (it then starts at the oldest key the recent level holds).
     private var sliceCursor: Int64?
+    /// Users the last batch refreshed by lookups with a large group (`JournalWriter+Join`): their next group is
+    /// not planned as if new, nor their history read to find it long. A hint only: either is done when needed.
+    var longHistoryUsers: Set<ExactString> = []
 
     /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
     /// refusing one of another schema version), and brings attribution's derived tables up to date under
@@ -132,6 +135,7 @@ public final class JournalWriter {
             var restartedRecompute: DerivedTablesRecompute?
             // The batch grouped by user, when the join planned it (each user's accepted records are counted from it).
             var planGroups: [BatchJoinPlan.Group]?
+            var longUsers: Set<ExactString> = []
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
@@ -150,7 +154,9 @@ public final class JournalWriter {
                 }
                 // The join's pure part runs meanwhile on another thread.
                 let settings = maintainsDerivedTables ? try DerivedTables.settings(on: connection) : nil
-                let plan = settings.map { BatchJoinPlan.start(batch: batch, settings: $0) }
+                let plan = settings.map {
+                    BatchJoinPlan.start(batch: batch, settings: $0, skipping: longHistoryUsers)
+                }
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
                 let firstSeq = lastSeq + 1
@@ -169,7 +175,7 @@ public final class JournalWriter {
                 if let plan, let settings, lastSeq >= firstSeq || !renames.merged.isEmpty {
                     let plan = plan.wait()
                     planGroups = plan.groups
-                    try refreshDerivedTables(
+                    longUsers = try refreshDerivedTables(
                         plan, batch: batch, outcomes: outcomes, keys: keys, firstSeq: firstSeq,
                         merged: renames.merged, settings: settings,
                         copy: restartedRecompute == nil ? recompute : nil, copyChanges: &copyChanges, on: connection)
@@ -183,74 +189,16 @@ public final class JournalWriter {
                 planGroups.map { BatchUserCounts.counts(groups: $0, outcomes: outcomes) }
                 ?? BatchUserCounts.counts(batch, outcomes: outcomes)
             knownUsers.committed(lastSeq: lastSeq)
+            longHistoryUsers = longUsers
             if let restartedRecompute { recompute = restartedRecompute } else { recompute?.apply(copyChanges) }
             return outcomes
         } catch {
             knownUsers.forget()
             erasedUsers.forget()
+            longHistoryUsers = []
             distrustConnection(after: error)
             throw error
         }
-    }
-
-    /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once
-    /// (their history read by the key `keys` holds for each accepted record's batch index),
-    /// and the roll-ups are written once. A user certainly new to the journal whose records were all accepted
-    /// (most, for in-order traffic) takes the plan's attribution as it is; any other is recomputed against the
-    /// journal. During a recompute for new windows, users the copy already holds are refreshed in it too, with
-    /// its roll-up changes in `copyChanges`.
-    private func refreshDerivedTables(
-        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], keys: [Int64], firstSeq: Int64,
-        merged: [(user: String, key: Int64)], settings: AttributionSettings, copy recompute: DerivedTablesRecompute?,
-        copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
-    ) throws {
-        var rollup = plan.rollup
-        func isAccepted(_ index: Int) -> Bool { if case .accepted = outcomes[index] { true } else { false } }
-        let mergedUsers = Set(merged.map { ExactString($0.user) })
-        for group in plan.groups {
-            if mergedUsers.contains(ExactString(group.user)) {
-                // Recomputed whole below.
-                DerivedTables.count(group.attribution, sign: -1, into: &rollup)
-                continue
-            }
-            let allAccepted = group.indices.allSatisfy(isAccepted)
-            let accepted = allAccepted ? group.indices : group.indices.filter(isAccepted)
-            if accepted.isEmpty {
-                DerivedTables.count(group.attribution, sign: -1, into: &rollup)
-                continue
-            }
-            let isNew = knownUsers.noteAppend(of: group.user)
-            if let recompute {
-                try recompute.refreshCopy(
-                    user: group.user, added: accepted.map { batch[$0].record }, mayHaveEarlier: !isNew,
-                    historyLimit: historyLimit, batchFirstSeq: firstSeq, into: &copyChanges, on: connection)
-            }
-            if allAccepted && isNew {
-                let seqs = group.presentationIndices.map { index -> Int64? in
-                    guard index >= 0, case .accepted(let seq) = outcomes[index] else { return nil }
-                    return seq
-                }
-                try DerivedTables.insert(
-                    user: group.user, group.attribution, presentationSeqs: seqs, on: connection)
-                continue
-            }
-            DerivedTables.count(group.attribution, sign: -1, into: &rollup)
-            try DerivedTables.refresh(
-                user: group.user, key: keys[accepted[0]], added: accepted.map { batch[$0].record },
-                mayHaveEarlier: !isNew, settings: settings, rollup: &rollup, historyLimit: historyLimit,
-                batchFirstSeq: firstSeq, on: connection)
-        }
-        for (user, formerKey) in merged {
-            guard let key = try UserKeys.existingKey(of: user, on: connection) else { continue }
-            try DerivedTables.recompute(
-                user: user, key: key, formerKey: formerKey, settings: settings, rollup: &rollup, on: connection)
-            if let recompute, recompute.holds(user: user) {
-                try DerivedTables.recompute(
-                    user: user, key: key, formerKey: formerKey, settings: recompute.settings,
-                    rollup: &copyChanges.rollup, tables: .recompute, on: connection)
-            }
-        }
-        try rollup.write(on: connection)
     }
 
     /// After a failed transaction: on an I/O error or anything unexpected (not a busy or full journal), drops the

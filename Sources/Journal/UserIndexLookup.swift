@@ -122,6 +122,29 @@ struct UserIndexLookup {
         statements[level == .main ? 0 : 1][ascending ? 0 : 1]
     }
 
+    /// The ascending read of `kind` in `level` from time `from` on, bound and left for the caller to step
+    /// (`CheckWalk`): a statement of its own for each slot, kind and level (the SQL differs by a comment), so that
+    /// several stay open at once and no other lookup, or a walk in another slot, resets them.
+    func openRead(_ kind: UserIndexKind, _ level: Level, from: Int64, slot: Int) throws -> Statement {
+        let sql = Self.statements(level, true) + " /* walk \(slot) \(kind.rawValue) */"
+        let statement = try connection.prepare(sql)
+        try statement.bind(key, at: 1)
+        try statement.bind(kind.rawValue, at: 2)
+        try statement.bind(from, at: 3)
+        return statement
+    }
+
+    /// The next entry of a read `openRead` opened, nil at its end; entries `skippingFrom` excludes are passed over.
+    func step(_ statement: Statement) throws -> Found? {
+        while try statement.step() {
+            let seq = statement.int64(0)
+            if let skippingFrom, seq >= skippingFrom { continue }
+            guard let record = RecordQueries.record(from: statement, user: user, offset: 1) else { continue }
+            return Found(seq: seq, record: record)
+        }
+        return nil
+    }
+
     /// A presentation of this user by `id` (rule 4.2's named candidate): nil when no record has that id, or it is
     /// another user's or not an `offer.presented`.
     func presentation(id: String) throws -> Found? {

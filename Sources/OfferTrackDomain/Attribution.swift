@@ -6,7 +6,7 @@ public enum Attribution {
     /// `user` (group the journal by user first): `user` is not looked at, so an `offerId` naming another user's
     /// presentation finds nothing here and falls back, as rule 4.2 requires.
     public static func attribute(userRecords: [Record], settings: AttributionSettings) -> UserAttribution {
-        let ordered = isOrdered(userRecords) ? userRecords : userRecords.sorted(by: RecordOrder.precedes)
+        let ordered = isOrdered(userRecords) ? userRecords : RecordOrder.sorted(userRecords)
         var presentations: [PresentationFact] = []
         // Per presentation: why rule 4.4 fails for it, nil when it passes.
         var failures: [UnattributedReason?] = []

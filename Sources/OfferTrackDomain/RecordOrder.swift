@@ -18,4 +18,20 @@ public enum RecordOrder {
     public static func precedes(_ lhs: Record, _ rhs: Record) -> Bool {
         precedes(ts: lhs.ts, id: lhs.id, ts: rhs.ts, id: rhs.id)
     }
+
+    /// `records` in journal order, as `records.sorted(by: precedes)` puts them (equal records keep their order),
+    /// sorting positions rather than moving whole records (strings and all) at every step of the sort.
+    public static func sorted(_ records: [Record]) -> [Record] {
+        order(records).map { records[$0] }
+    }
+
+    /// The positions of `records` in journal order: `sorted(records)` is `order(records).map { records[$0] }`.
+    public static func order(_ records: [Record]) -> [Int] {
+        records.indices.sorted { lhs, rhs in
+            if records[lhs].ts != records[rhs].ts { return records[lhs].ts < records[rhs].ts }
+            if idPrecedes(records[lhs].id, records[rhs].id) { return true }
+            // Equal (ts, id): keep the input order, so the result never depends on the sort's stability.
+            return !idPrecedes(records[rhs].id, records[lhs].id) && lhs < rhs
+        }
+    }
 }

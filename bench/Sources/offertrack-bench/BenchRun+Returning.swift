@@ -31,6 +31,7 @@ extension BenchRun {
         )
         var baselines: [String: [Double]] = [:]
         var defaults: [Double] = []
+        var defaultsCPU: [Double] = []
         var journalOnly: [Double] = []
         progress("returning users: C baselines, offertrackd and --journal-only, alternating, \(scale.pairs) rounds")
         for _ in 0..<max(1, min(3, scale.pairs)) {
@@ -43,9 +44,10 @@ extension BenchRun {
             }
             FileSystem.syncAll()
             let daemon = try startDaemon(label: "returning", databasePath: newDatabase())
-            defaults.append(
-                try IngestThroughput.measure(
-                    workload, clients: clients, socketPath: daemon.socketPath, interleaved: true))
+            let measured = try IngestThroughput.measureWithCPU(
+                workload, clients: clients, socketPath: daemon.socketPath, interleaved: true, pid: daemon.pid)
+            defaults.append(measured.rate)
+            if let cpu = measured.cpuMicroseconds { defaultsCPU.append(cpu) }
             try daemon.stop()
             FileSystem.syncAll()
             let only = try startDaemon(
@@ -81,6 +83,17 @@ extension BenchRun {
                 comparison: (returningRatio.map { "\(Format.ratio($0)) of the `id`-only C baseline; " } ?? "")
                     + "runs \(defaults.map { Format.grouped($0) }.joined(separator: ", ")); target ≥ 0.35×, "
                     + "≥ 0.8× of the schema's own per-user index"))
+        if !defaultsCPU.isEmpty {
+            // Beside the C baselines' rates: what one returning record costs the daemon, whatever the machine's load.
+            add(
+                ResultRow(
+                    section: "6 Returning users",
+                    name: "offertrackd daemon CPU a returning record, the same runs (user + system, first send to "
+                        + "last answer)",
+                    value: "\(Format.fixed(median(defaultsCPU), 1)) µs",
+                    comparison: "runs " + defaultsCPU.map { Format.fixed($0, 1) }.joined(separator: ", ")
+                        + " µs; /proc/PID/stat, 10 ms ticks; target ≤ 15 µs (issue 31)"))
+        }
         add(
             ResultRow(
                 section: "6 Returning users", name: "offertrackd `--journal-only`, \(clients) pipelining clients",

@@ -1,6 +1,7 @@
 import Journal
 import OfferTrackDomain
 import Posix
+import TestSupport
 
 /// One client that pipelines all its records as fast as the socket takes them: one thread writes, another
 /// reads the answers and checks each is `accepted` for the right id, in order.
@@ -74,15 +75,29 @@ enum IngestThroughput {
     static func measure(
         _ workload: Workload, clients: Int, socketPath: String, interleaved: Bool = false
     ) throws -> Double {
+        try measureWithCPU(workload, clients: clients, socketPath: socketPath, interleaved: interleaved).rate
+    }
+
+    /// As `measure`, and the CPU time (user + system, `/proc/PID/stat`) process `pid` (the daemon) used from just
+    /// before the first send to the last answer, in µs a record (nil without `pid`, or when it cannot be read).
+    static func measureWithCPU(
+        _ workload: Workload, clients: Int, socketPath: String, interleaved: Bool = false, pid: Int32? = nil
+    ) throws -> (rate: Double, cpuMicroseconds: Double?) {
         let slices = interleaved ? workload.interleaved(into: clients) : workload.split(into: clients)
         let connections = try slices.map {
             try PipelinedClient(socketPath: socketPath, records: $0)
         }
+        let cpuBefore = pid.flatMap { ProcessCPU.seconds(pid: $0) }
         let start = Stopwatch.now()
         let workers = connections.flatMap { $0.start() }
         for worker in workers { worker.join() }
+        let cpuAfter = pid.flatMap { ProcessCPU.seconds(pid: $0) }
         for connection in connections { try connection.check() }
         let end = connections.map(\.finishedAt).max() ?? start
-        return Double(workload.count) / (Double(end - start) / 1e9)
+        var cpu: Double?
+        if let cpuBefore, let cpuAfter, workload.count > 0 {
+            cpu = (cpuAfter - cpuBefore) * 1e6 / Double(workload.count)
+        }
+        return (Double(workload.count) / (Double(end - start) / 1e9), cpu)
     }
 }

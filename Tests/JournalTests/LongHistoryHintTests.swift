@@ -1,0 +1,87 @@
+import OfferTrackDomain
+import SQLite
+import TestSupport
+import Testing
+
+@testable import Journal
+
+/// The writer's long-history hint (`longHistoryUsers`): the next batch neither plans a hinted user's group as if
+/// new nor reads their history to count it. It is only a hint: a wrong one changes no derived row.
+@Suite struct LongHistoryHintTests {
+    static func line(_ n: Int, user: String, minute: Int) -> String {
+        let ts = Timestamp.format(1_795_860_000_000 + Int64(minute) * 60_000)
+        let id = "\(user)-\(n)"
+        switch n % 3 {
+        case 0: return JournalWriterTests.capabilities(id, user: user, ts: ts)
+        case 1: return JournalWriterTests.presented(id, user: user, ts: ts)
+        default: return JournalWriterTests.subscribed(id, user: user, ts: ts)
+        }
+    }
+
+    /// Cases by hand: records journaled first, the batch after them (both as `(number, minute)` of one user), and
+    /// whether the batch's user is hinted long. The batches go back in time, so that the refresh must look at the
+    /// records journaled before.
+    static let cases: [(name: String, earlier: [(Int, Int)], batch: [(Int, Int)], hinted: Bool)] = [
+        ("hinted, yet new", [], (0..<20).map { ($0, 200 - $0) }, true),
+        ("hinted, a short history", [(0, 100), (1, 101)], (2..<22).map { ($0, 90 - $0) }, true),
+        ("hinted, a long history", (0..<80).map { ($0, $0) }, (80..<100).map { ($0, 100 - $0) }, true),
+        ("not hinted, a long history", (0..<80).map { ($0, $0) }, (80..<100).map { ($0, 100 - $0) }, false),
+        ("not hinted, new", [], (0..<20).map { ($0, $0) }, false),
+    ]
+
+    /// Every derived row after `earlier`, then `batch` with the hint or without.
+    func rows(_ item: (name: String, earlier: [(Int, Int)], batch: [(Int, Int)], hinted: Bool), hint: Bool) throws
+        -> (rows: [String], longAfter: Set<ExactString>)
+    {
+        let scratch = ScratchDirectory("long-history-hint")
+        let path = scratch.path + "/j.db"
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        func lines(_ numbers: [(Int, Int)]) throws -> [Submission] {
+            // Another user in every batch, so that the plan has a group it does not skip.
+            try (numbers.map { Self.line($0.0, user: "hot", minute: $0.1) } + [Self.line(1, user: "other", minute: 5)])
+                .map(JournalWriterTests.submission)
+        }
+        if !item.earlier.isEmpty { _ = try writer.append(try lines(item.earlier), receivedAt: 0) }
+        writer.longHistoryUsers = hint ? [ExactString("hot")] : []
+        _ = try writer.append(try lines(item.batch), receivedAt: 0)
+        let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }
+        #expect(failed.isEmpty, "\(item.name): \(failed.map { "\($0.name): \($0.problems.prefix(3))" })")
+        return (try BoundedAttributionPropertyTests.derivedRows(path), writer.longHistoryUsers)
+    }
+
+    @Test func aHintChangesNoDerivedRow() throws {
+        for item in Self.cases {
+            let hinted = try rows(item, hint: item.hinted)
+            let plain = try rows(item, hint: false)
+            #expect(hinted.rows == plain.rows, "\(item.name)")
+            // A long history refreshed by lookups with a group of 20 is hinted for the next batch; others are not.
+            let long = item.earlier.count + item.batch.count > JournalWriter.defaultHistoryLimit || item.hinted
+            #expect(
+                hinted.longAfter == (long && item.name != "hinted, yet new" ? [ExactString("hot")] : []), "\(item.name)"
+            )
+        }
+    }
+
+    /// The plan leaves a skipped group unattributed and out of its roll-up, and plans the others as before.
+    @Test func thePlanSkipsHintedGroups() throws {
+        let batch = try ((0..<6).map { Self.line($0, user: "hot", minute: $0) } + [Self.line(1, user: "b", minute: 3)])
+            .map(JournalWriterTests.submission)
+        let all = BatchJoinPlan(batch: batch, settings: .defaults)
+        let skipping = BatchJoinPlan(batch: batch, settings: .defaults, skipping: [ExactString("hot")])
+        #expect(all.groups.map(\.isPlanned) == [true, true])
+        #expect(skipping.groups.map(\.isPlanned) == [false, true])
+        #expect(
+            skipping.groups[0].attribution.presentations.isEmpty && skipping.groups[0].attribution.conversion == nil)
+        #expect(skipping.groups[1].attribution == all.groups[1].attribution)
+        var alone = DayRollup()
+        DerivedTables.count(all.groups[1].attribution, sign: 1, into: &alone)
+        #expect(skipping.rollup.conversions == alone.conversions)
+        #expect(
+            skipping.rollup.presentations.mapValues { [$0.presented, $0.eligible] }
+                == alone.presentations.mapValues { [$0.presented, $0.eligible] })
+        var planned = skipping.groups[0]
+        BatchJoinPlan.plan(&planned, in: batch, settings: .defaults)
+        #expect(planned.attribution == all.groups[0].attribution)
+        #expect(planned.presentationIndices == all.groups[0].presentationIndices)
+    }
+}
