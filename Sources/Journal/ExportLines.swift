@@ -22,15 +22,7 @@ enum ExportLines {
             try insert.bind(line.isReversal ? 1 : 0, at: 4)
             try insert.bind(line.originalDate, at: 5)
             try insert.bind(row.conversionId, at: 6)
-            try insert.bind(row.convertedAt, at: 7)
-            try insert.bind(row.offerId, at: 8)
-            try insert.bind(row.presentedAt, at: 9)
-            try insert.bind(row.affiliateToken, at: 10)
-            try insert.bind(row.campaignToken, at: 11)
-            try insert.bind(row.messageIdentifier, at: 12)
-            try insert.bind(row.itemID, at: 13)
-            try insert.bind(row.amountMinor, at: 14)
-            try insert.bind(row.currency, at: 15)
+            try insert.bindColumns(of: row, from: 7)
             try insert.run()
         }
     }
@@ -43,13 +35,7 @@ enum ExportLines {
     /// The lines `run` stores, in order; nil when it stores none (staged before schema 14: `export_runs.lines` is
     /// NULL). Throws when the run stores other than the number of lines it names.
     static func read(run: Int64, on connection: Connection) throws -> [ExportPlan.Line]? {
-        let count = try connection.prepare("SELECT lines FROM export_runs WHERE run = ?1")
-        try count.bind(run, at: 1)
-        let expected: Int64? = try {
-            defer { count.reset() }
-            guard try count.step(), !count.isNull(0) else { return nil }
-            return count.int64(0)
-        }()
+        let expected = try connection.scalarInt("SELECT lines FROM export_runs WHERE run = ?1", binding: run)
         guard let expected else { return nil }
         let statement = try connection.prepare(
             """
@@ -78,5 +64,22 @@ enum ExportLines {
             throw Unreadable(description: "export run \(run) names \(expected) lines and stores \(lines.count)")
         }
         return lines
+    }
+}
+
+extension Statement {
+    /// Binds `row`'s columns after its conversion id, in the order the export's tables store them
+    /// (`converted_at`, `offer_id`, `presented_at`, `affiliate_token`, `campaign_token`, `message_identifier`,
+    /// `item_id`, `amount_minor`, `currency`), the first at `first`.
+    func bindColumns(of row: CommissionRow, from first: Int32) throws {
+        try bind(row.convertedAt, at: first)
+        try bind(row.offerId, at: first + 1)
+        try bind(row.presentedAt, at: first + 2)
+        try bind(row.affiliateToken, at: first + 3)
+        try bind(row.campaignToken, at: first + 4)
+        try bind(row.messageIdentifier, at: first + 5)
+        try bind(row.itemID, at: first + 6)
+        try bind(row.amountMinor, at: first + 7)
+        try bind(row.currency, at: first + 8)
     }
 }

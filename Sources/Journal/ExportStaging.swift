@@ -84,17 +84,7 @@ final class ExportStaging {
         try insert.bind(change.day, at: 2)
         try insert.bind(change.conversionId, at: 3)
         try insert.bind(change.row == nil ? 1 : 0, at: 4)
-        if let row = change.row {
-            try insert.bind(row.convertedAt, at: 5)
-            try insert.bind(row.offerId, at: 6)
-            try insert.bind(row.presentedAt, at: 7)
-            try insert.bind(row.affiliateToken, at: 8)
-            try insert.bind(row.campaignToken, at: 9)
-            try insert.bind(row.messageIdentifier, at: 10)
-            try insert.bind(row.itemID, at: 11)
-            try insert.bind(row.amountMinor, at: 12)
-            try insert.bind(row.currency, at: 13)
-        }
+        if let row = change.row { try insert.bindColumns(of: row, from: 5) }
         try insert.run()
     }
 

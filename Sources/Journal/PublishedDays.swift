@@ -20,14 +20,8 @@ enum PublishedDays {
     /// A published day's lines as stored at its publication, in order; nil when the day is not published or was
     /// published before schema 14 (it has its CSV only).
     static func lines(of day: String, on connection: Connection) throws -> [ExportPlan.Line]? {
-        let statement = try connection.prepare("SELECT run FROM published_days WHERE day = ?1")
-        try statement.bind(day, at: 1)
-        let run: Int64? = try {
-            defer { statement.reset() }
-            guard try statement.step(), !statement.isNull(0) else { return nil }
-            return statement.int64(0)
-        }()
-        guard let run else { return nil }
+        guard let run = try connection.scalarInt("SELECT run FROM published_days WHERE day = ?1", binding: day)
+        else { return nil }
         return try ExportLines.read(run: run, on: connection)
     }
 

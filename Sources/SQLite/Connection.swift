@@ -75,6 +75,25 @@ public final class Connection {
         return statement.isNull(0) ? nil : statement.int64(0)
     }
 
+    /// Runs `sql` with `value` bound to `?1` and returns its first column of its first row as an integer; nil when
+    /// it has no row or the column is NULL.
+    public func scalarInt(_ sql: String, binding value: Int64) throws(SQLiteError) -> Int64? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        try statement.bind(value, at: 1)
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.int64(0)
+    }
+
+    /// The same with a text bound to `?1`.
+    public func scalarInt(_ sql: String, binding value: String) throws(SQLiteError) -> Int64? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        try statement.bind(value, at: 1)
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.int64(0)
+    }
+
     /// A prepared statement for `sql`, cached and reused (reset and cleared) on later calls.
     public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         if let cached = statementCache[sql] {
