@@ -69,27 +69,26 @@ public final class Connection {
 
     /// Runs a statement and returns its first column of its first row as an integer.
     public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
-        let statement = try prepare(sql)
-        defer { statement.reset() }
-        guard try statement.step() else { return nil }
-        return statement.isNull(0) ? nil : statement.int64(0)
+        try Self.firstInt(of: try prepare(sql))
     }
 
     /// Runs `sql` with `value` bound to `?1` and returns its first column of its first row as an integer; nil when
     /// it has no row or the column is NULL.
     public func scalarInt(_ sql: String, binding value: Int64) throws(SQLiteError) -> Int64? {
         let statement = try prepare(sql)
-        defer { statement.reset() }
         try statement.bind(value, at: 1)
-        guard try statement.step() else { return nil }
-        return statement.isNull(0) ? nil : statement.int64(0)
+        return try Self.firstInt(of: statement)
     }
 
     /// The same with a text bound to `?1`.
     public func scalarInt(_ sql: String, binding value: String) throws(SQLiteError) -> Int64? {
         let statement = try prepare(sql)
-        defer { statement.reset() }
         try statement.bind(value, at: 1)
+        return try Self.firstInt(of: statement)
+    }
+
+    private static func firstInt(of statement: Statement) throws(SQLiteError) -> Int64? {
+        defer { statement.reset() }
         guard try statement.step() else { return nil }
         return statement.isNull(0) ? nil : statement.int64(0)
     }
