@@ -79,6 +79,10 @@ public enum FleetExport {
                         journalPath: path, day: day, rules: rules, now: now, readingLines: true, hooks: hooks))
             } catch let refusal as CommissionExporter.Refusal {
                 throw refusal
+            } catch let damaged as ExportLines.Unreadable {
+                throw Refusal(
+                    description: "\(path): its stored export lines of \(day) are damaged (\(damaged)): restore this "
+                        + "journal from a backup of before the damage, then run the same export again")
             } catch {
                 let done = journalPaths.prefix(parts.count)
                 throw Incomplete(

@@ -5,7 +5,7 @@ import SQLite
 /// merges (SPEC 10). Each line is stored as the plan made it (`ExportPlan.Line`): its kind, the row's columns with
 /// the row's own amount (a reversal's is negated only when written), whether it reverses the row in force and the
 /// published day it corrects, numbered in the file's order.
-enum ExportLines {
+public enum ExportLines {
     /// Stores `lines` as those of `run`, the first numbered `first`.
     static func insert(_ lines: ArraySlice<ExportPlan.Line>, first: Int, run: Int64, on connection: Connection) throws {
         let insert = try connection.prepare(
@@ -27,9 +27,10 @@ enum ExportLines {
         }
     }
 
-    /// A stored line that is not one the export writes.
-    struct Unreadable: Error, CustomStringConvertible {
-        let description: String
+    /// Stored lines that are not what the export wrote: a line out of its place or of an unknown kind, or fewer or
+    /// more lines than the run names. The journal is damaged; another run of the export cannot mend it.
+    public struct Unreadable: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// The lines `run` stores, in order; nil when it stores none (staged before schema 14: `export_runs.lines` is

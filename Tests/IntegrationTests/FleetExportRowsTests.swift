@@ -178,6 +178,16 @@ import WireFormat
                 && refused.outcome.output.contains("do not write the CSV its manifest hashes"),
             "\(refused.outcome.output)")
 
+        // A line missing from those the run names is damage, refused naming the journal (not "run it again").
+        try second.execute(
+            "DELETE FROM export_lines WHERE line = 1 AND run = \(Self.run(of: Self.days[1]))")
+        let missing = try Self.export(
+            Self.days[1], journals.centrals, rules: rulesPaths[1], out: directory.file("missing"))
+        #expect(
+            missing.outcome.status == 65 && missing.outcome.output.contains(journals.centrals[1])
+                && missing.outcome.output.contains("stored export lines of \(Self.days[1]) are damaged"),
+            "\(missing.outcome.output)")
+
         // A day a journal published before schema 14 (its run stores no lines) is merged from its CSV instead.
         let third = try Connection(path: journals.centrals[2], mode: .readWrite)
         try third.execute(
