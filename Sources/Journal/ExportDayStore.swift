@@ -74,8 +74,8 @@ public final class ExportDayStore {
             connection, range: range, rules: rules, pageSize: pageSize, body, restart: restart)
     }
 
-    /// Stages `day`'s `csv`, its `lines` and ledger `changes` in chunks of `limits`, then names them its publication with
-    /// `manifest`, unless another export published anything since `mark` was read or deleted the staged run: false
+    /// Stages `day`'s `csv`, its `lines` and ledger `changes` in chunks of `limits`, then names them its publication
+    /// with `manifest`, unless another export published anything since `mark` was read or deleted the staged run: false
     /// then (plan again).
     package func publish(
         day: String, csv: [UInt8], lines: [ExportPlan.Line], changes: [ExportPlan.LedgerChange], manifest: [UInt8],

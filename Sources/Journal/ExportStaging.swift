@@ -5,10 +5,11 @@ import SQLite
 /// Publishes an export day in short transactions, so that ingest never waits for a whole day's publication.
 ///
 /// The publication is staged as a run: its CSV in parts of `partBytes`, then its lines as rows (`ExportLines`) and its
-/// ledger changes in chunks of `entriesPerChunk`, each chunk in its own transaction, with a pause after each so that a writer waiting for the
-/// lock (the daemon's, which tries every millisecond) gets it in between. `publish` then names the run in
-/// `published_days` in one small transaction; until then nothing reads the run. A run that is never published
-/// (its export crashed, or lost the day to another export) is deleted, in chunks too, after the next publication.
+/// ledger changes in chunks of `entriesPerChunk`, each chunk in its own transaction, with a pause after each so that a
+/// writer waiting for the lock (the daemon's, which tries every millisecond) gets it in between. `publish` then names
+/// the run in `published_days` in one small transaction; until then nothing reads the run. A run that is never
+/// published (its export crashed, or lost the day to another export) is deleted, in chunks too, after the next
+/// publication.
 final class ExportStaging {
     /// How long the exporter pauses after each chunk, in milliseconds.
     static let pauseMilliseconds = 2

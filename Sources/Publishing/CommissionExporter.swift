@@ -3,8 +3,8 @@ import OfferTrackDomain
 import OutputFormats
 import WireFormat
 
-/// Publishes export days (SPEC section 7) inside the journal (stored through `ExportDayStore`), so that a published day is immutable and later
-/// changes become adjustments in the next day published.
+/// Publishes export days (SPEC section 7) inside the journal (stored through `ExportDayStore`), so that a published day
+/// is immutable and later changes become adjustments in the next day published.
 public enum CommissionExporter {
     /// The files of one exported day.
     public struct Files: Sendable {
@@ -45,14 +45,12 @@ public enum CommissionExporter {
         }
     }
 
-    /// Exports `day` (`YYYY-MM-DD`): the stored files when it is published, else publishes it now.
-    ///
-    /// The day's rows and adjustments are computed from short read transactions (`plan`), so ingest goes on
-    /// meanwhile. The publication is staged in short write transactions (`ExportDayStore.publish`), and made visible by a
-    /// last small one that checks that no other export published anything since (computed again, should one
-    /// have).
-    /// With `readingLines`, a published day's `Files` carry its stored lines too (the fleet's export merges them).
-    /// `hooks` are tests' (none by default).
+    /// Exports `day` (`YYYY-MM-DD`): the stored files when it is published, else publishes it now. The day's rows and
+    /// adjustments are computed from short read transactions (`plan`), so ingest goes on meanwhile. The publication is
+    /// staged in short write transactions (`ExportDayStore.publish`), and made visible by a last small one that checks
+    /// that no other export published anything since (computed again, should one have). With `readingLines`, a
+    /// published day's `Files` carry its stored lines too (the fleet's export merges them). `hooks` are tests' (none by
+    /// default).
     public static func export(
         journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
         readingLines: Bool = false, hooks: ExportStagingHooks = ExportStagingHooks()
