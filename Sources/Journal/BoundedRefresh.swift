@@ -141,16 +141,8 @@ struct BoundedRefresh {
             try DerivedTables.storedConversion(ts: $0.ts, id: $0.id, tables: tables, on: connection)
         }
         guard mayChange(old, after: added) else { return }
-        let new = try conversion(now)
-        guard old.map(DerivedTables.fingerprint) != new.map(DerivedTables.fingerprint) else { return }
-        if let old {
-            try DerivedTables.delete(conversion: old, tables: tables, on: connection)
-            rollup.count(old, sign: -1)
-        }
-        if let new {
-            try DerivedTables.insertConversion(user: user, new, tables: tables, on: connection)
-            rollup.count(new, sign: 1)
-        }
+        try DerivedTables.replace(
+            conversion: old, with: try conversion(now), user: user, tables: tables, rollup: &rollup, on: connection)
     }
 
     /// Whether any of `added` can change the conversion `old` (nil: the user had none): a subscribed outcome or a

@@ -58,15 +58,24 @@ enum DerivedTables {
     /// A user with more than `historyLimit` records is refreshed by lookups instead (`BoundedRefresh`), so the
     /// work stays bounded however long their history is; `batchFirstSeq` is the batch's first `seq`. With
     /// `knownLong` (the last batch found the history long) the history is not read to count it: lookups are
-    /// right for a history of any length. `addedSeqs`, when given, are `added`'s `seq`s. Returns whether the
-    /// refresh was by lookups.
+    /// right for a history of any length. `addedSeqs`, when given, are `added`'s `seq`s. `earlier`, when given,
+    /// is the user's history before `added` and attribution over it (`UserHistoryCache`): nothing is read then.
+    /// Returns the user's whole history and attribution over it, or nil when the refresh was by lookups.
     @discardableResult
     static func refresh(
         user: String, key: Int64? = nil, added: [Record], addedSeqs: [Int64]? = nil, mayHaveEarlier: Bool,
-        settings: AttributionSettings, rollup: inout DayRollup, tables: DerivedTableSet = .live,
-        historyLimit: Int = defaultHistoryLimit, knownLong: Bool = false, batchFirstSeq: Int64,
-        on connection: Connection
-    ) throws -> Bool {
+        earlier known: UserHistoryCache.Entry? = nil, settings: AttributionSettings, rollup: inout DayRollup,
+        tables: DerivedTableSet = .live, historyLimit: Int = defaultHistoryLimit, knownLong: Bool = false,
+        batchFirstSeq: Int64, on connection: Connection
+    ) throws -> UserHistoryCache.Entry? {
+        if let known, mayHaveEarlier, known.records.count + added.count <= historyLimit {
+            let records = known.records + added
+            let now = Attribution.attribute(userRecords: records, settings: settings)
+            try writeChanges(
+                user: user, from: known.attribution, to: now, added: added, addedSeqs: addedSeqs, tables: tables,
+                rollup: &rollup, on: connection)
+            return UserHistoryCache.Entry(records: records, attribution: now)
+        }
         // The user's records, this batch's included, read once (no separate probe for earlier ones) up to one
         // more than the limit, by the user's key.
         var records = added
@@ -79,7 +88,7 @@ enum DerivedTables {
                     user: user, key: key, settings: settings, tables: tables, connection: connection,
                     batchFirstSeq: batchFirstSeq)
                 try bounded.run(added: added, seqs: addedSeqs, rollup: &rollup)
-                return true
+                return nil
             }
         }
         let addedIDs = Set(added.map { ExactString($0.id) })
@@ -89,34 +98,75 @@ enum DerivedTables {
             let attribution = Attribution.attribute(userRecords: added, settings: settings)
             try insert(user: user, attribution, tables: tables, on: connection)
             count(attribution, sign: 1, into: &rollup)
-            return false
+            return UserHistoryCache.Entry(records: added, attribution: attribution)
         }
         let now = Attribution.attribute(userRecords: records, settings: settings)
         let before = Attribution.attribute(userRecords: earlier, settings: settings)
-        // Presentations by exact id, with every stored column as bytes.
-        var previous: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]
-        for fact in before.presentations { previous[ExactString(fact.id)] = (fact, fingerprint(fact)) }
-        var next: [ExactString: (fact: PresentationFact, print: [UInt8])] = [:]
-        for fact in now.presentations { next[ExactString(fact.id)] = (fact, fingerprint(fact)) }
-        for (id, old) in previous where next[id]?.print != old.print {
-            try deletePresentation(old.fact, tables: tables, on: connection)
-            rollup.count(old.fact, sign: -1)
+        try writeChanges(
+            user: user, from: before, to: now, added: added, addedSeqs: addedSeqs, tables: tables, rollup: &rollup,
+            on: connection)
+        return UserHistoryCache.Entry(records: records, attribution: now)
+    }
+
+    /// Writes the rows that differ between a user's attribution `before` and `now` (and the roll-up groups they
+    /// count in): usually one new presentation, or nothing. Both list their presentations in journal order, as
+    /// `Attribution.attribute` does, so one walk of the two lists pairs them by id.
+    ///
+    /// `added` and `addedSeqs` (when known) are the batch's records and their `seq`s: a new presentation among them
+    /// is inserted by its `seq`, without looking its id up.
+    private static func writeChanges(
+        user: String, from before: UserAttribution, to now: UserAttribution, added: [Record], addedSeqs: [Int64]?,
+        tables: DerivedTableSet, rollup: inout DayRollup, on connection: Connection
+    ) throws {
+        func seq(of presentation: PresentationFact) -> Int64? {
+            guard let addedSeqs else { return nil }
+            return added.firstIndex { $0.id.utf8.elementsEqual(presentation.id.utf8) }.map { addedSeqs[$0] }
         }
-        for (id, new) in next where previous[id]?.print != new.print {
-            try insertPresentation(new.fact, seq: nil, tables: tables, on: connection)
-            rollup.count(new.fact, sign: 1)
-        }
-        if before.conversion.map(fingerprint) != now.conversion.map(fingerprint) {
-            if let old = before.conversion {
-                try delete(conversion: old, tables: tables, on: connection)
-                rollup.count(old, sign: -1)
+        let old = before.presentations
+        let new = now.presentations
+        var (o, n) = (0, 0)
+        while o < old.count || n < new.count {
+            let oldFirst =
+                n == new.count
+                || (o < old.count && RecordOrder.precedes(ts: old[o].ts, id: old[o].id, ts: new[n].ts, id: new[n].id))
+            let newFirst =
+                o == old.count
+                || RecordOrder.precedes(ts: new[n].ts, id: new[n].id, ts: old[o].ts, id: old[o].id)
+            if !oldFirst && !newFirst && old[o].eligible == new[n].eligible {
+                // The same presentation, stored the same.
+                (o, n) = (o + 1, n + 1)
+                continue
             }
-            if let new = now.conversion {
-                try insertConversion(user: user, new, tables: tables, on: connection)
-                rollup.count(new, sign: 1)
+            if !newFirst {
+                try deletePresentation(old[o], tables: tables, on: connection)
+                rollup.count(old[o], sign: -1)
+                o += 1
+            }
+            if !oldFirst {
+                try insertPresentation(new[n], seq: seq(of: new[n]), tables: tables, on: connection)
+                rollup.count(new[n], sign: 1)
+                n += 1
             }
         }
-        return false
+        try replace(
+            conversion: before.conversion, with: now.conversion, user: user, tables: tables, rollup: &rollup,
+            on: connection)
+    }
+
+    /// Replaces a user's conversion row `old` by `new` (either may be nil) unless they store the same columns.
+    static func replace(
+        conversion old: Conversion?, with new: Conversion?, user: String, tables: DerivedTableSet,
+        rollup: inout DayRollup, on connection: Connection
+    ) throws {
+        guard !storesSame(old, new) else { return }
+        if let old {
+            try delete(conversion: old, tables: tables, on: connection)
+            rollup.count(old, sign: -1)
+        }
+        if let new {
+            try insertConversion(user: user, new, tables: tables, on: connection)
+            rollup.count(new, sign: 1)
+        }
     }
 
     /// Replaces everything from scratch (inside the caller's transaction) under `settings`.
@@ -165,38 +215,25 @@ enum DerivedTables {
         if let conversion = attribution.conversion { rollup.count(conversion, sign: sign) }
     }
 
-    /// A presentation row's content (its record's `seq` follows from the id), as bytes, for change detection.
-    static func fingerprint(_ fact: PresentationFact) -> [UInt8] {
-        var bytes: [UInt8] = []
-        append([fact.id, String(fact.ts), fact.eligible ? "1" : "0"], to: &bytes)
-        return bytes
-    }
-
-    /// Every stored column of a conversion row, as bytes.
-    static func fingerprint(_ conversion: Conversion) -> [UInt8] {
-        var reason: String?
-        if case .unattributed(let why) = conversion.status { reason = why.rawValue }
-        let presentation = conversion.presentation
-        var bytes: [UInt8] = []
-        append(
-            [
-                conversion.id, String(conversion.ts), reason, presentation?.id, presentation.map { String($0.ts) },
-                presentation?.offer.affiliateToken, presentation?.offer.campaignToken,
-                presentation?.offer.effectiveMessageIdentifier, presentation?.offer.itemID, conversion.lapse?.id,
-                conversion.lapse.map { String($0.ts) }, conversion.review?.record.id,
-                conversion.review.map { String($0.record.ts) }, conversion.review?.decision.rawValue,
-                conversion.review?.reason?.rawValue,
-            ], to: &bytes)
-        return bytes
-    }
-
-    /// Each value's bytes and a terminator that also tells absent (1) from present (0); control characters
-    /// cannot occur in stored values, so the encoding is unambiguous.
-    private static func append(_ values: [String?], to bytes: inout [UInt8]) {
-        for value in values {
-            if let value { bytes.append(contentsOf: value.utf8) }
-            bytes.append(value == nil ? 1 : 0)
+    /// Whether two conversion rows store the same columns, strings compared as exact bytes (nil: no row).
+    static func storesSame(_ lhs: Conversion?, _ rhs: Conversion?) -> Bool {
+        guard let lhs, let rhs else { return lhs == nil && rhs == nil }
+        func same(_ a: String?, _ b: String?) -> Bool {
+            guard let a, let b else { return a == nil && b == nil }
+            return a.utf8.elementsEqual(b.utf8)
         }
+        func same(_ a: RecordReference?, _ b: RecordReference?) -> Bool {
+            a?.ts == b?.ts && same(a?.id, b?.id)
+        }
+        let (left, right) = (lhs.presentation, rhs.presentation)
+        return lhs.ts == rhs.ts && same(lhs.id, rhs.id) && lhs.status == rhs.status
+            && (left == nil) == (right == nil) && left?.ts == right?.ts && same(left?.id, right?.id)
+            && same(left?.offer.affiliateToken, right?.offer.affiliateToken)
+            && same(left?.offer.campaignToken, right?.offer.campaignToken)
+            && same(left?.offer.effectiveMessageIdentifier, right?.offer.effectiveMessageIdentifier)
+            && same(left?.offer.itemID, right?.offer.itemID) && same(lhs.lapse, rhs.lapse)
+            && same(lhs.review?.record, rhs.review?.record) && lhs.review?.decision == rhs.review?.decision
+            && lhs.review?.reason == rhs.review?.reason
     }
 
     /// Inserts a user's rows. `presentationSeqs`, when given, holds each presentation's journal `seq` where known
