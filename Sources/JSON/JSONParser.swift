@@ -135,7 +135,8 @@ public struct JSONParser {
         _ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<ExactString>?
     ) -> Bool {
         if members.count < 16 {
-            for member in members where ExactString.equals(member.key, key) { return true }
+            // By index: iterating the members would copy each value (and retain and release it) only to compare keys.
+            for index in members.indices where ExactString.equals(members[index].key, key) { return true }
             return false
         }
         if seen == nil { seen = Set(members.map { ExactString($0.key) }) }

@@ -56,6 +56,10 @@ final class ClientConnection {
 
     /// Appends an answer that is known at once (it still waits behind earlier pending ones).
     func answerImmediately(_ response: ResponseLine) {
+        if slotsHead == slots.count {
+            write(response)
+            return
+        }
         let encoded = response.encoded
         hold(encoded.count)
         slots.append(encoded)
@@ -67,10 +71,24 @@ final class ClientConnection {
         guard number >= firstSlotNumber else { return }
         let index = slotsHead + Int(number - firstSlotNumber)
         guard index < slots.count else { return }
-        let encoded = response.encoded
-        hold(encoded.count)
-        slots[index] = encoded
+        if index == slotsHead {
+            // The oldest answer waited for goes out at once, with any ready behind it.
+            slotsHead += 1
+            firstSlotNumber += 1
+            write(response)
+        } else {
+            let encoded = response.encoded
+            hold(encoded.count)
+            slots[index] = encoded
+        }
         releaseReadyAnswers()
+    }
+
+    /// Encodes an answer no earlier one waits for straight into the output (no buffer of its own).
+    private func write(_ response: ResponseLine) {
+        let start = output.count
+        response.encode(into: &output)
+        hold(output.count - start)
     }
 
     /// Moves the answered prefix of the slots into the output buffer.

@@ -2,8 +2,7 @@
 public enum JSONStringLiteral {
     /// `value` quoted and escaped: `"` and `\` backslashed, control characters below U+0020 escaped.
     public static func quote(_ value: String) -> String {
-        let needsEscape = value.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
-        guard needsEscape else { return "\"" + value + "\"" }
+        guard value.withContiguousUTF8(needsEscape) else { return "\"" + value + "\"" }
         var out: [UInt8] = []
         out.reserveCapacity(value.utf8.count + 8)
         append(value, to: &out)
@@ -13,7 +12,20 @@ public enum JSONStringLiteral {
     /// Appends `value` quoted and escaped (as `quote` does) as UTF-8 bytes.
     public static func append(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
+        value.withContiguousUTF8 { bytes in
+            // Most values (ids, messages) need no escape: one copy of all their bytes.
+            if needsEscape(bytes) { appendEscaped(bytes, to: &out) } else { out.append(contentsOf: bytes) }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `bytes` hold a character that must be escaped: a control character, `"` or `\`.
+    private static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+    }
+
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
             case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
@@ -29,7 +41,6 @@ public enum JSONStringLiteral {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

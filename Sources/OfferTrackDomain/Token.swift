@@ -16,7 +16,10 @@ public enum Token {
 
     /// 1–64 characters of `[A-Za-z0-9_-]`.
     public static func isAffiliateToken(_ text: String) -> Bool {
-        let bytes = text.utf8
+        text.withContiguousUTF8(isAffiliateToken(bytes:))
+    }
+
+    private static func isAffiliateToken(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count >= 1 && bytes.count <= 64 else { return false }
         return bytes.allSatisfy { byte in
             switch byte {
@@ -37,8 +40,8 @@ public enum Token {
         let (scalars, hasControl) = measure(text)
         if scalars < 1 || scalars > maximumCampaignTokenLength { return .length }
         if hasControl { return .controlCharacter }
-        let reserved = text.utf8.contains {
-            $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "!") || $0 == UInt8(ascii: "&")
+        let reserved = text.withContiguousUTF8 { bytes in
+            bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "!") || $0 == UInt8(ascii: "&") }
         }
         return reserved ? .reservedCharacter : nil
     }
@@ -46,10 +49,14 @@ public enum Token {
     /// The Unicode scalars in `text`, and whether any is a control character (U+0000–U+001F, U+007F–U+009F):
     /// what every text field of a record is checked for (SPEC 3.2), tokens included.
     public static func measure(_ text: String) -> (scalars: Int, hasControl: Bool) {
+        text.withContiguousUTF8(measure(bytes:))
+    }
+
+    private static func measure(bytes: UnsafeBufferPointer<UInt8>) -> (scalars: Int, hasControl: Bool) {
         var scalars = 0
         var hasControl = false
         var previous: UInt8 = 0
-        for byte in text.utf8 {
+        for byte in bytes {
             if byte & 0xC0 != 0x80 { scalars += 1 }
             // U+0080–U+009F are encoded as C2 80 – C2 9F.
             if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F && byte >= 0x80) {

@@ -6,7 +6,7 @@ public final class Connection {
     let handle: OpaquePointer
     private var statementCache: [String: Statement] = [:]
     /// Statements of static SQL, keyed by the literal's address: no hashing of the SQL text on the hot path.
-    private var staticStatementCache: [UnsafeRawPointer: Statement] = [:]
+    private var staticStatementCache = StaticStatementTable()
     /// Kept alive while SQLite's WAL hook points at it.
     fileprivate var walFrameCount: WALFrameCount?
 
@@ -93,11 +93,11 @@ public final class Connection {
         return statement.isNull(0) ? nil : statement.int64(0)
     }
 
-    /// A prepared statement for `sql`, cached and reused (reset and cleared) on later calls.
+    /// A prepared statement for `sql`, cached and reused on later calls: reset, and any parameter the caller leaves
+    /// unbound is NULL when it runs, as in a fresh statement.
     public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         if let cached = statementCache[sql] {
-            cached.reset()
-            cached.clearBindings()
+            cached.prepareForReuse()
             return cached
         }
         var pointer: OpaquePointer?
@@ -112,13 +112,12 @@ public final class Connection {
     /// `prepare`: looking it up costs a pointer hash, not a hash of the SQL text).
     public func prepare(static sql: StaticString) throws(SQLiteError) -> Statement {
         let key = UnsafeRawPointer(sql.utf8Start)
-        if let cached = staticStatementCache[key] {
-            cached.reset()
-            cached.clearBindings()
+        if let cached = staticStatementCache.statement(for: key) {
+            cached.prepareForReuse()
             return cached
         }
         let statement = try prepare(sql.description)
-        staticStatementCache[key] = statement
+        staticStatementCache.insert(statement, for: key)
         return statement
     }
 

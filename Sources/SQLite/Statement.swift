@@ -6,30 +6,87 @@ public final class Statement {
     private unowned let connection: Connection
     /// The statement's SQL, for error messages.
     public let sql: String
+    /// Whether it has been stepped since it was last reset (SQLite refuses bindings until it is reset).
+    private var isStepped = false
+    /// The parameters it has, when few enough for the masks below (bit `index - 1`); nil when there are more, and
+    /// reuse clears every binding at once instead.
+    private let trackedParameters: Int32?
+    /// Parameters that may hold a value other than NULL.
+    private var parametersHoldingValues: UInt64 = 0
+    /// Parameters bound since the statement was last handed out by its connection's cache.
+    private var parametersBoundSinceReuse: UInt64 = 0
+    /// Whether the parameters left unbound since that reuse must still be set to NULL before the next step.
+    private var nullsStaleParametersBeforeStep = false
 
     init(pointer: OpaquePointer, connection: Connection, sql: String) {
         self.pointer = pointer
         self.connection = connection
         self.sql = sql
+        let parameters = sqlite3_bind_parameter_count(pointer)
+        trackedParameters = Int(parameters) <= UInt64.bitWidth ? parameters : nil
     }
 
     deinit { sqlite3_finalize(pointer) }
 
-    /// Resets the statement so it can run again (bindings are kept).
-    public func reset() { sqlite3_reset(pointer) }
+    /// Resets the statement so it can run again (bindings are kept); nothing to do when it has not run since.
+    public func reset() {
+        guard isStepped else { return }
+        sqlite3_reset(pointer)
+        isStepped = false
+    }
 
     /// Sets every parameter back to NULL.
-    public func clearBindings() { sqlite3_clear_bindings(pointer) }
+    public func clearBindings() {
+        sqlite3_clear_bindings(pointer)
+        parametersHoldingValues = 0
+        nullsStaleParametersBeforeStep = false
+    }
+
+    /// Readies a cached statement for its next user as if it were freshly prepared: reset, and every parameter the
+    /// user does not bind NULL when it runs. Parameters bound again simply replace their old values; only those
+    /// left unbound are set to NULL, just before the next step, which spares walking (and freeing) every parameter
+    /// as `sqlite3_clear_bindings` does on each reuse.
+    func prepareForReuse() {
+        reset()
+        guard trackedParameters != nil else {
+            clearBindings()
+            return
+        }
+        parametersBoundSinceReuse = 0
+        nullsStaleParametersBeforeStep = true
+    }
+
+    /// Notes that parameter `index` has been bound (see `prepareForReuse`).
+    @inline(__always)
+    private func noteBound(_ index: Int32) {
+        guard let trackedParameters, index >= 1, index <= trackedParameters else { return }
+        let bit: UInt64 = 1 << UInt64(index - 1)
+        parametersBoundSinceReuse |= bit
+        parametersHoldingValues |= bit
+    }
+
+    /// Sets to NULL the parameters that held a value before the last reuse and were not bound since.
+    private func nullStaleParameters() throws(SQLiteError) {
+        nullsStaleParametersBeforeStep = false
+        var stale = parametersHoldingValues & ~parametersBoundSinceReuse
+        parametersHoldingValues = parametersBoundSinceReuse
+        while stale != 0 {
+            try check(sqlite3_bind_null(pointer, Int32(stale.trailingZeroBitCount + 1)))
+            stale &= stale - 1
+        }
+    }
 
     /// Binds an integer to the 1-based parameter `index`.
     public func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_int64(pointer, index, value))
+        noteBound(index)
     }
 
     /// Binds text (copied) to the 1-based parameter `index`; nil binds NULL.
     public func bind(_ value: String?, at index: Int32) throws(SQLiteError) {
         guard let value else {
             try check(sqlite3_bind_null(pointer, index))
+            noteBound(index)
             return
         }
         var copy = value
@@ -39,6 +96,7 @@ public final class Statement {
                 Int32(utf8.count), offertrack_sqlite_transient())
         }
         try check(rc)
+        noteBound(index)
     }
 
     /// Binds UTF-8 bytes as text (copied) to the 1-based parameter `index`.
@@ -52,6 +110,7 @@ public final class Statement {
                 offertrack_sqlite_transient())
         }
         try check(rc)
+        noteBound(index)
     }
 
     /// Binds bytes as a blob (copied) to the 1-based parameter `index`.
@@ -61,12 +120,14 @@ public final class Statement {
             return sqlite3_bind_blob(pointer, index, base, Int32(raw.count), offertrack_sqlite_transient())
         }
         try check(rc)
+        noteBound(index)
     }
 
     /// Binds an optional integer; nil binds NULL.
     public func bind(_ value: Int64?, at index: Int32) throws(SQLiteError) {
         guard let value else {
             try check(sqlite3_bind_null(pointer, index))
+            noteBound(index)
             return
         }
         try bind(value, at: index)
@@ -74,19 +135,21 @@ public final class Statement {
 
     /// Steps once: true when a row is available, false when done. Throws on any other result.
     public func step() throws(SQLiteError) -> Bool {
+        if nullsStaleParametersBeforeStep { try nullStaleParameters() }
+        isStepped = true
         switch sqlite3_step(pointer) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
             let error = connection.lastError(sql: sql)
-            sqlite3_reset(pointer)
+            reset()
             throw error
         }
     }
 
     /// Steps to completion, ignoring rows, and resets.
     public func run() throws(SQLiteError) {
-        defer { sqlite3_reset(pointer) }
+        defer { reset() }
         while try step() {}
     }
 

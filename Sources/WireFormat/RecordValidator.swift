@@ -40,10 +40,11 @@ public enum RecordValidator {
     }
 
     /// Whether `s` is a valid record id: 1–128 characters of `[A-Za-z0-9._:-]`.
-    public static func isValidID(_ s: String) -> Bool {
-        let count = s.utf8.count
-        guard count >= 1 && count <= 128 else { return false }
-        for byte in s.utf8 {
+    public static func isValidID(_ s: String) -> Bool { s.withContiguousUTF8(isValidID(bytes:)) }
+
+    private static func isValidID(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count >= 1 && bytes.count <= 128 else { return false }
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"),
