@@ -58,24 +58,15 @@ enum DerivedTables {
     /// A user with more than `historyLimit` records is refreshed by lookups instead (`BoundedRefresh`), so the
     /// work stays bounded however long their history is; `batchFirstSeq` is the batch's first `seq`. With
     /// `knownLong` (the last batch found the history long) the history is not read to count it: lookups are
-    /// right for a history of any length. `addedSeqs`, when given, are `added`'s `seq`s. `earlier`, when given,
-    /// is the user's history before `added` and attribution over it (`UserHistoryCache`): nothing is read then.
-    /// Returns the user's whole history and attribution over it, or nil when the refresh was by lookups.
+    /// right for a history of any length. `addedSeqs`, when given, are `added`'s `seq`s. Returns whether the
+    /// refresh was by lookups.
     @discardableResult
     static func refresh(
         user: String, key: Int64? = nil, added: [Record], addedSeqs: [Int64]? = nil, mayHaveEarlier: Bool,
-        earlier known: UserHistoryCache.Entry? = nil, settings: AttributionSettings, rollup: inout DayRollup,
-        tables: DerivedTableSet = .live, historyLimit: Int = defaultHistoryLimit, knownLong: Bool = false,
-        batchFirstSeq: Int64, on connection: Connection
-    ) throws -> UserHistoryCache.Entry? {
-        if let known, mayHaveEarlier, known.records.count + added.count <= historyLimit {
-            let records = known.records + added
-            let now = Attribution.attribute(userRecords: records, settings: settings)
-            try writeChanges(
-                user: user, from: known.attribution, to: now, added: added, addedSeqs: addedSeqs, tables: tables,
-                rollup: &rollup, on: connection)
-            return UserHistoryCache.Entry(records: records, attribution: now)
-        }
+        settings: AttributionSettings, rollup: inout DayRollup, tables: DerivedTableSet = .live,
+        historyLimit: Int = defaultHistoryLimit, knownLong: Bool = false, batchFirstSeq: Int64,
+        on connection: Connection
+    ) throws -> Bool {
         // The user's records, this batch's included, read once (no separate probe for earlier ones) up to one
         // more than the limit, by the user's key.
         var records = added
@@ -88,7 +79,7 @@ enum DerivedTables {
                     user: user, key: key, settings: settings, tables: tables, connection: connection,
                     batchFirstSeq: batchFirstSeq)
                 try bounded.run(added: added, seqs: addedSeqs, rollup: &rollup)
-                return nil
+                return true
             }
         }
         let addedIDs = Set(added.map { ExactString($0.id) })
@@ -98,14 +89,14 @@ enum DerivedTables {
             let attribution = Attribution.attribute(userRecords: added, settings: settings)
             try insert(user: user, attribution, tables: tables, on: connection)
             count(attribution, sign: 1, into: &rollup)
-            return UserHistoryCache.Entry(records: added, attribution: attribution)
+            return false
         }
         let now = Attribution.attribute(userRecords: records, settings: settings)
         let before = Attribution.attribute(userRecords: earlier, settings: settings)
         try writeChanges(
             user: user, from: before, to: now, added: added, addedSeqs: addedSeqs, tables: tables, rollup: &rollup,
             on: connection)
-        return UserHistoryCache.Entry(records: records, attribution: now)
+        return false
     }
 
     /// Writes the rows that differ between a user's attribution `before` and `now` (and the roll-up groups they

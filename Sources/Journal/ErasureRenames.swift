@@ -24,14 +24,8 @@ struct ErasureRenames {
     let rowsInBatch: Int?
     /// Whether the batch started, restarted or ended a pending rename.
     private(set) var pendingChanged = false
-    /// Whether the batch holds an erasure (which may rename records the journal holds).
-    private(set) var hasErasure = false
     /// The partition each renamed submission's user had, by batch index (edges only).
     private var keptPartitions: [Int: Int] = [:]
-
-    /// Whether the batch renames, or may rename, records the journal already holds (an erasure, a merge, a pending
-    /// rename started or ended): any user's journaled history may then have changed.
-    var changesJournaledUsers: Bool { hasErasure || pendingChanged || !renamedUsers.isEmpty || !merged.isEmpty }
 
     /// Renames what `erased` says must be, and applies the batch's own erasures. `batch` is returned as it is
     /// (no work) when nobody is forgotten and it holds no erasure.
@@ -42,7 +36,7 @@ struct ErasureRenames {
         self.batch = batch
         self.partitionsTotal = partitionsTotal
         self.rowsInBatch = rowsInBatch
-        hasErasure = batch.contains { if case .erasure = $0.record.body { true } else { false } }
+        let hasErasure = batch.contains { if case .erasure = $0.record.body { true } else { false } }
         if erased.isEmpty && !hasErasure { return }
         // Each record's original user, and its forgotten person's entry when there is one (keyed by exact scalars).
         var entries: [ExactString: ErasedUsers.Entry] = [:]

@@ -45,7 +45,6 @@ extension JournalWriter {
                     user: group.user, added: accepted.map { batch[$0].record }, mayHaveEarlier: !isNew,
                     historyLimit: historyLimit, batchFirstSeq: firstSeq, into: &copyChanges, on: connection)
             }
-            let user = ExactString(group.user)
             if allAccepted && isNew {
                 if !group.isPlanned {
                     // Skipped as a long history's, yet new (the hint is only a hint): planned now.
@@ -55,21 +54,16 @@ extension JournalWriter {
                 let seqs = group.presentationIndices.map { $0 >= 0 ? seq($0) : nil }
                 try DerivedTables.insert(
                     user: group.user, group.attribution, presentationSeqs: seqs, on: connection)
-                let records = accepted.map { batch[$0].record }
-                histories.stage(
-                    records.count <= historyLimit ? .init(records: records, attribution: group.attribution) : nil,
-                    for: user)
                 continue
             }
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)
-            let history = try DerivedTables.refresh(
+            let user = ExactString(group.user)
+            let bounded = try DerivedTables.refresh(
                 user: group.user, key: keys[accepted[0]], added: accepted.map { batch[$0].record },
-                addedSeqs: accepted.map { seq($0) ?? 0 }, mayHaveEarlier: !isNew,
-                earlier: isNew ? nil : histories.entry(of: user), settings: settings, rollup: &rollup,
-                historyLimit: historyLimit, knownLong: longHistoryUsers.contains(user), batchFirstSeq: firstSeq,
-                on: connection)
-            histories.stage(history, for: user)
-            if history == nil && accepted.count >= Self.longGroupRecords { longUsers.insert(user) }
+                addedSeqs: accepted.map { seq($0) ?? 0 }, mayHaveEarlier: !isNew, settings: settings,
+                rollup: &rollup, historyLimit: historyLimit, knownLong: longHistoryUsers.contains(user),
+                batchFirstSeq: firstSeq, on: connection)
+            if bounded && accepted.count >= Self.longGroupRecords { longUsers.insert(user) }
         }
         for (user, formerKey) in merged {
             guard let key = try UserKeys.existingKey(of: user, on: connection) else { continue }

@@ -50,7 +50,6 @@ extension JournalWriter {
     /// derived table from the journal under `settings`, in one transaction.
     public func rebuildDerivedTables(settings: AttributionSettings) throws {
         let connection = try currentConnection()
-        histories.forget()
         try connection.transaction {
             try UserKeys.rebuild(on: connection)
             try DerivedTables.rebuild(settings: settings, on: connection)

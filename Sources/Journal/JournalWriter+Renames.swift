@@ -26,8 +26,6 @@ extension JournalWriter {
     /// One chunk, in one transaction: the first pending rename continued by at most `renameTuning.rowsPerChunk`
     /// records, and ended between steps once `stop()` says so. Returns whether renames remain pending.
     public func continuePendingRenames(stop: () -> Bool = { false }) throws -> Bool {
-        // The writer's held histories (`UserHistoryCache`) stay right: a chunk renames records the erasure's batch
-        // already moved to their new name, under the key they keep.
         let connection = try currentConnection()
         do {
             return try connection.transaction {

@@ -30,8 +30,6 @@ public final class JournalWriter {
     public let renameTuning: RenameTuning
     /// The default `historyLimit`: above it, lookups cost less than reading the history.
     public static let defaultHistoryLimit = 64
-    /// The default size of each of the two generations of `UserHistoryCache`, in records: about 25 MB in both.
-    public static let defaultHistoryCacheRecords = 65_536
     /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls
     /// checkpoints from another connection (the daemon's checkpoint thread, `WALCheckpointer`).
     public let checkpointsOnCommit: Bool
@@ -48,26 +46,21 @@ public final class JournalWriter {
     /// The first key of the slice of the per-user index the next batch moves to its main level (`UserKeys`); nil
     /// before this writer's first batch (it then starts at the oldest key the recent level holds).
     private var sliceCursor: Int64?
-    /// The short histories of users lately joined, as last committed, so that a returning user's join reads nothing.
-    let histories: UserHistoryCache
     /// Users the last batch refreshed by lookups with a large group (`JournalWriter+Join`): their next group is
     /// not planned as if new, nor their history read to find it long. A hint only: either is done when needed.
     var longHistoryUsers: Set<ExactString> = []
 
     /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
     /// refusing one of another schema version), and brings attribution's derived tables up to date under
-    /// `settings` (a full recomputation when they were computed under other windows). `historyCacheRecords` sizes
-    /// the cache of short histories (`UserHistoryCache`; 0: none, every returning user's history is read).
+    /// `settings` (a full recomputation when they were computed under other windows).
     public init(
         path: String, durability: Durability, schema: SchemaPolicy = .requireCurrent,
         settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
         maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
         historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true,
         keepsPartitionsOf partitionsTotal: Int? = nil, migrationTuning: UserKeysMigrationTuning = .init(),
-        renames renameTuning: RenameTuning = .init(),
-        historyCacheRecords: Int = JournalWriter.defaultHistoryCacheRecords
+        renames renameTuning: RenameTuning = .init()
     ) throws {
-        histories = UserHistoryCache(recordsPerGeneration: historyCacheRecords)
         self.renameTuning = renameTuning
         self.partitionsTotal = partitionsTotal
         self.migrationTuning = migrationTuning
@@ -145,7 +138,6 @@ public final class JournalWriter {
             var longUsers: Set<ExactString> = []
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
-                let firstSeq = lastSeq + 1
                 // Before anything of the batch: notices records another connection appended.
                 knownUsers.synchronize(journalLastSeq: lastSeq)
                 try erasedUsers.load(on: connection)
@@ -162,14 +154,12 @@ public final class JournalWriter {
                 }
                 // The join's pure part runs meanwhile on another thread.
                 let settings = maintainsDerivedTables ? try DerivedTables.settings(on: connection) : nil
-                if let settings { histories.synchronize(journalLastSeq: firstSeq - 1, settings: settings) }
-                // A rename moves records between users' names: held histories may no longer be theirs.
-                if renames.changesJournaledUsers { histories.removeAll() }
                 let plan = settings.map {
                     BatchJoinPlan.start(batch: batch, settings: $0, skipping: longHistoryUsers)
                 }
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
+                let firstSeq = lastSeq + 1
                 var lastKey: (user: String, key: Int64)?
                 // Each accepted record's user key, by batch index (the join reads histories by key).
                 var keys = [Int64](repeating: 0, count: batch.count)
@@ -199,13 +189,11 @@ public final class JournalWriter {
                 planGroups.map { BatchUserCounts.counts(groups: $0, outcomes: outcomes) }
                 ?? BatchUserCounts.counts(batch, outcomes: outcomes)
             knownUsers.committed(lastSeq: lastSeq)
-            histories.committed(lastSeq: lastSeq)
             longHistoryUsers = longUsers
             if let restartedRecompute { recompute = restartedRecompute } else { recompute?.apply(copyChanges) }
             return outcomes
         } catch {
             knownUsers.forget()
-            histories.forget()
             erasedUsers.forget()
             longHistoryUsers = []
             distrustConnection(after: error)

@@ -67,13 +67,11 @@ import Testing
 
     /// Delivers `lines` shuffled, in batches of random sizes, some sent twice (retries), then checks the derived
     /// tables against a recomputation (`verify`) and the reports against the same records delivered in order.
-    static func deliver(
-        _ lines: [String], historyLimit: Int, random: inout SeededGenerator, path: String,
-        historyCacheRecords: Int = JournalWriter.defaultHistoryCacheRecords
+    func deliver(
+        _ lines: [String], historyLimit: Int, random: inout SeededGenerator, path: String
     ) throws -> [String] {
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, settings: Self.settings, historyLimit: historyLimit,
-            historyCacheRecords: historyCacheRecords)
+            path: path, durability: .normal, schema: .migrate, settings: Self.settings, historyLimit: historyLimit)
         var pending = lines.shuffled(using: &random)
         while !pending.isEmpty {
             let size = min(pending.count, Int.random(in: 1...400, using: &random))
@@ -114,7 +112,7 @@ import Testing
         for round in 0..<4 {
             let lines = Self.lines(&random, users: 8, largest: round == 3 ? 5_000 : 300)
             let scratch = ScratchDirectory("bounded-attribution")
-            let shuffled = try Self.deliver(
+            let shuffled = try deliver(
                 lines, historyLimit: historyLimit, random: &random, path: scratch.path + "/shuffled.db")
             // The same records one at a time, in order: a second delivery with other batch boundaries.
             let writer = try JournalWriter(
