@@ -26,7 +26,13 @@ struct BatchJoinPlan: Sendable {
     /// Every group's attribution counted once.
     private(set) var rollup = DayRollup()
 
-    init(batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString> = []) {
+    /// Groups the batch by user and plans each group, except those of `skipping` and of the users
+    /// `mayBeJournaled` (a copy of the writer's `KnownUsers` filter, when complete) may hold: those the writer
+    /// refreshes against the journal, so planning them as new would be thrown away.
+    init(
+        batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString> = [],
+        mayBeJournaled: UserFilter? = nil
+    ) {
         var indexByUser: [ExactString: Int] = [:]
         var previous: (user: ExactString, group: Int)?
         for (index, submission) in batch.enumerated() {
@@ -46,7 +52,10 @@ struct BatchJoinPlan: Sendable {
             groups[group].indices.append(index)
             previous = (user, group)
         }
-        for index in groups.indices where skipping.isEmpty || !skipping.contains(ExactString(groups[index].user)) {
+        func skips(_ user: String) -> Bool {
+            (!skipping.isEmpty && skipping.contains(ExactString(user))) || mayBeJournaled?.mayContain(user) == true
+        }
+        for index in groups.indices where !skips(groups[index].user) {
             Self.plan(&groups[index], in: batch, settings: settings)
             DerivedTables.count(groups[index].attribution, sign: 1, into: &rollup)
         }
@@ -77,10 +86,12 @@ struct BatchJoinPlan: Sendable {
 
     /// Plans `batch` on another thread when it is big enough to be worth the hand-over, else right away.
     static func start(
-        batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString> = []
+        batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString> = [],
+        mayBeJournaled: UserFilter? = nil
     ) -> PendingBatchJoinPlan {
         PendingBatchJoinPlan(
-            batch: batch, settings: settings, skipping: skipping, inBackground: batch.count >= backgroundThreshold)
+            batch: batch, settings: settings, skipping: skipping, mayBeJournaled: mayBeJournaled,
+            inBackground: batch.count >= backgroundThreshold)
     }
 
     /// Below this many records the hand-over to another thread costs more than it saves.
@@ -93,14 +104,17 @@ final class PendingBatchJoinPlan: @unchecked Sendable {
     private var plan: BatchJoinPlan?
     private let done = DispatchSemaphore(value: 0)
 
-    init(batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString>, inBackground: Bool) {
+    init(
+        batch: [Submission], settings: AttributionSettings, skipping: Set<ExactString>, mayBeJournaled: UserFilter?,
+        inBackground: Bool
+    ) {
         guard inBackground else {
-            plan = BatchJoinPlan(batch: batch, settings: settings, skipping: skipping)
+            plan = BatchJoinPlan(batch: batch, settings: settings, skipping: skipping, mayBeJournaled: mayBeJournaled)
             done.signal()
             return
         }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
-            plan = BatchJoinPlan(batch: batch, settings: settings, skipping: skipping)
+            plan = BatchJoinPlan(batch: batch, settings: settings, skipping: skipping, mayBeJournaled: mayBeJournaled)
             done.signal()
         }
     }

@@ -155,7 +155,9 @@ public final class JournalWriter {
                 // The join's pure part runs meanwhile on another thread.
                 let settings = maintainsDerivedTables ? try DerivedTables.settings(on: connection) : nil
                 let plan = settings.map {
-                    BatchJoinPlan.start(batch: batch, settings: $0, skipping: longHistoryUsers)
+                    BatchJoinPlan.start(
+                        batch: batch, settings: $0, skipping: longHistoryUsers,
+                        mayBeJournaled: knownUsers.completeFilter)
                 }
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)

@@ -39,6 +39,11 @@ public final class KnownUsers {
         filter.insert(user) && isComplete
     }
 
+    /// A copy of the filter when it is complete (a user it lacks has nothing journaled), else nil: the plan of a
+    /// batch leaves the others to the writer (`BatchJoinPlan`). A copy, so that the plan reads it on its own
+    /// thread whatever the writer does meanwhile.
+    var completeFilter: UserFilter? { isComplete ? filter : nil }
+
     /// The journal now ends at `lastSeq`, written by this writer's committed batch.
     func committed(lastSeq: Int64) {
         expectedLastSeq = lastSeq

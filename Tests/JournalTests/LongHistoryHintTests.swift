@@ -84,4 +84,24 @@ import Testing
         #expect(planned.attribution == all.groups[0].attribution)
         #expect(planned.presentationIndices == all.groups[0].presentationIndices)
     }
+
+    /// Users the writer's complete filter may hold (returning users) are not planned as new either: the writer
+    /// refreshes them against the journal. Without a filter (not complete) every group is planned.
+    @Test func thePlanSkipsUsersTheJournalMayHold() throws {
+        let batch = try
+            ((0..<3).map { Self.line($0, user: "back", minute: $0) } + [Self.line(1, user: "new", minute: 3)])
+            .map(JournalWriterTests.submission)
+        var journaled = UserFilter(expectedUsers: 10)
+        _ = journaled.insert("back")
+        let plan = BatchJoinPlan(batch: batch, settings: .defaults, mayBeJournaled: journaled)
+        #expect(plan.groups.map(\.user) == ["back", "new"])
+        #expect(plan.groups.map(\.isPlanned) == [false, true])
+        #expect(BatchJoinPlan(batch: batch, settings: .defaults).groups.map(\.isPlanned) == [true, true])
+        // The writer hands the plan its filter only once it is complete: on an empty journal, at once.
+        let scratch = ScratchDirectory("plan-skips-journaled")
+        let writer = try JournalWriter(path: scratch.path + "/j.db", durability: .normal, schema: .migrate)
+        _ = try writer.append(Array(batch.prefix(1)), receivedAt: 0)
+        #expect(writer.knownUsers.completeFilter?.mayContain("back") == true)
+        #expect(writer.knownUsers.completeFilter?.mayContain("new") == false)
+    }
 }
