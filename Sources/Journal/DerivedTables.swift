@@ -122,7 +122,7 @@ enum DerivedTables {
                 || (o < old.count && RecordOrder.precedes(ts: old[o].ts, id: old[o].id, ts: new[n].ts, id: new[n].id))
             let newFirst =
                 o == old.count
-                || RecordOrder.precedes(ts: new[n].ts, id: new[n].id, ts: old[o].ts, id: old[o].id)
+                || (n < new.count && RecordOrder.precedes(ts: new[n].ts, id: new[n].id, ts: old[o].ts, id: old[o].id))
             if !oldFirst && !newFirst && old[o].eligible == new[n].eligible {
                 // The same presentation, stored the same.
                 (o, n) = (o + 1, n + 1)
