@@ -13,6 +13,20 @@ import WireFormat
     static let rules =
         #"{"currency":"EUR","holdingPeriodHours":1080,"rules":[{"affiliateToken":"*","amountMinor":450}]}"#
 
+    /// Chromium's own pages' console lines (seen on a loaded machine) are not the page's; the page's are kept.
+    @Test func consoleLinesOfChromiumsOwnPagesAreLeftOut() {
+        let log = """
+            [30717:30717:1203/135652.081504:INFO:CONSOLE:574] "Slow network is detected. See https://www.chromestatus.com/feature/5636954674692096 for more details.", source: chrome://resources/cr_components/composebox/composebox_input.js (574)
+            [1:1:1203/1.0:INFO:CONSOLE:3] "from the page", source: file:///tmp/report.html (3)
+            [1:1:1203/1.0:INFO:CONSOLE:0] "no source"
+            [1:1:1203/1.0:INFO:other.cc:1] not a console line
+            """
+        #expect(
+            Chromium.pageConsoleLines(log).map { $0.contains("from the page") || $0.contains("no source") } == [
+                true, true,
+            ])
+    }
+
     static func cli(_ arguments: [String]) throws -> String {
         let outcome = try Shell.run(Binaries.cli, arguments, environment: ["PATH": "/usr/bin:/bin"])
         #expect(outcome.status == 0, "offertrack \(arguments): \(outcome.output)")
@@ -75,6 +89,11 @@ import WireFormat
         try html.replacingOccurrences(of: "</body>", with: "<img src=\"http://127.0.0.1:9/pixel.png\" alt=\"\"></body>")
             .write(toFile: fetching, atomically: true, encoding: .utf8)
         #expect(try Chromium.render(fetching, in: directory).requests.contains("http://127.0.0.1:9/pixel.png"))
+        // And a console message when the page logs one (only Chromium's own pages' lines are left out).
+        let logging = directory.file("logging.html")
+        try html.replacingOccurrences(of: "</body>", with: "<script>console.log('from the page')</script></body>")
+            .write(toFile: logging, atomically: true, encoding: .utf8)
+        #expect(try Chromium.render(logging, in: directory).console.contains { $0.contains("from the page") })
         // A real picture (PNG signature, some kilobytes), and the table's numbers equal the JSON report's.
         #expect(rendering.png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && rendering.png.count > 20_000)
         let shown = Self.tableValues(rendering.dom)

@@ -12,7 +12,7 @@ struct Chromium {
         let png: Data
         /// The page's DOM after loading.
         let dom: String
-        /// Lines Chromium logged from the page's console.
+        /// Lines Chromium logged from the page's console (not from Chromium's own pages, `chrome://…`).
         let console: [String]
         /// Every URL requested (scheme, host and path, query dropped), file URLs excluded.
         let requests: Set<String>
@@ -42,8 +42,20 @@ struct Chromium {
         return Rendering(
             png: try Data(contentsOf: URL(fileURLWithPath: png)),
             dom: dump.output,
-            console: shot.output.split(separator: "\n").filter { $0.contains(":CONSOLE") }.map(String.init),
+            console: Self.pageConsoleLines(shot.output),
             requests: Self.urls(inNetLog: log))
+    }
+
+    /// The console lines of Chromium's log (`[…:INFO:CONSOLE:N] "message", source: URL (N)`) that come from the
+    /// page, not from Chromium's own pages: a loaded machine makes its internal UI log "Slow network is detected"
+    /// from `chrome://resources`, which says nothing about the page.
+    static func pageConsoleLines(_ log: String) -> [String] {
+        log.split(separator: "\n").filter { line in
+            guard line.contains(":CONSOLE") else { return false }
+            guard let source = line.range(of: ", source: ", options: .backwards) else { return true }
+            let url = line[source.upperBound...]
+            return !url.hasPrefix("chrome://") && !url.hasPrefix("chrome-untrusted://") && !url.hasPrefix("devtools://")
+        }.map(String.init)
     }
 
     /// The `"url":"…"` values of a net log, without their query strings, file URLs left out.
