@@ -37,6 +37,8 @@ public final class JournalWriter {
     private let walFrames = WALFrameCount()
     /// Which users have records, so that the join skips probing the journal for users it knows are new.
     let knownUsers = KnownUsers()
+    /// Returning users' keys, so that their records skip the `users` index.
+    let userKeys = UserKeyCache()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     var recompute: DerivedTablesRecompute?
     /// Who the journal has forgotten (SPEC section 11), by keyed hash.
@@ -140,11 +142,13 @@ public final class JournalWriter {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
                 knownUsers.synchronize(journalLastSeq: lastSeq)
+                try userKeys.synchronize(on: connection)
                 try erasedUsers.load(on: connection)
                 let renames = try ErasureRenames(
                     submitted, erased: erasedUsers, partitionsTotal: partitionsTotal,
                     rowsInBatch: renameTuning.rowsInBatch, on: connection)
                 batch = renames.batch
+                if !renames.renamedUsers.isEmpty || !renames.merged.isEmpty { userKeys.forget() }
                 probes = renames.probes
                 // Renamed users had records before: the join must not take them for new ones.
                 for name in renames.renamedUsers + renames.merged.map(\.user) { _ = knownUsers.noteAppend(of: name) }
@@ -196,6 +200,7 @@ public final class JournalWriter {
             return outcomes
         } catch {
             knownUsers.forget()
+            userKeys.forget()
             erasedUsers.forget()
             longHistoryUsers = []
             distrustConnection(after: error)
@@ -206,7 +211,10 @@ public final class JournalWriter {
     /// After a failed transaction: on an I/O error or anything unexpected (not a busy or full journal), drops the
     /// connection, so that the next one reopens it instead of trusting its view of the file.
     func distrustConnection(after error: any Error) {
-        if let error = error as? SQLiteError, !error.isBusy && !error.isFull { connection = nil }
+        if let error = error as? SQLiteError, !error.isBusy && !error.isFull {
+            connection = nil
+            userKeys.forget()
+        }
     }
 
     /// The writer's connection, opened again when `close()` or a failure it distrusts dropped it.
@@ -269,7 +277,7 @@ public final class JournalWriter {
             if let last = lastKey, last.user.utf8.elementsEqual(record.user.utf8) {
                 try UserKeys.index(seq: seq, ts: record.ts, kind: kind, key: last.key, on: connection)
             } else {
-                let key = try UserKeys.key(of: record.user, on: connection)
+                let key = try userKeys.key(of: record.user, knownUsers: knownUsers, on: connection)
                 lastKey = (record.user, key)
                 try UserKeys.index(seq: seq, ts: record.ts, kind: kind, key: key, on: connection)
             }
@@ -310,6 +318,7 @@ extension JournalWriter {
     /// reopens it.
     public func close() {
         connection = nil
+        userKeys.forget()
     }
 
     /// The highest `seq` journaled so far (0 when empty).

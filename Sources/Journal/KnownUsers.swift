@@ -39,6 +39,11 @@ public final class KnownUsers {
         filter.insert(user) && isComplete
     }
 
+    /// Whether `user` certainly has nothing journaled (the filter is complete and lacks them), without noting them.
+    func isCertainlyNew(_ user: String) -> Bool {
+        isComplete && !filter.mayContain(user)
+    }
+
     /// A copy of the filter when it is complete (a user it lacks has nothing journaled), else nil: the plan of a
     /// batch leaves the others to the writer (`BatchJoinPlan`). A copy, so that the plan reads it on its own
     /// thread whatever the writer does meanwhile.

@@ -27,6 +27,15 @@ enum UserKeys {
         return connection.lastInsertRowID
     }
 
+    /// Gives `user` a key (in the caller's transaction) and returns it; nil when the user already has one. For a
+    /// user the writer believes new: one insert instead of a search and an insert.
+    static func addKey(of user: String, on connection: Connection) throws -> Int64? {
+        let add = try connection.prepare(static: "INSERT OR IGNORE INTO users (user) VALUES (?1)")
+        try add.bind(user, at: 1)
+        try add.run()
+        return connection.changes == 1 ? connection.lastInsertRowID : nil
+    }
+
     /// `user`'s key; nil when the user has none (no record of theirs is journaled).
     static func existingKey(of user: String, on connection: Connection) throws -> Int64? {
         let find = try connection.prepare(static: "SELECT k FROM users WHERE user = ?1")
