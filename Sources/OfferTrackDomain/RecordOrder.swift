@@ -10,7 +10,14 @@ public enum RecordOrder {
     /// Whether `lhs` sorts strictly before `rhs` by their UTF-8 bytes (not by `String`'s `<`).
     @inlinable
     public static func idPrecedes(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+        lhs.withContiguousUTF8 { a in rhs.withContiguousUTF8 { b in bytesPrecede(a, b) } }
+    }
+
+    /// Whether `a` sorts strictly before `b`, byte by byte, a prefix first.
+    @usableFromInline
+    static func bytesPrecede(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] }
+        return a.count < b.count
     }
 
     /// Whether record `lhs` sorts strictly before record `rhs`.
@@ -27,11 +34,17 @@ public enum RecordOrder {
 
     /// The positions of `records` in journal order: `sorted(records)` is `order(records).map { records[$0] }`.
     public static func order(_ records: [Record]) -> [Int] {
-        records.indices.sorted { lhs, rhs in
-            if records[lhs].ts != records[rhs].ts { return records[lhs].ts < records[rhs].ts }
-            if idPrecedes(records[lhs].id, records[rhs].id) { return true }
-            // Equal (ts, id): keep the input order, so the result never depends on the sort's stability.
-            return !idPrecedes(records[rhs].id, records[lhs].id) && lhs < rhs
+        records.withUnsafeBufferPointer { records in
+            // Already in order (each record at or after the one before): the positions as they are.
+            if records.indices.dropFirst().allSatisfy({ !precedes(records[$0], records[$0 - 1]) }) {
+                return Array(records.indices)
+            }
+            return records.indices.sorted { lhs, rhs in
+                if records[lhs].ts != records[rhs].ts { return records[lhs].ts < records[rhs].ts }
+                if idPrecedes(records[lhs].id, records[rhs].id) { return true }
+                // Equal (ts, id): keep the input order, so the result never depends on the sort's stability.
+                return !idPrecedes(records[rhs].id, records[lhs].id) && lhs < rhs
+            }
         }
     }
 }
