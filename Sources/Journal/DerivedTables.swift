@@ -111,7 +111,7 @@ enum DerivedTables {
     ) throws {
         func seq(of presentation: PresentationFact) -> Int64? {
             guard let addedSeqs else { return nil }
-            return added.firstIndex { $0.id.utf8.elementsEqual(presentation.id.utf8) }.map { addedSeqs[$0] }
+            return added.firstIndex { ExactString.equals($0.id, presentation.id) }.map { addedSeqs[$0] }
         }
         let old = before.presentations
         let new = now.presentations
@@ -211,7 +211,7 @@ enum DerivedTables {
         guard let lhs, let rhs else { return lhs == nil && rhs == nil }
         func same(_ a: String?, _ b: String?) -> Bool {
             guard let a, let b else { return a == nil && b == nil }
-            return a.utf8.elementsEqual(b.utf8)
+            return ExactString.equals(a, b)
         }
         func same(_ a: RecordReference?, _ b: RecordReference?) -> Bool {
             a?.ts == b?.ts && same(a?.id, b?.id)

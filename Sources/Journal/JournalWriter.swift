@@ -274,7 +274,7 @@ public final class JournalWriter {
         if connection.changes == 1 {
             let seq = connection.lastInsertRowID
             let kind = UserIndexKind(record.body)
-            if let last = lastKey, last.user.utf8.elementsEqual(record.user.utf8) {
+            if let last = lastKey, ExactString.equals(last.user, record.user) {
                 try UserKeys.index(seq: seq, ts: record.ts, kind: kind, key: last.key, on: connection)
             } else {
                 let key = try userKeys.key(of: record.user, knownUsers: knownUsers, on: connection)

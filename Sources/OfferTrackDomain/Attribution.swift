@@ -53,7 +53,7 @@ public enum Attribution {
         // Rule 4.2: the named presentation when valid, else the latest loaded one before the conversion.
         var candidateIndex: Int? = before > 0 ? before - 1 : nil
         if let offerId,
-            let named = presentations[..<before].lastIndex(where: { $0.id.utf8.elementsEqual(offerId.utf8) })
+            let named = presentations[..<before].lastIndex(where: { ExactString.equals($0.id, offerId) })
         {
             candidateIndex = named
         }
@@ -83,7 +83,7 @@ public enum Attribution {
         of conversionId: String, among reviews: [(reference: RecordReference, review: Review)]
     ) -> ConversionReview? {
         // `reviews` are in journal order: the last one naming the conversion is the latest.
-        guard let latest = reviews.last(where: { $0.review.conversion.utf8.elementsEqual(conversionId.utf8) })
+        guard let latest = reviews.last(where: { ExactString.equals($0.review.conversion, conversionId) })
         else { return nil }
         return ConversionReview(
             record: latest.reference, decision: latest.review.decision, reason: latest.review.reason)
