@@ -70,9 +70,13 @@ enum DerivedTables {
         // The user's records, this batch's included, read once (no separate probe for earlier ones) up to one
         // more than the limit, by the user's key.
         var records = added
+        // The user's records before the batch: every one not in `added` (which are this batch's accepted ones,
+        // from `batchFirstSeq` on).
+        var earlier: [Record] = []
         if mayHaveEarlier, let key = try key ?? UserKeys.existingKey(of: user, on: connection) {
             if !knownLong {
-                records = try RecordQueries.records(of: user, key: key, limit: historyLimit + 1, on: connection)
+                (records, earlier) = try RecordQueries.records(
+                    of: user, key: key, limit: historyLimit + 1, splitBefore: batchFirstSeq, on: connection)
             }
             if knownLong || records.count > historyLimit {
                 let bounded = BoundedRefresh(
@@ -82,8 +86,6 @@ enum DerivedTables {
                 return true
             }
         }
-        let addedIDs = Set(added.map { ExactString($0.id) })
-        let earlier = records.count > added.count ? records.filter { !addedIDs.contains(ExactString($0.id)) } : []
         guard !earlier.isEmpty else {
             // Nothing was derived for this user before: every row is new, and attribution needs only `added`.
             let attribution = Attribution.attribute(userRecords: added, settings: settings)

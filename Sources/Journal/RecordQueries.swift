@@ -22,13 +22,21 @@ enum RecordQueries {
 
     /// Like `records(of:key:)`, at most `limit` of them (all when negative).
     static func records(of user: String, key: Int64, limit: Int, on connection: Connection) throws -> [Record] {
+        try records(of: user, key: key, limit: limit, splitBefore: 0, on: connection).all
+    }
+
+    /// Like `records(of:key:)`, at most `limit` of them (all when negative), and apart the ones journaled before
+    /// `seq` (a batch's first: the user's records before the batch).
+    static func records(
+        of user: String, key: Int64, limit: Int, splitBefore seq: Int64, on connection: Connection
+    ) throws -> (all: [Record], earlier: [Record]) {
         // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`). SQLite
         // flattens it into one search of each level by key, each followed by `records` by `seq`.
         let statement = try connection.prepare(
             static: """
                 SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
                     r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                    r.review_reason, r.review_note
+                    r.review_reason, r.review_note, r.seq
                 FROM (SELECT seq FROM by_user WHERE k = ?1 UNION ALL SELECT seq FROM by_user_recent WHERE k = ?1) b
                 JOIN records r ON r.seq = b.seq
                 LIMIT ?2
@@ -36,11 +44,14 @@ enum RecordQueries {
         try statement.bind(key, at: 1)
         try statement.bind(Int64(limit), at: 2)
         defer { statement.reset() }
-        var records: [Record] = []
+        var all: [Record] = []
+        var earlier: [Record] = []
         while try statement.step() {
-            if let record = record(from: statement, user: user, offset: 0) { records.append(record) }
+            guard let record = record(from: statement, user: user, offset: 0) else { continue }
+            all.append(record)
+            if statement.int64(15) < seq { earlier.append(record) }
         }
-        return records
+        return (all, earlier)
     }
 
     /// The highest `seq` journaled (0 when empty).
