@@ -1,5 +1,9 @@
 import OfferTrackDomain
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Splits a byte stream into lines per SPEC section 2's framing.
 ///
 /// A line is the bytes before `\n`; the limit counts them all, a trailing `\r` included. A line over the limit
@@ -97,12 +101,11 @@ public struct LineFramer: Sendable {
         if !line.isEmpty { emit(.line(line)) }
     }
 
+    /// The offset of the first `\n` in `chunk` from `start` on (libc's `memchr`, a word at a time).
     private func firstNewline(in chunk: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        var index = start
-        while index < chunk.count {
-            if chunk[index] == UInt8(ascii: "\n") { return index }
-            index += 1
-        }
-        return nil
+        guard start < chunk.count, let base = chunk.baseAddress,
+            let found = memchr(base + start, Int32(UInt8(ascii: "\n")), chunk.count - start)
+        else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 }
