@@ -18,8 +18,14 @@ public final class Connection {
         case readWriteCreate
     }
 
+    /// Whether SQLite's memory statistics were turned off, which is done once per process, before its first
+    /// connection opens (see `offertrack_sqlite_disable_memory_statistics`). False when SQLite had already been
+    /// initialized, which only leaves them on: nothing reads them.
+    static let memoryStatisticsOff = offertrack_sqlite_disable_memory_statistics() == SQLITE_OK
+
     /// Opens (and with `.readWriteCreate`, creates) the database at `path`.
     public init(path: String, mode: Mode) throws(SQLiteError) {
+        _ = Self.memoryStatisticsOff
         var pointer: OpaquePointer?
         let flags: Int32 =
             switch mode {

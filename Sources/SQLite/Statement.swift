@@ -17,6 +17,8 @@ public final class Statement {
     private var parametersBoundSinceReuse: UInt64 = 0
     /// Whether the parameters left unbound since that reuse must still be set to NULL before the next step.
     private var nullsStaleParametersBeforeStep = false
+    /// Copies of its bound texts and blobs, which SQLite reads in place; freed after it is finalized.
+    private let boundValues: BoundValueBuffers
 
     init(pointer: OpaquePointer, connection: Connection, sql: String) {
         self.pointer = pointer
@@ -24,9 +26,13 @@ public final class Statement {
         self.sql = sql
         let parameters = sqlite3_bind_parameter_count(pointer)
         trackedParameters = Int(parameters) <= UInt64.bitWidth ? parameters : nil
+        boundValues = BoundValueBuffers(parameters: Int(parameters))
     }
 
-    deinit { sqlite3_finalize(pointer) }
+    deinit {
+        sqlite3_finalize(pointer)
+        boundValues.deallocate()
+    }
 
     /// Resets the statement so it can run again (bindings are kept); nothing to do when it has not run since.
     public func reset() {
@@ -90,38 +96,44 @@ public final class Statement {
             return
         }
         var copy = value
-        let rc = copy.withUTF8 { utf8 in
-            sqlite3_bind_text(
-                pointer, index, UnsafeRawPointer(utf8.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) },
-                Int32(utf8.count), offertrack_sqlite_transient())
-        }
-        try check(rc)
+        try check(copy.withUTF8 { utf8 in bindCopy(of: UnsafeRawBufferPointer(utf8), at: index, asText: true) })
         noteBound(index)
     }
 
     /// Binds UTF-8 bytes as text (copied) to the 1-based parameter `index`.
     public func bindText(_ bytes: [UInt8], at index: Int32) throws(SQLiteError) {
-        let rc = bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else {
-                return sqlite3_bind_text(pointer, index, "", 0, offertrack_sqlite_transient())
-            }
-            return sqlite3_bind_text(
-                pointer, index, base.assumingMemoryBound(to: CChar.self), Int32(raw.count),
-                offertrack_sqlite_transient())
-        }
-        try check(rc)
+        try check(bytes.withUnsafeBytes { raw in bindCopy(of: raw, at: index, asText: true) })
         noteBound(index)
     }
 
     /// Binds bytes as a blob (copied) to the 1-based parameter `index`.
     public func bindBlob(_ bytes: [UInt8], at index: Int32) throws(SQLiteError) {
-        let rc = bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return sqlite3_bind_zeroblob(pointer, index, 0) }
-            return sqlite3_bind_blob(pointer, index, base, Int32(raw.count), offertrack_sqlite_transient())
-        }
-        try check(rc)
+        try check(bytes.withUnsafeBytes { raw in bindCopy(of: raw, at: index, asText: false) })
         noteBound(index)
     }
+
+    /// Binds a copy of `bytes` as text or as a blob: the statement's own (`boundValues`) when it keeps one, which
+    /// SQLite reads in place, else one SQLite makes. Its own copy is only written while the statement is not
+    /// running (SQLite refuses bindings then, and may still be reading the copy).
+    private func bindCopy(of bytes: UnsafeRawBufferPointer, at index: Int32, asText: Bool) -> Int32 {
+        var source = bytes.baseAddress
+        var destructor = offertrack_sqlite_transient()
+        if !isStepped, let kept = boundValues.copy(bytes, to: index, unbind: { unbind(index) }) {
+            source = kept
+            destructor = nil  // `SQLITE_STATIC`: SQLite reads the statement's copy in place.
+        }
+        guard let source else {
+            return asText
+                ? sqlite3_bind_text(pointer, index, "", 0, destructor) : sqlite3_bind_zeroblob(pointer, index, 0)
+        }
+        let count = Int32(bytes.count)
+        return asText
+            ? sqlite3_bind_text(pointer, index, source.assumingMemoryBound(to: CChar.self), count, destructor)
+            : sqlite3_bind_blob(pointer, index, source, count, destructor)
+    }
+
+    /// Sets parameter `index` to NULL (without noting it: its caller binds it again); whether SQLite did.
+    private func unbind(_ index: Int32) -> Bool { sqlite3_bind_null(pointer, index) == SQLITE_OK }
 
     /// Binds an optional integer; nil binds NULL.
     public func bind(_ value: Int64?, at index: Int32) throws(SQLiteError) {
