@@ -35,13 +35,17 @@ public struct JSONMemberNames: Sendable {
     public func slot(of name: UnsafeRawBufferPointer) -> Int? {
         let length = name.count
         guard length + 1 < starts.count else { return nil }
+        let candidates = starts[length]..<starts[length + 1]
         return storage.withUnsafeBufferPointer { stored -> Int? in
-            for entry in entries[starts[length]..<starts[length + 1]] {
-                var offset = 0
-                while offset < length, stored[entry.offset + offset] == name[offset] { offset += 1 }
-                if offset == length { return entry.slot }
+            entries.withUnsafeBufferPointer { entries -> Int? in
+                for index in candidates {
+                    let entry = entries[index]
+                    var offset = 0
+                    while offset < length, stored[entry.offset + offset] == name[offset] { offset += 1 }
+                    if offset == length { return entry.slot }
+                }
+                return nil
             }
-            return nil
         }
     }
 }

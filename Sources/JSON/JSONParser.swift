@@ -222,6 +222,15 @@ public struct JSONParser {
         index += 1
         let start = index
         while index < count {
+            if count - index >= 8 {
+                // Eight bytes at a time over plain ASCII; the first other byte is then read one at a time.
+                let special = Self.specialBytes(ByteWord.load(base, at: index))
+                if special == 0 {
+                    index += 8
+                    continue
+                }
+                index += ByteWord.firstFlagged(special)
+            }
             let current = byte(index)
             if current == UInt8(ascii: "\"") {
                 index += 1
@@ -238,6 +247,14 @@ public struct JSONParser {
             }
         }
         throw failure("unterminated string")
+    }
+
+    /// The bytes of `word` that are not plain string content: a quote, a backslash, a control character, or not ASCII.
+    @inline(__always)
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
+        ByteWord.nonASCII(word) | ByteWord.bytes(of: word, below: 0x20)
+            | ByteWord.bytes(of: word, equalTo: UInt8(ascii: "\""))
+            | ByteWord.bytes(of: word, equalTo: UInt8(ascii: "\\"))
     }
 
     /// The slow path for strings with escapes: unescapes into `scratch`.
