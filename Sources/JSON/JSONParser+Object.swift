@@ -10,7 +10,7 @@ extension JSONParser {
     /// false, having read nothing, when the first byte after whitespace is not `{` (such a line is no object, or no
     /// JSON: ``parse(_:)-(UnsafeRawBufferPointer)`` says which).
     public static func parseObject(
-        _ bytes: UnsafeRawBufferPointer, keeping names: JSONMemberNames, _ keep: (Int, JSONValue) -> Void
+        _ bytes: UnsafeRawBufferPointer, keeping names: JSONMemberNames, _ keep: (Int, consuming JSONValue) -> Void
     ) throws(RecordError) -> Bool {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
         var parser = JSONParser(base: base, count: bytes.count)
@@ -24,7 +24,7 @@ extension JSONParser {
 
     /// `parseObject(depth: 1)` without building the object: the same checks in the same order.
     private mutating func scanTopObject(
-        _ names: JSONMemberNames, _ keep: (Int, JSONValue) -> Void
+        _ names: JSONMemberNames, _ keep: (Int, consuming JSONValue) -> Void
     ) throws(RecordError) {
         index += 1
         skipWhitespace()

@@ -51,6 +51,7 @@ public struct JSONParser {
         RecordError(.invalidJSON, "the line is not valid JSON: \(message) at byte \(index)")
     }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while index < count {
             switch byte(index) {

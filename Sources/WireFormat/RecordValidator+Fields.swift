@@ -50,7 +50,7 @@ extension RecordValidator {
         init() {}
 
         /// Sets the member in `slot` of ``names`` to `value`; `null` leaves it absent.
-        mutating func set(_ slot: Int, _ value: JSONValue) {
+        mutating func set(_ slot: Int, _ value: consuming JSONValue) {
             if case .null = value { return }
             switch slot {
             case 0: type = value
