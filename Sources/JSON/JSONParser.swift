@@ -33,25 +33,26 @@ public struct JSONParser {
         return try result.get()
     }
 
-    private let base: UnsafeRawPointer
-    private let count: Int
-    private var index = 0
+    let base: UnsafeRawPointer
+    let count: Int
+    var index = 0
     /// Reused buffer for strings that contain escapes.
-    private var scratch: [UInt8] = []
+    var scratch: [UInt8] = []
 
-    private init(base: UnsafeRawPointer, count: Int) {
+    init(base: UnsafeRawPointer, count: Int) {
         self.base = base
         self.count = count
     }
 
     @inline(__always)
-    private func byte(_ offset: Int) -> UInt8 { base.load(fromByteOffset: offset, as: UInt8.self) }
+    func byte(_ offset: Int) -> UInt8 { base.load(fromByteOffset: offset, as: UInt8.self) }
 
-    private func failure(_ message: String) -> RecordError {
+    func failure(_ message: String) -> RecordError {
         RecordError(.invalidJSON, "the line is not valid JSON: \(message) at byte \(index)")
     }
 
-    private mutating func skipWhitespace() {
+    @inline(__always)
+    mutating func skipWhitespace() {
         while index < count {
             switch byte(index) {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -60,7 +61,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(RecordError) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(RecordError) -> JSONValue {
         guard index < count else { throw failure("unexpected end of input") }
         switch byte(index) {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
@@ -82,7 +83,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(RecordError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(RecordError) {
         let length = literal.utf8CodeUnitCount
         guard count - index >= length else { throw failure("unknown literal") }
         let expected = literal.utf8Start
@@ -171,6 +172,12 @@ public struct JSONParser {
 
     private mutating func parseNumber() throws(RecordError) -> JSONNumber {
         let start = index
+        try scanNumber()
+        return JSONNumber(literal: makeString(from: start, to: index))
+    }
+
+    /// Checks the number literal at `index` and moves past it.
+    mutating func scanNumber() throws(RecordError) {
         if byte(index) == UInt8(ascii: "-") { index += 1 }
         guard index < count, isDigit(byte(index)) else { throw failure("invalid number") }
         if byte(index) == UInt8(ascii: "0") {
@@ -190,7 +197,6 @@ public struct JSONParser {
             guard index < count, isDigit(byte(index)) else { throw failure("invalid number exponent") }
             skipDigits()
         }
-        return JSONNumber(literal: makeString(from: start, to: index))
     }
 
     @inline(__always)
@@ -206,16 +212,33 @@ public struct JSONParser {
 
     /// Parses a string starting at its opening quote; the fast path builds it straight from the input bytes.
     private mutating func parseString() throws(RecordError) -> String {
+        let start = index + 1
+        if try scanString() { return String(decoding: scratch, as: UTF8.self) }
+        return makeString(from: start, to: index - 1)
+    }
+
+    /// Checks the string starting at its opening quote and moves past its closing quote. True when it has escapes:
+    /// then its unescaped bytes are in `scratch`; otherwise they are the input's between the quotes.
+    mutating func scanString() throws(RecordError) -> Bool {
         index += 1
         let start = index
         while index < count {
+            if count - index >= 8 {
+                // Eight bytes at a time over plain ASCII; the first other byte is then read one at a time.
+                let special = Self.specialBytes(ByteWord.load(base, at: index))
+                if special == 0 {
+                    index += 8
+                    continue
+                }
+                index += ByteWord.firstFlagged(special)
+            }
             let current = byte(index)
             if current == UInt8(ascii: "\"") {
-                let string = makeString(from: start, to: index)
                 index += 1
-                return string
+                return false
             } else if current == UInt8(ascii: "\\") {
-                return try parseEscapedString(from: start)
+                try scanEscapedString(from: start)
+                return true
             } else if current < 0x20 {
                 throw failure("unescaped control character in string")
             } else if current < 0x80 {
@@ -227,15 +250,23 @@ public struct JSONParser {
         throw failure("unterminated string")
     }
 
+    /// The bytes of `word` that are not plain string content: a quote, a backslash, a control character, or not ASCII.
+    @inline(__always)
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
+        ByteWord.nonASCII(word) | ByteWord.bytes(of: word, below: 0x20)
+            | ByteWord.bytes(of: word, equalTo: UInt8(ascii: "\""))
+            | ByteWord.bytes(of: word, equalTo: UInt8(ascii: "\\"))
+    }
+
     /// The slow path for strings with escapes: unescapes into `scratch`.
-    private mutating func parseEscapedString(from start: Int) throws(RecordError) -> String {
+    private mutating func scanEscapedString(from start: Int) throws(RecordError) {
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: UnsafeRawBufferPointer(start: base + start, count: index - start))
         while index < count {
             let current = byte(index)
             if current == UInt8(ascii: "\"") {
                 index += 1
-                return String(decoding: scratch, as: UTF8.self)
+                return
             } else if current == UInt8(ascii: "\\") {
                 try parseEscape()
             } else if current < 0x20 {

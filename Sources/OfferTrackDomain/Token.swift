@@ -56,7 +56,20 @@ public enum Token {
         var scalars = 0
         var hasControl = false
         var previous: UInt8 = 0
-        for byte in bytes {
+        var index = 0
+        if let base = UnsafeRawPointer(bytes.baseAddress) {
+            // Eight printable ASCII bytes at a time (after them, `previous` cannot be 0xC2).
+            while bytes.count - index >= 8 {
+                let word = ByteWord.load(base, at: index)
+                let other =
+                    ByteWord.nonASCII(word) | ByteWord.bytes(of: word, below: 0x20)
+                    | ByteWord.bytes(of: word, equalTo: 0x7F)
+                guard other == 0 else { break }
+                scalars += 8
+                index += 8
+            }
+        }
+        for byte in bytes[index...] {
             if byte & 0xC0 != 0x80 { scalars += 1 }
             // U+0080–U+009F are encoded as C2 80 – C2 9F.
             if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F && byte >= 0x80) {

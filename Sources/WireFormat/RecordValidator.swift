@@ -7,14 +7,18 @@ import OfferTrackDomain
 /// right to send a valid `review` or `erasure` is the daemon's to check, after this.
 public enum RecordValidator {
     /// Validates one line (without its `\n`).
+    ///
+    /// A line that is an object is scanned once straight into its ``Fields`` (no tree of the whole line); any
+    /// other line is parsed, then refused as ``validate(_:sharedUsers:)-(JSONValue,_)`` refuses it.
     static func validate(_ bytes: UnsafeRawBufferPointer, sharedUsers: SharedUsers) -> LineVerdict {
-        let value: JSONValue
+        var fields = Fields()
         do {
-            value = try JSONParser.parse(bytes)
+            let isObject = try JSONParser.parseObject(bytes, keeping: Fields.names) { fields.set($0, $1) }
+            if isObject { return verdict(fields, sharedUsers: sharedUsers) }
+            return validate(try JSONParser.parse(bytes), sharedUsers: sharedUsers)
         } catch {
             return .rejected(id: nil, error)
         }
-        return validate(value, sharedUsers: sharedUsers)
     }
 
     /// Validates one line (without its `\n`). `sharedUsers` are the rules' shared ids (rule 4.0), whose erasure
@@ -28,7 +32,11 @@ public enum RecordValidator {
         guard case .object(let object) = value else {
             return .rejected(id: nil, RecordError(.invalidJSON, "the line is not one JSON object"))
         }
-        let fields = Fields(object)
+        return verdict(Fields(object), sharedUsers: sharedUsers)
+    }
+
+    /// The verdict on a line that is one JSON object, from its fields.
+    private static func verdict(_ fields: Fields, sharedUsers: SharedUsers) -> LineVerdict {
         do {
             return .valid(try record(fields, sharedUsers: sharedUsers))
         } catch {
@@ -107,77 +115,6 @@ public enum RecordValidator {
     }
 
     // MARK: - Helpers
-
-    /// The top-level members the SPEC names, found in one pass over the object (the validator's hot path);
-    /// a member whose value is `null` stays nil, since it counts as absent.
-    struct Fields {
-        var type: JSONValue?
-        var id: JSONValue?
-        var ts: JSONValue?
-        var user: JSONValue?
-        var app: JSONValue?
-        var device: JSONValue?
-        var authorization: JSONValue?
-        var capabilities: JSONValue?
-        var subscription: JSONValue?
-        var offer: JSONValue?
-        var loaded: JSONValue?
-        var outcome: JSONValue?
-        var offerId: JSONValue?
-        var conversion: JSONValue?
-        var decision: JSONValue?
-        var reason: JSONValue?
-        var note: JSONValue?
-        var ticket: JSONValue?
-
-        init(_ object: JSONObject) {
-            for (key, value) in object.members {
-                if case .null = value { continue }
-                switch key.utf8.count {
-                case 2:
-                    if equals(key, "id") { id = value } else if equals(key, "ts") { ts = value }
-                case 3:
-                    if equals(key, "app") { app = value }
-                case 4:
-                    if equals(key, "type") {
-                        type = value
-                    } else if equals(key, "user") {
-                        user = value
-                    } else if equals(key, "note") {
-                        note = value
-                    }
-                case 5:
-                    if equals(key, "offer") { offer = value }
-                case 6:
-                    if equals(key, "device") {
-                        device = value
-                    } else if equals(key, "loaded") {
-                        loaded = value
-                    } else if equals(key, "reason") {
-                        reason = value
-                    } else if equals(key, "ticket") {
-                        ticket = value
-                    }
-                case 7:
-                    if equals(key, "outcome") { outcome = value } else if equals(key, "offerId") { offerId = value }
-                case 8:
-                    if equals(key, "decision") { decision = value }
-                case 10:
-                    if equals(key, "conversion") { conversion = value }
-                case 12:
-                    if equals(key, "capabilities") {
-                        capabilities = value
-                    } else if equals(key, "subscription") {
-                        subscription = value
-                    }
-                case 13:
-                    if equals(key, "authorization") { authorization = value }
-                default:
-                    continue
-                }
-            }
-        }
-    }
 
     /// The value of member `name`, compared by exact bytes; nil when absent or `null`.
     static func member(_ object: JSONObject, _ name: StaticString) -> JSONValue? {

@@ -2,7 +2,8 @@
 // needed).
 
 /// libFuzzer entry for `JSONParser`, `JSONContent` and `RecordValidator`: one input is one line. Nothing may
-/// crash; a parsed value has the same content as itself and as its re-encoding with members reversed and
+/// crash; the validator's fused path (the line scanned into its fields) answers as its tree path (the line parsed,
+/// then validated); a parsed value has the same content as itself and as its re-encoding with members reversed and
 /// whitespace added; the verdict does not depend on member order or whitespace; a valid record re-validated from
 /// its own line is the same record.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -10,6 +11,13 @@ public func validatorFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let line = Array(UnsafeBufferPointer(start: data, count: size))
     let verdict = RecordValidator.validate(line)
+    let treeVerdict: LineVerdict
+    do {
+        treeVerdict = RecordValidator.validate(try JSONParser.parse(line))
+    } catch {
+        treeVerdict = .rejected(id: nil, error)
+    }
+    precondition(verdict == treeVerdict, "the fused path answers \(verdict), the tree path \(treeVerdict)")
     guard let value = try? JSONParser.parse(line) else {
         if case .valid = verdict { preconditionFailure("a line that is not JSON was valid") }
         return 0
