@@ -1,9 +1,5 @@
 import OfferTrackDomain
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Splits a byte stream into lines per SPEC section 2's framing.
 ///
 /// A line is the bytes before `\n`; the limit counts them all, a trailing `\r` included. A line over the limit
@@ -101,11 +97,19 @@ public struct LineFramer: Sendable {
         if !line.isEmpty { emit(.line(line)) }
     }
 
-    /// The offset of the first `\n` in `chunk` from `start` on (libc's `memchr`, a word at a time).
+    /// The offset of the first `\n` in `chunk` from `start` on, read eight bytes at a time (`ByteWord`).
     private func firstNewline(in chunk: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        guard start < chunk.count, let base = chunk.baseAddress,
-            let found = memchr(base + start, Int32(UInt8(ascii: "\n")), chunk.count - start)
-        else { return nil }
-        return base.distance(to: UnsafeRawPointer(found))
+        guard let base = chunk.baseAddress else { return nil }
+        var index = start
+        while index + 8 <= chunk.count {
+            let newlines = ByteWord.bytes(of: ByteWord.load(base, at: index), equalTo: UInt8(ascii: "\n"))
+            if newlines != 0 { return index + ByteWord.firstFlagged(newlines) }
+            index += 8
+        }
+        while index < chunk.count {
+            if chunk[index] == UInt8(ascii: "\n") { return index }
+            index += 1
+        }
+        return nil
     }
 }
