@@ -64,18 +64,7 @@ extension JSONParser {
                 try skipValue(depth: 1)
                 if repeated { throw failure("repeated member name") }
             }
-            skipWhitespace()
-            guard index < count else { throw failure("unterminated object") }
-            switch byte(index) {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                index += 1
-                return
-            default:
-                throw failure("expected ',' or '}'")
-            }
+            if try endOfObjectAfterMember() { return }
         }
     }
 

@@ -116,18 +116,24 @@ public struct JSONParser {
                 throw failure("repeated member name")
             }
             members.append((key, value))
+            if try endOfObjectAfterMember() { return .object(JSONObject(members: members)) }
+        }
+    }
+
+    /// After a member's value: past a `,` (and the whitespace after it), false; past the object's `}`, true.
+    mutating func endOfObjectAfterMember() throws(RecordError) -> Bool {
+        skipWhitespace()
+        guard index < count else { throw failure("unterminated object") }
+        switch byte(index) {
+        case UInt8(ascii: ","):
+            index += 1
             skipWhitespace()
-            guard index < count else { throw failure("unterminated object") }
-            switch byte(index) {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                index += 1
-                return .object(JSONObject(members: members))
-            default:
-                throw failure("expected ',' or '}'")
-            }
+            return false
+        case UInt8(ascii: "}"):
+            index += 1
+            return true
+        default:
+            throw failure("expected ',' or '}'")
         }
     }
 

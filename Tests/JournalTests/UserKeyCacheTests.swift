@@ -18,6 +18,15 @@ import Testing
 
     /// Entries of the per-user index (both levels) whose key is not the key of their record's user, and the
     /// number of records the index does not list exactly once.
+    /// Expects no entry of the per-user index under another key than its record's user's, and every record
+    /// listed exactly once.
+    static func expectEveryRecordListedUnderItsUsersKey(
+        _ path: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let misfiled = try misfiled(path)
+        #expect(misfiled.wrongKey == 0 && misfiled.notListedOnce == 0, "\(misfiled)", sourceLocation: sourceLocation)
+    }
+
     static func misfiled(_ path: String) throws -> (wrongKey: Int64, notListedOnce: Int64) {
         let connection = try Connection(path: path, mode: .readOnly)
         let entries = "SELECT k, seq FROM by_user UNION ALL SELECT k, seq FROM by_user_recent"
@@ -46,8 +55,7 @@ import Testing
             #expect(try Self.append(writer, lines).allSatisfy { if case .accepted = $0 { true } else { false } })
         }
         #expect(writer.userKeys.count == 7)
-        let misfiled = try Self.misfiled(scratch.file("j.db"))
-        #expect(misfiled.wrongKey == 0 && misfiled.notListedOnce == 0, "\(misfiled)")
+        try Self.expectEveryRecordListedUnderItsUsersKey(scratch.file("j.db"))
     }
 
     /// An earlier erasure arriving after a later one renames the person's name again (SPEC 11, one name): the
@@ -65,8 +73,7 @@ import Testing
         _ = try Self.append(writer, [ErasureJournalTests.erasure("e-early", minute: 300, user: "victim")])
         #expect(try Self.key(of: "erased:e-early", in: path) == key)
         _ = try Self.append(writer, [Self.record("l2", user: "erased:e-late", minute: 600)])
-        let misfiled = try Self.misfiled(path)
-        #expect(misfiled.wrongKey == 0 && misfiled.notListedOnce == 0, "\(misfiled)")
+        try Self.expectEveryRecordListedUnderItsUsersKey(path)
     }
 
     /// Another writer on the same journal forgets the person: this writer's next record of the name must not
@@ -81,8 +88,7 @@ import Testing
         _ = try Self.append(other, [ErasureJournalTests.erasure("e1", minute: 10, user: "victim")])
         other.close()
         _ = try Self.append(writer, [Self.record("v9", user: "victim", minute: 20)])
-        let misfiled = try Self.misfiled(path)
-        #expect(misfiled.wrongKey == 0 && misfiled.notListedOnce == 0, "\(misfiled)")
+        try Self.expectEveryRecordListedUnderItsUsersKey(path)
     }
 
     /// A batch that gave a user a key and then failed on a full journal (the writer keeps its connection) rolled
@@ -107,8 +113,7 @@ import Testing
         _ = try Self.append(writer, [Self.record("c0", user: "newcomer", minute: 3)])
         _ = try Self.append(writer, [Self.record("b0", user: "rolled-back", minute: 1)])
         #expect(try Self.key(of: "rolled-back", in: path) != Self.key(of: "newcomer", in: path))
-        let misfiled = try Self.misfiled(path)
-        #expect(misfiled.wrongKey == 0 && misfiled.notListedOnce == 0, "\(misfiled)")
+        try Self.expectEveryRecordListedUnderItsUsersKey(path)
     }
 
     /// More users than slots: each newcomer takes a slot, and every lookup still answers the user's own key.
