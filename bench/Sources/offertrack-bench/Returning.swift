@@ -12,6 +12,23 @@ enum Returning {
         return numbers[0]
     }
 
+    /// Like `rate`, and the CPU (user + system) the run took: its rusage, as `getrusage(RUSAGE_CHILDREN)` counts it
+    /// around the run (no other child of this process ends meanwhile: the baselines run one at a time, before the
+    /// daemon of their round starts).
+    static func rateAndCPU(_ binary: String, _ arguments: [String]) throws -> (rate: Double, cpuSeconds: Double) {
+        let before = childrenCPUSeconds()
+        let measured = try rate(binary, arguments)
+        return (measured, childrenCPUSeconds() - before)
+    }
+
+    /// User + system CPU of this process's children that ended and were waited for.
+    private static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
+        let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        return user + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// `sqlite-baseline` with a paced rate: every record due at `recordsPerSecond`, each transaction committing
     /// what is due (a group commit without sockets or parsing), and the latency due → committed it printed.
     /// With `checkpoints` false, SQLite's autocheckpoint is off: the floor of the commits alone. The achieved rate
