@@ -51,9 +51,10 @@ extension UnderAttack {
         /// probe's send and its own commit (`seq` distance from the journal's committed `max(seq)` just before the
         /// send: at most the batch committing then, one more that may start before the daemon reads the probe's
         /// line, and its own up to the probe, so under 3 × 2,048; with 8,192-record batches it was 17,204; first
-        /// come, first served the whole queue, ~40,000), and its worst latency under the flood against its unloaded latency plus five
-        /// batches at the flood's own pace (the one committing, its own, three to spare for a busy machine:
-        /// measured 3.3–3.8 on 2 loaded cores; 8,192-record batches made it 9), both in this run.
+        /// come, first served the whole queue, ~40,000), and how many commit while it waits (its own batch, the
+        /// one committing, perhaps one more before its answer is read: under 4 × 2,048). Its latency is printed
+        /// against the flood's average pace (3.3–5.0 batches on 2 loaded cores; 8,192-record batches made it 9)
+        /// but not bounded in seconds: a loaded machine's slow stretches made that bound fail with 3,681 ahead.
         @Test func aSingleLineWaitsForAboutOneCommitBehindEightPipeliningClients() throws {
             try AttackHarness.run(extraLatency: .seconds(3600)) { daemon in
                 let probe = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
@@ -81,6 +82,12 @@ extension UnderAttack {
                 readers.forEach { $0.start() }
                 let journal = try Connection(path: daemon.databasePath, mode: .readOnly)
                 var ahead: [Int64] = []
+                // Records committed while each probe waited (from the journal's max(seq) before its send to after its
+                // answer): its own batch, the one committing when it was sent and perhaps one more that began before
+                // its answer was read. Counted in commits, not seconds: on a loaded machine one stretch of the flood
+                // can commit at a third of the flood's average pace, and a probe waiting behind two slow batches
+                // took 5.03 average batches in a CI run with only 3,681 records ahead of it.
+                var committedDuringWait: [Int64] = []
                 var latencies: [Duration] = []
                 var answers: [Answer] = []
                 Thread.sleep(forTimeInterval: 0.2)
@@ -99,6 +106,8 @@ extension UnderAttack {
                     }
                     answers.append(first)
                     ahead.append(seq - before)
+                    let after = try journal.scalarInt("SELECT coalesce(max(seq), 0) FROM records") ?? 0
+                    committedDuringWait.append(after - before)
                     Thread.sleep(forTimeInterval: 0.02)
                 }
                 while flooders.map({ $0.answered.load(ordering: .sequentiallyConsistent) }).reduce(0, +) < 8 * 16000 {
@@ -107,19 +116,19 @@ extension UnderAttack {
                 // What one shared batch took during the flood, on average: the flood's own pace, in this run.
                 let batchDuringFlood = (clock.now - floodStarted) / (8 * 16000 / Self.maxBatch)
                 let mostAhead = ahead.max() ?? 0
+                let mostDuringWait = committedDuringWait.max() ?? 0
                 let worst = latencies.max() ?? .zero
-                let bound = probeUnloaded + batchDuringFlood * 5
                 print(
-                    "fair batches: \(latencies.count) probes; at most \(mostAhead) records committed ahead of one; "
-                        + "worst \(worst) under the flood, \(probeUnloaded) unloaded "
-                        + "(\(worst / probeUnloaded)×); a shared batch took \(fullBatch) unloaded, "
-                        + "\(batchDuringFlood) during the flood")
+                    "fair batches: \(latencies.count) probes; at most \(mostAhead) records committed ahead of one, "
+                        + "\(mostDuringWait) while one waited; worst \(worst) under the flood "
+                        + "(\(worst / batchDuringFlood) batches at the flood's average pace), \(probeUnloaded) unloaded; "
+                        + "a shared batch took \(fullBatch) unloaded, \(batchDuringFlood) during the flood")
                 #expect(latencies.count >= 3, "the flood ended before the probe could measure it")
                 #expect(
                     mostAhead < Int64(3 * Self.maxBatch), "\(mostAhead) records were committed ahead of the probe")
                 #expect(
-                    worst <= bound, "the probe waited \(worst) (unloaded \(probeUnloaded), a batch \(batchDuringFlood))"
-                )
+                    mostDuringWait < Int64(4 * Self.maxBatch),
+                    "\(mostDuringWait) records were committed while the probe waited (worst wait \(worst))")
                 return answers
             }
         }
