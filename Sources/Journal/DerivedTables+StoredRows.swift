@@ -69,10 +69,12 @@ extension DerivedTables {
         }
         let presentations = try tables.prepare(
             """
-            SELECT d.ts, d.seq, d.eligible, r.id, r.affiliate_token, r.campaign_token, r.message_identifier, r.item_id
-            FROM (SELECT seq FROM by_user WHERE k = ?1 AND kind = 2
-                UNION ALL SELECT seq FROM by_user_recent WHERE k = ?1 AND kind = 2) b
-            JOIN records r ON r.seq = b.seq JOIN derived_presentations d ON d.ts = r.ts AND d.seq = r.seq
+            SELECT d.ts, d.seq, d.eligible, b.id, b.affiliate_token, b.campaign_token, b.message_identifier, b.item_id
+            FROM (SELECT ts, seq, id, affiliate_token, campaign_token, message_identifier, item_id FROM by_user
+                    WHERE k = ?1 AND kind = 2
+                UNION ALL SELECT ts, seq, id, affiliate_token, campaign_token, message_identifier, item_id
+                    FROM by_user_recent WHERE k = ?1 AND kind = 2) b
+            JOIN derived_presentations d ON d.ts = b.ts AND d.seq = b.seq
             """, on: connection)
         try presentations.bind(key, at: 1)
         var facts: [(fact: PresentationFact, seq: Int64)] = []

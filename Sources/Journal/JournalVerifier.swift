@@ -86,7 +86,8 @@ public enum JournalVerifier {
 
     /// The per-user index (schema 8, two levels since 10) lists every record exactly once, under its own user's key
     /// and time: as many entries in both levels as records, none in both, and none that names a missing record, a
-    /// missing key, another user's key or another kind of record.
+    /// missing key, another user's key or another kind of record, or whose copy of the record's columns (schema
+    /// 15) differs from it.
     private static func perUserIndexCheck(_ connection: Connection) throws -> Check {
         var problems: [String] = []
         for level in ["by_user", "by_user_recent"] {
@@ -96,7 +97,7 @@ public enum JournalVerifier {
                 SELECT b.seq || ' (per-user index entry under key ' || b.k || ' at ' || b.ts || ' in \(level))'
                 FROM \(level) b LEFT JOIN records r ON r.seq = b.seq LEFT JOIN users u ON u.k = b.k
                 WHERE r.seq IS NULL OR u.k IS NULL OR r.user != u.user OR r.ts != b.ts
-                    OR b.kind != \(UserIndexKind.sql)
+                    OR b.kind != \(UserIndexKind.sql) OR \(UserIndexColumns.differsFromRecord)
                 """)
         }
         problems += try ids(

@@ -236,50 +236,27 @@ public final class JournalWriter {
     ) throws -> AppendOutcome {
         let insert = try connection.prepare(
             static: """
-                INSERT INTO records (id, type, ts, user, received_at, decision, subscribed, loaded, offer_id,
-                    affiliate_token, campaign_token, message_identifier, item_id, line, review_conversion,
-                    review_decision, review_reason, review_note)
+                INSERT INTO records (id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token,
+                    campaign_token, message_identifier, item_id, review_conversion, review_decision, review_reason,
+                    review_note, user, received_at, line)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
                 ON CONFLICT (id) DO NOTHING
                 """)
         let record = submission.record
-        try insert.bind(record.id, at: 1)
-        try insert.bind(RecordColumnCodes.typeCode(record.type), at: 2)
-        try insert.bind(record.ts, at: 3)
-        try insert.bind(record.user, at: 4)
-        try insert.bind(receivedAt, at: 5)
-        switch record.body {
-        case .capabilities(let decision):
-            try insert.bind(RecordColumnCodes.decisionCode(decision), at: 6)
-        case .presented(let offer, let loaded):
-            try insert.bind(loaded ? 1 : 0, at: 8)
-            try insert.bind(offer.affiliateToken, at: 10)
-            try insert.bind(offer.campaignToken, at: 11)
-            try insert.bind(offer.messageIdentifier, at: 12)
-            try insert.bind(offer.itemID, at: 13)
-        case .outcome(let subscribed, let decision, let offerId):
-            try insert.bind(decision.map(RecordColumnCodes.decisionCode), at: 6)
-            try insert.bind(subscribed ? 1 : 0, at: 7)
-            try insert.bind(offerId, at: 9)
-        case .review(let review):
-            try insert.bind(review.conversion, at: 15)
-            try insert.bind(RecordColumnCodes.reviewDecisionCode(review.decision), at: 16)
-            try insert.bind(review.reason?.rawValue, at: 17)
-            try insert.bind(review.note, at: 18)
-        case .erasure(let ticket):
-            try insert.bind(ticket, at: 18)
-        }
-        try insert.bindText(submission.line, at: 14)
+        try RecordQueries.bindColumns(of: record, to: insert, from: 1)
+        try insert.bind(record.user, at: 16)
+        try insert.bind(receivedAt, at: 17)
+        try insert.bindText(submission.line, at: 18)
         try insert.run()
         if connection.changes == 1 {
             let seq = connection.lastInsertRowID
             let kind = UserIndexKind(record.body)
             if let last = lastKey, ExactString.equals(last.user, record.user) {
-                try UserKeys.index(seq: seq, ts: record.ts, kind: kind, key: last.key, on: connection)
+                try UserKeys.index(record, seq: seq, kind: kind, key: last.key, on: connection)
             } else {
                 let key = try userKeys.key(of: record.user, knownUsers: knownUsers, on: connection)
                 lastKey = (record.user, key)
-                try UserKeys.index(seq: seq, ts: record.ts, kind: kind, key: key, on: connection)
+                try UserKeys.index(record, seq: seq, kind: kind, key: key, on: connection)
             }
             return .accepted(seq: seq)
         }

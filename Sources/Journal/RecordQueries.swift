@@ -30,15 +30,17 @@ enum RecordQueries {
     static func records(
         of user: String, key: Int64, limit: Int, splitBefore seq: Int64, on connection: Connection
     ) throws -> (all: [Record], earlier: [Record]) {
-        // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`). SQLite
-        // flattens it into one search of each level by key, each followed by `records` by `seq`.
+        // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`). Both
+        // levels hold the columns beside each entry (schema 15): no `records` row is read.
         let statement = try connection.prepare(
             static: """
-                SELECT r.id, r.type, r.ts, r.decision, r.subscribed, r.loaded, r.offer_id, r.affiliate_token,
-                    r.campaign_token, r.message_identifier, r.item_id, r.review_conversion, r.review_decision,
-                    r.review_reason, r.review_note, r.seq
-                FROM (SELECT seq FROM by_user WHERE k = ?1 UNION ALL SELECT seq FROM by_user_recent WHERE k = ?1) b
-                JOIN records r ON r.seq = b.seq
+                SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
+                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note, seq
+                FROM by_user WHERE k = ?1
+                UNION ALL
+                SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
+                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note, seq
+                FROM by_user_recent WHERE k = ?1
                 LIMIT ?2
                 """)
         try statement.bind(key, at: 1)
@@ -124,10 +126,9 @@ enum RecordQueries {
         _ table: StaticString, after user: String?, on connection: Connection,
         _ body: (String, [Record]) throws -> Bool
     ) throws -> Bool {
-        let select = "SELECT u.user, \(columns.split(separator: ", ").map { "r.\($0)" }.joined(separator: ", ")) "
+        let select = "SELECT u.user, \(columns.split(separator: ", ").map { "b.\($0)" }.joined(separator: ", ")) "
         let statement = try connection.prepare(
-            select + "FROM users u JOIN \(table) b ON b.k = u.k JOIN records r ON r.seq = b.seq "
-                + "WHERE u.user > ?1 ORDER BY u.user")
+            select + "FROM users u JOIN \(table) b ON b.k = u.k WHERE u.user > ?1 ORDER BY u.user")
         try statement.bind(user ?? "", at: 1)
         defer { statement.reset() }
         var currentUser: String?
@@ -143,6 +144,36 @@ enum RecordQueries {
         }
         if let currentUser { _ = try body(currentUser, records) }
         return true
+    }
+
+    /// Binds `record`'s `columns`, in their order, to the parameters from `first` on; those its body does not
+    /// have are left unbound (NULL). The inverse of `record(from:user:offset:)`.
+    static func bindColumns(of record: Record, to statement: Statement, from first: Int32) throws {
+        try statement.bind(record.id, at: first)
+        try statement.bind(RecordColumnCodes.typeCode(record.type), at: first + 1)
+        try statement.bind(record.ts, at: first + 2)
+        switch record.body {
+        case .capabilities(let decision):
+            try statement.bind(RecordColumnCodes.decisionCode(decision), at: first + 3)
+        case .presented(let offer, let loaded):
+            try statement.bind(loaded ? 1 : 0, at: first + 5)
+            try statement.bind(offer.affiliateToken, at: first + 7)
+            try statement.bind(offer.campaignToken, at: first + 8)
+            try statement.bind(offer.messageIdentifier, at: first + 9)
+            try statement.bind(offer.itemID, at: first + 10)
+        case .outcome(let subscribed, let decision, let offerId):
+            try statement.bind(decision.map(RecordColumnCodes.decisionCode), at: first + 3)
+            try statement.bind(subscribed ? 1 : 0, at: first + 4)
+            try statement.bind(offerId, at: first + 6)
+        case .review(let review):
+            try statement.bind(review.conversion, at: first + 11)
+            try statement.bind(RecordColumnCodes.reviewDecisionCode(review.decision), at: first + 12)
+            try statement.bind(review.reason?.rawValue, at: first + 13)
+            try statement.bind(review.note, at: first + 14)
+        case .erasure(let ticket):
+            // An erasure's ticket is kept in the note column (schema 12).
+            try statement.bind(ticket, at: first + 14)
+        }
     }
 
     /// Decodes one row of `columns` starting at column `offset`.

@@ -111,9 +111,9 @@ struct UserIndexLookup {
     /// The four reads (`RecordQueries.columns` after the `seq`), built once: by level and direction.
     private static let statements: [[String]] = ["by_user", "by_user_recent"].map { table in
         [true, false].map { ascending in
-            let columns = RecordQueries.columns.split(separator: ", ").map { "r.\($0)" }.joined(separator: ", ")
+            let columns = RecordQueries.columns.split(separator: ", ").map { "b.\($0)" }.joined(separator: ", ")
             let order = ascending ? "b.ts, b.seq" : "b.ts DESC, b.seq DESC"
-            return "SELECT b.seq, \(columns) FROM \(table) b JOIN records r ON r.seq = b.seq "
+            return "SELECT b.seq, \(columns) FROM \(table) b "
                 + "WHERE b.k = ?1 AND b.kind = ?2 AND b.ts \(ascending ? ">=" : "<=") ?3 ORDER BY \(order)"
         }
     }

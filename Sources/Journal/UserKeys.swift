@@ -1,8 +1,9 @@
+import OfferTrackDomain
 import SQLite
 
 /// Users' integer keys (schema 8) and the per-user index on them (schema 10): each user is given a key the first
 /// time one of their records is journaled, and every record is listed under it, first in `by_user_recent` by the
-/// batch that journals it, later in `by_user` (k, kind, ts, seq).
+/// batch that journals it, later in `by_user` (k, kind, ts, seq, then its record's columns: `UserIndexColumns`).
 ///
 /// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
 /// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
@@ -44,14 +45,20 @@ enum UserKeys {
         return try find.step() ? find.int64(0) : nil
     }
 
-    /// Lists the record `seq` (at `ts`, of `kind`) under its user's key `k`, in the recent level.
-    static func index(seq: Int64, ts: Int64, kind: UserIndexKind, key: Int64, on connection: Connection) throws {
+    /// Lists `record`, journaled as `seq`, of `kind`, under its user's key `k` in the recent level, with its
+    /// columns (schema 15).
+    static func index(_ record: Record, seq: Int64, kind: UserIndexKind, key: Int64, on connection: Connection) throws {
         let insert = try connection.prepare(
-            static: "INSERT INTO by_user_recent (k, kind, ts, seq) VALUES (?1, ?2, ?3, ?4)")
+            static: """
+                INSERT INTO by_user_recent (k, kind, seq, id, type, ts, decision, subscribed, loaded, offer_id,
+                    affiliate_token, campaign_token, message_identifier, item_id, review_conversion,
+                    review_decision, review_reason, review_note)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+                """)
         try insert.bind(key, at: 1)
         try insert.bind(kind.rawValue, at: 2)
-        try insert.bind(ts, at: 3)
-        try insert.bind(seq, at: 4)
+        try insert.bind(seq, at: 3)
+        try RecordQueries.bindColumns(of: record, to: insert, from: 4)
         try insert.run()
     }
 
@@ -69,8 +76,7 @@ enum UserKeys {
         let end = start + lastKey / slices + 1
         let move = try connection.prepare(
             static: """
-                INSERT OR IGNORE INTO by_user (k, kind, ts, seq)
-                    SELECT k, kind, ts, seq FROM by_user_recent WHERE k >= ?1 AND k < ?2
+                INSERT OR IGNORE INTO by_user SELECT * FROM by_user_recent WHERE k >= ?1 AND k < ?2
                 """)
         let forget = try connection.prepare(static: "DELETE FROM by_user_recent WHERE k >= ?1 AND k < ?2")
         for statement in [move, forget] {
@@ -100,8 +106,8 @@ enum UserKeys {
             DELETE FROM users WHERE user NOT IN (SELECT user FROM records);
             INSERT INTO users (user) SELECT user FROM records WHERE user NOT IN (SELECT user FROM users)
                 GROUP BY user ORDER BY user;
-            INSERT INTO by_user (k, kind, ts, seq)
-                SELECT u.k, \(UserIndexKind.sql), r.ts, r.seq FROM records r JOIN users u ON u.user = r.user
+            INSERT INTO by_user (\(UserIndexColumns.all))
+                SELECT \(UserIndexColumns.fromRecords) FROM records r JOIN users u ON u.user = r.user
                 ORDER BY 1, 2, 3, 4;
             """)
     }

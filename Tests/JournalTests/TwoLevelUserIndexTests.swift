@@ -68,11 +68,12 @@ import Testing
         let connection = try Connection(path: path, mode: .readWrite)
         try connection.execute(
             """
-            INSERT INTO by_user_recent SELECT k, kind, ts, seq FROM by_user WHERE k % 3 = 0;
+            INSERT INTO by_user_recent SELECT * FROM by_user WHERE k % 3 = 0;
             DELETE FROM by_user WHERE k % 3 = 0;
-            INSERT INTO by_user SELECT k, kind, ts, seq FROM by_user_recent WHERE k % 3 = 1;
+            INSERT INTO by_user SELECT * FROM by_user_recent WHERE k % 3 = 1;
             DELETE FROM by_user_recent WHERE k % 3 = 1;
-            INSERT INTO by_user_recent SELECT k, kind, min(ts), seq FROM by_user WHERE k % 3 = 2 GROUP BY k;
+            INSERT INTO by_user_recent SELECT * FROM by_user b WHERE k % 3 = 2
+                AND ts = (SELECT min(ts) FROM by_user WHERE k = b.k);
             DELETE FROM by_user WHERE (k, kind, ts, seq) IN (SELECT k, kind, ts, seq FROM by_user_recent);
             """)
         // The first and the last user (in byte order) listed only in the recent level, and the last but one only
@@ -84,7 +85,7 @@ import Testing
             let key = "(SELECT k FROM users WHERE user = (SELECT \(user) FROM records\(user.contains("<") ? ")" : "")))"
             try connection.execute(
                 """
-                INSERT OR IGNORE INTO \(level) SELECT k, kind, ts, seq FROM \(other) WHERE k = \(key);
+                INSERT OR IGNORE INTO \(level) SELECT * FROM \(other) WHERE k = \(key);
                 DELETE FROM \(other) WHERE k = \(key);
                 """)
         }
@@ -120,11 +121,21 @@ import Testing
     }
 
     @Test(arguments: [
-        ("INSERT INTO by_user_recent SELECT k, kind, ts, seq FROM by_user LIMIT 1", "listed in both levels"),
+        ("INSERT INTO by_user_recent SELECT * FROM by_user LIMIT 1", "listed in both levels"),
         ("DELETE FROM by_user_recent WHERE seq = (SELECT max(seq) FROM by_user_recent)", "per-user index entries"),
         ("UPDATE by_user_recent SET k = k + 1 WHERE seq = (SELECT max(seq) FROM by_user_recent)", "in by_user_recent"),
+        // The copies of the records' columns (schema 15), in either level.
+        (
+            "UPDATE by_user SET affiliate_token = 'aff-forged' WHERE seq = (SELECT min(seq) FROM by_user WHERE kind = 2)",
+            "in by_user)"
+        ),
+        (
+            "UPDATE by_user_recent SET id = id || 'x' WHERE seq = (SELECT max(seq) FROM by_user_recent)",
+            "in by_user_recent"
+        ),
+        ("UPDATE by_user SET decision = NULL WHERE seq = (SELECT min(seq) FROM by_user WHERE kind = 0)", "in by_user)"),
     ])
-    func verifyFindsARecentEntryThatIsWrongMissingOrTwice(_ tampering: String, _ named: String) throws {
+    func verifyFindsAnEntryThatIsWrongMissingTwiceOrMiscopied(_ tampering: String, _ named: String) throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         _ = try journal(users: 100, seed: 4)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
@@ -138,7 +149,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let (writer, _) = try journal(users: 300, seed: 6)
         let connection = try Connection(path: path, mode: .readWrite)
-        try connection.execute("INSERT INTO by_user SELECT k, kind, ts, seq FROM by_user_recent")
+        try connection.execute("INSERT INTO by_user SELECT * FROM by_user_recent")
         #expect(try !JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
         // A round of slices later, every entry has been moved (or dropped as already there), and verify passes.
         for round in 0..<Int(UserKeys.slices) {
@@ -164,6 +175,42 @@ import Testing
         }
         let connection = try Connection(path: path, mode: .readOnly)
         #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent WHERE seq <= \(before)") == 0)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+    }
+    /// Migration 15 copies every entry's record columns into both levels: each user's records read back from the
+    /// index are what they were, and `verify` (which compares every copy with its record) passes.
+    @Test func schema15CopiesEveryRecordsColumnsIntoBothLevels() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (writer, _) = try journal(users: 300, seed: 11)
+        writer.close()
+        let connection = try Connection(path: path, mode: .readWrite)
+        func histories() throws -> [String: [Record]] {
+            var all: [String: [Record]] = [:]
+            let users = try connection.prepare("SELECT user FROM users")
+            while try users.step() {
+                let user = users.text(0) ?? ""
+                all[user] = try RecordQueries.records(of: user, on: connection).sorted { $0.id < $1.id }
+            }
+            return all
+        }
+        let before = try histories()
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent") ?? 0 > 0)
+        for level in ["by_user", "by_user_recent"] {
+            try connection.execute(
+                """
+                CREATE TABLE narrow (k INTEGER NOT NULL, kind INTEGER NOT NULL, ts INTEGER NOT NULL, seq INTEGER NOT NULL,
+                    PRIMARY KEY (k, kind, ts, seq)) WITHOUT ROWID;
+                INSERT INTO narrow SELECT k, kind, ts, seq FROM \(level);
+                DROP TABLE \(level);
+                ALTER TABLE narrow RENAME TO \(level);
+                """)
+        }
+        try connection.execute("PRAGMA user_version = 14")
+        _ = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        #expect(try connection.scalarInt("PRAGMA user_version") == 15)
+        #expect(try histories() == before)
+        let listed = Int64(before.values.reduce(0) { $0 + $1.count })
+        #expect(try connection.scalarInt("SELECT count(*) FROM records") == listed)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
     }
 }
