@@ -69,24 +69,22 @@ extension DerivedTables {
         }
         let presentations = try tables.prepare(
             """
-            SELECT d.ts, d.seq, d.eligible, b.id, b.affiliate_token, b.campaign_token, b.message_identifier, b.item_id
-            FROM (SELECT ts, seq, id, affiliate_token, campaign_token, message_identifier, item_id FROM by_user
-                    WHERE k = ?1 AND kind = 2
-                UNION ALL SELECT ts, seq, id, affiliate_token, campaign_token, message_identifier, item_id
-                    FROM by_user_recent WHERE k = ?1 AND kind = 2) b
+            SELECT d.ts, d.seq, d.eligible, b.body
+            FROM (SELECT ts, seq, body FROM by_user WHERE k = ?1 AND kind = 2
+                UNION ALL SELECT ts, seq, body FROM by_user_recent WHERE k = ?1 AND kind = 2) b
             JOIN derived_presentations d ON d.ts = b.ts AND d.seq = b.seq
             """, on: connection)
         try presentations.bind(key, at: 1)
         var facts: [(fact: PresentationFact, seq: Int64)] = []
         while try presentations.step() {
             let row = presentations
-            let offer = Offer(
-                affiliateToken: row.text(4), campaignToken: row.text(5), messageIdentifier: row.text(6),
-                itemID: row.text(7))
+            let kind = UserIndexKind.loadedPresentation.rawValue
+            guard let record = IndexedRecordBody.record(kind: kind, ts: row.int64(0), user: user, body: row.bytes(3)),
+                case .presented(let offer, _) = record.body
+            else { continue }
             facts.append(
                 (
-                    PresentationFact(
-                        id: row.text(3) ?? "", ts: row.int64(0), offer: offer, eligible: row.int64(2) != 0),
+                    PresentationFact(id: record.id, ts: row.int64(0), offer: offer, eligible: row.int64(2) != 0),
                     row.int64(1)
                 ))
         }

@@ -30,17 +30,11 @@ enum RecordQueries {
     static func records(
         of user: String, key: Int64, limit: Int, splitBefore seq: Int64, on connection: Connection
     ) throws -> (all: [Record], earlier: [Record]) {
-        // `columns`, spelled out: the hot path needs a static literal (see `Connection.prepare(static:)`). Both
-        // levels hold the columns beside each entry (schema 15): no `records` row is read.
+        // Both levels hold each entry's record body (schema 15): no `records` row is read.
         let statement = try connection.prepare(
             static: """
-                SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
-                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note, seq
-                FROM by_user WHERE k = ?1
-                UNION ALL
-                SELECT id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token,
-                    message_identifier, item_id, review_conversion, review_decision, review_reason, review_note, seq
-                FROM by_user_recent WHERE k = ?1
+                SELECT kind, ts, body, seq FROM by_user WHERE k = ?1
+                UNION ALL SELECT kind, ts, body, seq FROM by_user_recent WHERE k = ?1
                 LIMIT ?2
                 """)
         try statement.bind(key, at: 1)
@@ -49,9 +43,9 @@ enum RecordQueries {
         var all: [Record] = []
         var earlier: [Record] = []
         while try statement.step() {
-            guard let record = record(from: statement, user: user, offset: 0) else { continue }
+            guard let record = indexed(from: statement, user: user, offset: 0) else { continue }
             all.append(record)
-            if statement.int64(15) < seq { earlier.append(record) }
+            if statement.int64(3) < seq { earlier.append(record) }
         }
         return (all, earlier)
     }
@@ -126,9 +120,9 @@ enum RecordQueries {
         _ table: StaticString, after user: String?, on connection: Connection,
         _ body: (String, [Record]) throws -> Bool
     ) throws -> Bool {
-        let select = "SELECT u.user, \(columns.split(separator: ", ").map { "b.\($0)" }.joined(separator: ", ")) "
         let statement = try connection.prepare(
-            select + "FROM users u JOIN \(table) b ON b.k = u.k WHERE u.user > ?1 ORDER BY u.user")
+            "SELECT u.user, b.kind, b.ts, b.body FROM users u JOIN \(table) b ON b.k = u.k WHERE u.user > ?1 "
+                + "ORDER BY u.user")
         try statement.bind(user ?? "", at: 1)
         defer { statement.reset() }
         var currentUser: String?
@@ -140,7 +134,7 @@ enum RecordQueries {
                 records.removeAll(keepingCapacity: true)
             }
             currentUser = user
-            if let record = record(from: statement, user: user, offset: 1) { records.append(record) }
+            if let record = indexed(from: statement, user: user, offset: 1) { records.append(record) }
         }
         if let currentUser { _ = try body(currentUser, records) }
         return true
@@ -174,6 +168,12 @@ enum RecordQueries {
             // An erasure's ticket is kept in the note column (schema 12).
             try statement.bind(ticket, at: first + 14)
         }
+    }
+
+    /// Decodes the per-user index entry whose `kind, ts, body` start at column `offset`.
+    static func indexed(from row: Statement, user: String, offset: Int32) -> Record? {
+        IndexedRecordBody.record(
+            kind: row.int64(offset), ts: row.int64(offset + 1), user: user, body: row.bytes(offset + 2))
     }
 
     /// Decodes one row of `columns` starting at column `offset`.

@@ -103,17 +103,16 @@ struct UserIndexLookup {
         while try statement.step() {
             let seq = statement.int64(0)
             if let skippingFrom, seq >= skippingFrom { continue }
-            guard let record = RecordQueries.record(from: statement, user: user, offset: 1) else { continue }
+            guard let record = RecordQueries.indexed(from: statement, user: user, offset: 1) else { continue }
             guard try body(Found(seq: seq, record: record)) else { return }
         }
     }
 
-    /// The four reads (`RecordQueries.columns` after the `seq`), built once: by level and direction.
+    /// The four reads (the entry's `seq`, `kind`, `ts` and `body`), built once: by level and direction.
     private static let statements: [[String]] = ["by_user", "by_user_recent"].map { table in
         [true, false].map { ascending in
-            let columns = RecordQueries.columns.split(separator: ", ").map { "b.\($0)" }.joined(separator: ", ")
             let order = ascending ? "b.ts, b.seq" : "b.ts DESC, b.seq DESC"
-            return "SELECT b.seq, \(columns) FROM \(table) b "
+            return "SELECT b.seq, b.kind, b.ts, b.body FROM \(table) b "
                 + "WHERE b.k = ?1 AND b.kind = ?2 AND b.ts \(ascending ? ">=" : "<=") ?3 ORDER BY \(order)"
         }
     }
@@ -139,7 +138,7 @@ struct UserIndexLookup {
         while try statement.step() {
             let seq = statement.int64(0)
             if let skippingFrom, seq >= skippingFrom { continue }
-            guard let record = RecordQueries.record(from: statement, user: user, offset: 1) else { continue }
+            guard let record = RecordQueries.indexed(from: statement, user: user, offset: 1) else { continue }
             return Found(seq: seq, record: record)
         }
         return nil

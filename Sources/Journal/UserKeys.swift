@@ -45,20 +45,16 @@ enum UserKeys {
         return try find.step() ? find.int64(0) : nil
     }
 
-    /// Lists `record`, journaled as `seq`, of `kind`, under its user's key `k` in the recent level, with its
-    /// columns (schema 15).
+    /// Lists `record`, journaled as `seq`, of `kind`, under its user's key `k` in the recent level, with its body
+    /// (schema 15, `IndexedRecordBody`).
     static func index(_ record: Record, seq: Int64, kind: UserIndexKind, key: Int64, on connection: Connection) throws {
         let insert = try connection.prepare(
-            static: """
-                INSERT INTO by_user_recent (k, kind, seq, id, type, ts, decision, subscribed, loaded, offer_id,
-                    affiliate_token, campaign_token, message_identifier, item_id, review_conversion,
-                    review_decision, review_reason, review_note)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
-                """)
+            static: "INSERT INTO by_user_recent (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
         try insert.bind(key, at: 1)
         try insert.bind(kind.rawValue, at: 2)
-        try insert.bind(seq, at: 3)
-        try RecordQueries.bindColumns(of: record, to: insert, from: 4)
+        try insert.bind(record.ts, at: 3)
+        try insert.bind(seq, at: 4)
+        try insert.bindBlob(IndexedRecordBody.encode(record), at: 5)
         try insert.run()
     }
 

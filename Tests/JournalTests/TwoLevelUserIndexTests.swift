@@ -124,16 +124,16 @@ import Testing
         ("INSERT INTO by_user_recent SELECT * FROM by_user LIMIT 1", "listed in both levels"),
         ("DELETE FROM by_user_recent WHERE seq = (SELECT max(seq) FROM by_user_recent)", "per-user index entries"),
         ("UPDATE by_user_recent SET k = k + 1 WHERE seq = (SELECT max(seq) FROM by_user_recent)", "in by_user_recent"),
-        // The copies of the records' columns (schema 15), in either level.
+        // The records' bodies (schema 15), in either level.
         (
-            "UPDATE by_user SET affiliate_token = 'aff-forged' WHERE seq = (SELECT min(seq) FROM by_user WHERE kind = 2)",
+            "UPDATE by_user SET body = CAST('x' AS BLOB) WHERE seq = (SELECT min(seq) FROM by_user WHERE kind = 2)",
             "in by_user)"
         ),
         (
-            "UPDATE by_user_recent SET id = id || 'x' WHERE seq = (SELECT max(seq) FROM by_user_recent)",
+            "UPDATE by_user_recent SET body = body || x'00' WHERE seq = (SELECT max(seq) FROM by_user_recent)",
             "in by_user_recent"
         ),
-        ("UPDATE by_user SET decision = NULL WHERE seq = (SELECT min(seq) FROM by_user WHERE kind = 0)", "in by_user)"),
+        ("UPDATE by_user SET body = substr(body, 1, length(body) - 1) || '0' WHERE seq = 1", "in by_user)"),
     ])
     func verifyFindsAnEntryThatIsWrongMissingTwiceOrMiscopied(_ tampering: String, _ named: String) throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
