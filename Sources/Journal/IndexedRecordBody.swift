@@ -1,5 +1,4 @@
 import OfferTrackDomain
-import SQLite
 
 /// A record's attribution columns as the per-user index stores them beside its entry (schema 15, `body`), one blob
 /// the writer encodes in Swift (`encode`) and SQL can compute from a `records` row (`sql`, for the migration,

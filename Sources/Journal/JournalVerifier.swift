@@ -86,8 +86,8 @@ public enum JournalVerifier {
 
     /// The per-user index (schema 8, two levels since 10) lists every record exactly once, under its own user's key
     /// and time: as many entries in both levels as records, none in both, and none that names a missing record, a
-    /// missing key, another user's key or another kind of record, or whose copy of the record's columns (schema
-    /// 15) differs from it.
+    /// missing key, another user's key or another kind of record, or whose body (schema 15, `IndexedRecordBody`) is
+    /// not its record's.
     private static func perUserIndexCheck(_ connection: Connection) throws -> Check {
         var problems: [String] = []
         for level in ["by_user", "by_user_recent"] {

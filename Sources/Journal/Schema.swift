@@ -385,8 +385,8 @@ public enum Schema {
                 ALTER TABLE export_runs ADD COLUMN lines INTEGER;
                 """)
         ),
-        // 15: both levels of the per-user index hold their records' attribution columns (`UserIndexColumns`), so
-        // that a returning user's history is read from the index alone.
+        // 15: both levels of the per-user index hold their records' attribution columns in one blob
+        // (`UserIndexColumns`, `IndexedRecordBody`), so that a returning user's history is read from the index alone.
         (15, .sql(UserIndexColumns.migration)),
     ]
 }

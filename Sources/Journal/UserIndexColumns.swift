@@ -1,5 +1,3 @@
-import SQLite
-
 /// What each entry of the per-user index holds beside its place (schema 15): its record's attribution columns in
 /// one blob (`IndexedRecordBody`), which never change once the record is journaled. A user's history is then read
 /// from the index alone, their entries side by side on a page or two, instead of one `records` row (a page apart,
