@@ -1,7 +1,9 @@
 import OfferTrackDomain
 
-/// A validated record on its way into the journal, with its original line.
-public struct Submission: Sendable {
+/// A validated record on its way into the journal, with its original line. A class: a batch's submissions are
+/// handed from the event loop to the writer and its planner and back, and a copy costs one reference count, not
+/// one for each string of the record and the line.
+public final class Submission: Sendable {
     public let record: Record
     /// The line exactly as received (without its `\n` and one trailing `\r`).
     public let line: [UInt8]
