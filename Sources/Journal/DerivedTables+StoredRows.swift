@@ -79,7 +79,9 @@ extension DerivedTables {
         while try presentations.step() {
             let row = presentations
             let kind = UserIndexKind.loadedPresentation.rawValue
-            guard let record = IndexedRecordBody.record(kind: kind, ts: row.int64(0), user: user, body: row.bytes(3)),
+            let ts = row.int64(0)
+            guard
+                let record = row.withBytes(3, { IndexedRecordBody.record(kind: kind, ts: ts, user: user, body: $0) }),
                 case .presented(let offer, _) = record.body
             else { continue }
             facts.append(

@@ -68,6 +68,11 @@ enum IndexedRecordBody {
     /// The record of `user` an entry of `kind` at `ts` with `body` lists; nil when the body does not decode to a
     /// record of that kind.
     static func record(kind: Int64, ts: Int64, user: String, body: [UInt8]) -> Record? {
+        body.withUnsafeBytes { record(kind: kind, ts: ts, user: user, body: $0) }
+    }
+
+    /// As `record(kind:ts:user:body:)`, reading the body where it lies (a column's bytes, not copied).
+    static func record(kind: Int64, ts: Int64, user: String, body: UnsafeRawBufferPointer) -> Record? {
         var reader = Reader(bytes: body)
         guard let id = reader.text() ?? nil, let decision = reader.code(), let offerId = reader.text(),
             let affiliateToken = reader.text(), let campaignToken = reader.text(),
@@ -105,7 +110,7 @@ enum IndexedRecordBody {
     /// Reads a body's fields in order; each read is nil when the bytes do not hold that field (an outer nil), and
     /// the field's value otherwise (an inner nil for `-`).
     private struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         var position = 0
 
         var atEnd: Bool { position == bytes.count }
@@ -126,7 +131,7 @@ enum IndexedRecordBody {
             guard position < bytes.count, bytes.count - (position + 1) >= length else { return nil }
             let start = position + 1
             position = start + length
-            return .some(String(decoding: bytes[start..<position], as: UTF8.self))
+            return .some(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self))
         }
 
         mutating func code() -> Int64?? {

@@ -172,8 +172,9 @@ enum RecordQueries {
 
     /// Decodes the per-user index entry whose `kind, ts, body` start at column `offset`.
     static func indexed(from row: Statement, user: String, offset: Int32) -> Record? {
-        IndexedRecordBody.record(
-            kind: row.int64(offset), ts: row.int64(offset + 1), user: user, body: row.bytes(offset + 2))
+        let kind = row.int64(offset)
+        let ts = row.int64(offset + 1)
+        return row.withBytes(offset + 2) { IndexedRecordBody.record(kind: kind, ts: ts, user: user, body: $0) }
     }
 
     /// Decodes one row of `columns` starting at column `offset`.

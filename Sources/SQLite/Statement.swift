@@ -181,6 +181,17 @@ public final class Statement {
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
+    /// Calls `body` with column `index`'s bytes as SQLite holds them (valid only during the call; empty for NULL).
+    public func withBytes<Result>(
+        _ index: Int32, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        // The pointer first, then its length (SQLite's advice: no conversion can move the bytes in between).
+        let base = sqlite3_column_blob(pointer, index)
+        let count = Int(sqlite3_column_bytes(pointer, index))
+        guard let base, count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
     /// Column `index` of the current row as raw bytes (text or blob).
     public func bytes(_ index: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(pointer, index))
