@@ -17,7 +17,8 @@ struct CheckpointHealth: Sendable, Equatable {
 /// and no record waiting for one, waits for a checkpoint that can run beside the writer:
 /// - once the WAL holds `passiveFrames` frames more than were checkpointed, a `PASSIVE` checkpoint copies them
 ///   while the writer goes on committing; when it ends before the next commit begins, that commit starts the WAL
-///   over (at 10,000 records/s the writer pauses often enough for that);
+///   over (at 10,000 records/s the writer pauses often enough for that); once the WAL is longer than
+///   `floodPassiveFrames` (the writer did not pause), only every `floodPassiveFrames` new frames;
 /// - once the WAL holds `limitFrames` frames (a flood, where the writer never pauses), the writer waits at most
 ///   `writerWaitMilliseconds` while this thread copies what the passive checkpoints left and starts the WAL over
 ///   (`RESTART`, or `TRUNCATE` when the file has grown past twice the limit), waiting at most
@@ -50,8 +51,13 @@ final class CheckpointThread: @unchecked Sendable {
     /// Signalled once per request queued.
     private let wake = DispatchSemaphore(value: 0)
 
-    /// New frames that start a passive checkpoint (fewer when the limit is small).
+    /// New frames that start a passive checkpoint while the WAL is shorter than `floodPassiveFrames` (fewer when
+    /// the limit is small): the writer pauses, so a checkpoint that ends lets the next commit start the WAL over.
     let passiveFrames: Int
+    /// New frames that start one once the WAL is longer than this (a flood: the writer never pauses, and the WAL
+    /// starts over only at its limit): 8 MiB, so that the pages dirtied in commit after commit (the tables' last
+    /// pages, the indexes' inner pages, the per-user index's recent level) are copied once for many commits.
+    let floodPassiveFrames: Int
     /// The WAL's limit by default, in frames (of a 4 KiB page and a 24-byte header: 32 MiB): past it the writer
     /// waits for a blocking checkpoint. `DaemonEnvironment.walLimitFrames` sets another (tests use a small one).
     static let defaultLimitFrames = DaemonEnvironment.defaultWALLimitFrames
@@ -100,6 +106,7 @@ final class CheckpointThread: @unchecked Sendable {
         self.log = log
         self.limitFrames = max(limitFrames, 64)
         passiveFrames = min(600, self.limitFrames / 2)
+        floodPassiveFrames = max(passiveFrames, min(2048, self.limitFrames / 4))
         checkpointer = WALCheckpointer(path: journalPath)
         walPath = journalPath + "-wal"
         // One thread for the daemon's life (a queue's worker held by `run`), so that every checkpoint runs on the
@@ -222,7 +229,9 @@ final class CheckpointThread: @unchecked Sendable {
                 state.blockingInFlight = true
                 return .blocking
             }
-            guard !state.queued, frames - state.checkpointedFrames >= passiveFrames else { return .nothing }
+            guard !state.queued, frames - state.checkpointedFrames >= newFramesForPassive(walFrames: frames) else {
+                return .nothing
+            }
             state.queued = true
             return .passive
         }
@@ -235,6 +244,11 @@ final class CheckpointThread: @unchecked Sendable {
             enqueue(.blocking(done: done))
             _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
         }
+    }
+
+    /// How many frames newer than the last checkpoint start a passive one, in a WAL of `walFrames` frames.
+    func newFramesForPassive(walFrames: Int) -> Int {
+        walFrames >= floodPassiveFrames ? floodPassiveFrames : passiveFrames
     }
 
     /// Closes the checkpoint connection and ends the thread, after what is queued (before the writer closes the

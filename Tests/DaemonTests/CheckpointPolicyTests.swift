@@ -1,0 +1,28 @@
+import Foundation
+import Posix
+import Testing
+
+@testable import OfferTrackDaemon
+
+/// When a passive checkpoint starts (docs/durability-and-limits.md, "The checkpoint policy"), computed by hand:
+/// every 600 new frames while the WAL is shorter than 2,048 frames, every 2,048 once it is longer (a flood), and
+/// half or a quarter of a small limit.
+@Suite struct CheckpointPolicyTests {
+    @Test(arguments: [
+        // (limit, WAL frames, new frames that start a passive checkpoint)
+        (8192, 0, 600), (8192, 599, 600), (8192, 2047, 600), (8192, 2048, 2048), (8192, 8191, 2048),
+        (8192, 20_000, 2048),
+        (4096, 1023, 600), (4096, 1024, 1024), (4096, 3000, 1024),
+        (1024, 100, 512), (1024, 900, 512),
+        (64, 10, 32), (64, 63, 32),
+    ])
+    func passiveCheckpointsStartEvery(limit: Int, walFrames: Int, expected: Int) {
+        let path = "/tmp/checkpoint-policy-\(UInt32.random(in: 0...UInt32.max)).db"
+        let checkpoints = CheckpointThread(journalPath: path, limitFrames: limit, log: .discard)
+        defer {
+            checkpoints.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        #expect(checkpoints.newFramesForPassive(walFrames: walFrames) == expected)
+    }
+}
