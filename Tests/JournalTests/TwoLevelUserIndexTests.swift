@@ -47,17 +47,27 @@ import Testing
         return byUser.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value.sorted()) }
     }
 
+    /// The slices of a round by keys given, computed by hand: 16 up to 131,072 keys, one more for each 8,192
+    /// more, 64 from 524,288.
+    @Test(arguments: [
+        (0, 16), (50_000, 16), (131_071, 16), (139_263, 16), (139_264, 17), (300_000, 36), (524_287, 63),
+        (524_288, 64), (10_000_000, 64),
+    ])
+    func roundsHaveMoreSlicesOnceThereAreManyUsers(keys: Int64, slices: Int64) {
+        #expect(UserKeys.slices(forKeys: keys) == slices)
+    }
+
     @Test func everyEntryReachesTheMainLevelWithinOneRoundOfSlices() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let (_, lastSeqs) = try journal(users: 1500, seed: 3)
-        #expect(lastSeqs.count > Int(UserKeys.slices) + 2)
+        #expect(lastSeqs.count > Int(UserKeys.fewestSlices) + 2)
         let connection = try Connection(path: path, mode: .readOnly)
         let recent = try connection.scalarInt("SELECT count(*) FROM by_user_recent") ?? -1
         let oldestRecent = try connection.scalarInt("SELECT coalesce(min(seq), 0) FROM by_user_recent") ?? -1
         // Both levels hold entries, and nothing listed before the last round of slices is still recent.
         let main = try connection.scalarInt("SELECT count(*) FROM by_user") ?? 0
         #expect(recent > 0 && main > recent)
-        #expect(oldestRecent > lastSeqs[lastSeqs.count - 1 - Int(UserKeys.slices)], "oldest recent seq \(oldestRecent)")
+        #expect(oldestRecent > lastSeqs[lastSeqs.count - 1 - Int(UserKeys.fewestSlices)], "oldest recent seq \(oldestRecent)")
     }
 
     @Test func readersSeeEveryRecordOnceWhicheverLevelListsIt() throws {
@@ -152,7 +162,7 @@ import Testing
         try connection.execute("INSERT INTO by_user SELECT * FROM by_user_recent")
         #expect(try !JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
         // A round of slices later, every entry has been moved (or dropped as already there), and verify passes.
-        for round in 0..<Int(UserKeys.slices) {
+        for round in 0..<Int(UserKeys.fewestSlices) {
             let line = JournalWriterTests.capabilities("late-\(round)", user: "late-user-\(round)")
             #expect(try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0).count == 1)
         }
@@ -167,7 +177,7 @@ import Testing
         let (first, _) = try journal(users: 1500, seed: 8)
         let before = try first.lastSeq()
         first.close()
-        for run in 0..<(Int(UserKeys.slices) + 4) {
+        for run in 0..<(Int(UserKeys.fewestSlices) + 4) {
             let writer = try JournalWriter(path: path, durability: .normal)
             let line = JournalWriterTests.capabilities("restart-\(run)", user: "restarting-user")
             #expect(try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0).count == 1)
