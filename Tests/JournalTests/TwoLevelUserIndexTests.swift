@@ -67,7 +67,9 @@ import Testing
         // Both levels hold entries, and nothing listed before the last round of slices is still recent.
         let main = try connection.scalarInt("SELECT count(*) FROM by_user") ?? 0
         #expect(recent > 0 && main > recent)
-        #expect(oldestRecent > lastSeqs[lastSeqs.count - 1 - Int(UserKeys.fewestSlices)], "oldest recent seq \(oldestRecent)")
+        #expect(
+            oldestRecent > lastSeqs[lastSeqs.count - 1 - Int(UserKeys.fewestSlices)],
+            "oldest recent seq \(oldestRecent)")
     }
 
     @Test func readersSeeEveryRecordOnceWhicheverLevelListsIt() throws {
