@@ -117,6 +117,15 @@ extension BenchRun {
         ).run()
     }
 
+    /// Section 10: a returning record against the journal's size (`JournalSizeSection`).
+    func measureJournalSize() throws {
+        try JournalSizeSection(
+            scratch: scratch, scale: scale.journalSize,
+            startDaemon: { label, path in try self.startDaemon(label: label, databasePath: path) },
+            newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
+        ).run()
+    }
+
     /// Section 9: forgetting a person (`ErasureSection`).
     func measureErasure() throws {
         try ErasureSection(

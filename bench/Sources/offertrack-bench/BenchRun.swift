@@ -60,6 +60,7 @@ final class BenchRun {
             ("latency", { try self.measureLatency(workload) }), ("flood", { try self.measureFloodProbe(workload) }),
             ("exportstall", { try self.measureExportStall() }),
             ("returning", { try self.measureReturning() }), ("heavy", { try self.measureHotUsers() }),
+            ("journalsize", { try self.measureJournalSize() }),
             ("erasure", { try self.measureErasure() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),

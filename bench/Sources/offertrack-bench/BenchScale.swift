@@ -32,6 +32,8 @@ struct BenchScale {
     var exportStall = ExportStall.Plan(recordsPerSecond: 10_000, clients: 8, leadSeconds: 5, totalSeconds: 25)
     /// The hot-user section (issue 31).
     var hot = HotUserScale.full
+    /// The journal-size section.
+    var journalSize = JournalSizeScale.full
 
     static let full = BenchScale(
         records: 200_000, baselineBatches: [1000, 8192], clientCounts: [1, 8, 64],
@@ -45,7 +47,7 @@ struct BenchScale {
         returningUsers: 300,
         returningRecords: 1_500, returningLatencyRuns: 2, peerRecords: 400,
         exportStall: ExportStall.Plan(recordsPerSecond: 2000, clients: 8, leadSeconds: 0.4, totalSeconds: 1.5),
-        hot: .smoke)
+        hot: .smoke, journalSize: .smoke)
 
     /// Records needed by the latency runs, one slice after another.
     var latencyRecords: [Int] {
