@@ -110,31 +110,17 @@ extension BenchRun {
     func measureHotUsers() throws {
         var hotScale = scale.hot
         if let histories = options.hotHistories { hotScale.histories = histories }
-        hotUsers = try HotUserSection(
-            scratch: scratch, scale: hotScale,
-            startDaemon: { label, path in try self.startDaemon(label: label, databasePath: path) },
-            newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
-        ).run()
+        hotUsers = try HotUserSection(context: sectionContext, scale: hotScale).run()
     }
 
     /// Section 10: a returning record against the journal's size (`JournalSizeSection`).
     func measureJournalSize() throws {
-        try JournalSizeSection(
-            scratch: scratch, scale: scale.journalSize,
-            startDaemon: { label, path in try self.startDaemon(label: label, databasePath: path) },
-            newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
-        ).run()
+        try JournalSizeSection(context: sectionContext, scale: scale.journalSize).run()
     }
 
     /// Section 9: forgetting a person (`ErasureSection`).
     func measureErasure() throws {
-        try ErasureSection(
-            scratch: scratch, scale: options.smoke ? .smoke : .full,
-            startDaemon: { label, path, arguments in
-                try self.startDaemon(label: label, databasePath: path, arguments: arguments)
-            },
-            newDatabase: { self.newDatabase() }, add: { self.add($0) }, progress: { self.progress($0) }
-        ).run()
+        try ErasureSection(context: sectionContext, scale: options.smoke ? .smoke : .full).run()
     }
 
     /// Section 7: the fleet over a real three-node JetStream cluster (`FleetSection`).

@@ -83,6 +83,17 @@ final class BenchRun {
             arguments: arguments)
     }
 
+    /// What the sections in their own types (`HotUserSection`, `ErasureSection`, `JournalSizeSection`) use of
+    /// the run.
+    var sectionContext: SectionContext {
+        SectionContext(
+            scratch: scratch,
+            launchDaemon: { label, path, arguments in
+                try self.startDaemon(label: label, databasePath: path, arguments: arguments)
+            },
+            databasePath: { self.newDatabase() }, addRow: { self.add($0) }, showProgress: { self.progress($0) })
+    }
+
     func newDatabase() -> String {
         databaseNumber += 1
         return scratch.file("journal-\(databaseNumber).db")

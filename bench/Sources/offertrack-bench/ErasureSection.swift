@@ -45,27 +45,12 @@ struct ErasureScale {
 final class ErasureSection {
     static let section = "9 Erasure"
 
-    private let scratch: ScratchDirectory
+    private let context: SectionContext
     private let scale: ErasureScale
-    private let startDaemon: (_ label: String, _ databasePath: String, _ arguments: [String]) throws -> DaemonProcess
-    private let newDatabase: () -> String
-    private let add: (ResultRow) -> Void
-    private let progress: (String) -> Void
 
-    init(
-        scratch: ScratchDirectory, scale: ErasureScale,
-        startDaemon:
-            @escaping (_ label: String, _ databasePath: String, _ arguments: [String]) throws ->
-            DaemonProcess,
-        newDatabase: @escaping () -> String, add: @escaping (ResultRow) -> Void,
-        progress: @escaping (String) -> Void
-    ) {
-        self.scratch = scratch
+    init(context: SectionContext, scale: ErasureScale) {
+        self.context = context
         self.scale = scale
-        self.startDaemon = startDaemon
-        self.newDatabase = newDatabase
-        self.add = add
-        self.progress = progress
     }
 
     func run() throws {
@@ -77,11 +62,14 @@ final class ErasureSection {
     // MARK: 1. One large erasure beside traffic
 
     private func measureLargeErasure() throws {
-        let path = newDatabase()
+        let path = context.newDatabase()
         let others = scale.journalRecords - scale.personRecords
-        progress("erasure: building a journal of \(Format.grouped(Double(others))) records")
-        _ = try BigJournal.build(path: path, count: others) { self.progress("  \(Format.grouped(Double($0))) records") }
-        progress("erasure: adding \(Format.grouped(Double(scale.personRecords))) records of \(HotUserStream.user)")
+        context.progress("erasure: building a journal of \(Format.grouped(Double(others))) records")
+        _ = try BigJournal.build(path: path, count: others) {
+            self.context.progress("  \(Format.grouped(Double($0))) records")
+        }
+        context.progress(
+            "erasure: adding \(Format.grouped(Double(scale.personRecords))) records of \(HotUserStream.user)")
         do {
             let writer = try JournalWriter(
                 path: path, durability: .normal, schema: .migrate, settings: QueryCost.holdingSettings)
@@ -91,10 +79,10 @@ final class ErasureSection {
                     try person.take(min(8_192, scale.personRecords - person.produced)), receivedAt: 0)
             }
         }
-        let rulesPath = scratch.file("erasure-rules.json")
+        let rulesPath = context.scratch.file("erasure-rules.json")
         try QueryCost.writeHoldingRules(to: rulesPath)
         FileSystem.syncAll()
-        let daemon = try startDaemon("erasure-large", path, ["--rules", rulesPath])
+        let daemon = try context.startDaemon("erasure-large", path, arguments: ["--rules", rulesPath])
         defer { try? daemon.stop() }
         _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 1_800)
         let traffic = Workload(count: Int(scale.pacedRate * scale.pacedSeconds), seed: 9, start: Self.trafficStart)
@@ -130,14 +118,14 @@ final class ErasureSection {
         guard renamed == scale.personRecords + 1 else {
             throw BenchFailure("the erasure renamed \(renamed) records, not \(scale.personRecords + 1)")
         }
-        add(
+        context.add(
             ResultRow(
                 section: Self.section,
                 name: "erasure of a person with \(Format.grouped(Double(scale.personRecords))) records in a "
                     + "\(Format.grouped(Double(scale.journalRecords)))-record journal, sent to the running daemon",
                 value: "answered in \(Format.fixed(answeredMilliseconds, 1)) ms",
                 comparison: "target ≤ 2,000 ms; every record renamed (\(Format.grouped(Double(renamed))))"))
-        add(
+        context.add(
             ResultRow(
                 section: Self.section,
                 name: "other clients meanwhile: ack latency p50 / p99 / max, \(Format.grouped(scale.pacedRate)) "
@@ -184,7 +172,7 @@ final class ErasureSection {
         }
         let median = { (forgotten: Bool) in PairedRuns.median(cpu[forgotten] ?? []) }
         let cpuRatio = median(true) / max(1e-9, median(false))
-        add(
+        context.add(
             ResultRow(
                 section: Self.section,
                 name:
@@ -203,7 +191,7 @@ final class ErasureSection {
         _ workload: Workload, clients: Int, forgotten: Bool, cpu: inout [Bool: [Double]]
     ) throws -> Double {
         FileSystem.syncAll()
-        let daemon = try startDaemon("erasure-check", newDatabase(), [])
+        let daemon = try context.startDaemon("erasure-check", context.newDatabase())
         defer { try? daemon.stop() }
         let before = try (0..<scale.erasedUsers).map { index in
             forgotten

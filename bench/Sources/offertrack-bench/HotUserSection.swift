@@ -66,26 +66,13 @@ final class HotUserSection {
         }
     }
 
-    private let scratch: ScratchDirectory
+    private let context: SectionContext
     private let scale: HotUserScale
-    private let startDaemon: (_ label: String, _ databasePath: String) throws -> DaemonProcess
-    private let newDatabase: () -> String
-    private let add: (ResultRow) -> Void
-    private let progress: (String) -> Void
     private(set) var result = Result()
 
-    init(
-        scratch: ScratchDirectory, scale: HotUserScale,
-        startDaemon: @escaping (_ label: String, _ databasePath: String) throws -> DaemonProcess,
-        newDatabase: @escaping () -> String, add: @escaping (ResultRow) -> Void,
-        progress: @escaping (String) -> Void
-    ) {
-        self.scratch = scratch
+    init(context: SectionContext, scale: HotUserScale) {
+        self.context = context
         self.scale = scale
-        self.startDaemon = startDaemon
-        self.newDatabase = newDatabase
-        self.add = add
-        self.progress = progress
     }
 
     func run() throws -> Result {
@@ -107,39 +94,39 @@ final class HotUserSection {
         let user = HotUserStream.user
         let sizes = Set(scale.histories).sorted()
         var stream = HotUserStream()
-        let building = newDatabase()
+        let building = context.newDatabase()
         var templates: [Int: String] = [:]
         var more: [Int: [Submission]] = [:]
         var buildSeconds = 0.0
         for size in sizes {
-            progress("hot users: building a history of \(Format.grouped(Double(size))) records of \(user)")
-            let daemon = try startDaemon("hot-build", building)
+            context.progress("hot users: building a history of \(Format.grouped(Double(size))) records of \(user)")
+            let daemon = try context.startDaemon("hot-build", building)
             while stream.produced < size {
                 let chunk = try stream.take(min(scale.buildChunk, size - stream.produced))
                 let sent = try Self.pipeline(chunk, to: daemon)
                 buildSeconds += Double(sent.end - sent.start) / 1e9
             }
             try daemon.stop()
-            let template = newDatabase()
+            let template = context.newDatabase()
             try Self.copyJournal(building, to: template)
             templates[size] = template
             // The records timed after this history: the ones that follow it (a copy of the generator runs on).
             var lookahead = stream
             more[size] = try lookahead.take(scale.moreRecords)
         }
-        scratch.removeDatabase(building)
+        context.scratch.removeDatabase(building)
         let built = stream.produced
         var runs: [Int: [Timed]] = [:]
         for round in 1...max(1, scale.rounds) {
             for size in sizes {
                 guard let template = templates[size], let records = more[size] else { continue }
-                progress(
+                context.progress(
                     "hot users: round \(round), \(Format.grouped(Double(records.count))) more records after a "
                         + "history of \(Format.grouped(Double(size)))")
-                let path = newDatabase()
+                let path = context.newDatabase()
                 try Self.copyJournal(template, to: path)
                 FileSystem.syncAll()
-                let daemon = try startDaemon("hot-\(size)", path)
+                let daemon = try context.startDaemon("hot-\(size)", path)
                 // Learning the journaled users after the start is not this measurement's work.
                 _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 600)
                 guard let before = ProcessCPU.seconds(pid: daemon.pid) else {
@@ -150,21 +137,21 @@ final class HotUserSection {
                     throw BenchFailure("cannot read the daemon's CPU time")
                 }
                 try daemon.stop()
-                scratch.removeDatabase(path)
+                context.scratch.removeDatabase(path)
                 runs[size, default: []].append(
                     Timed(
                         rate: Double(records.count) / (Double(sent.end - sent.start) / 1e9),
                         cpuMicroseconds: (after - before) * 1e6 / Double(records.count)))
             }
         }
-        for template in templates.values { scratch.removeDatabase(template) }
+        for template in templates.values { context.scratch.removeDatabase(template) }
         let median = { (values: [Double]) in PairedRuns.median(values) }
         for size in sizes {
             guard let timed = runs[size] else { continue }
             let cpu = median(timed.map(\.cpuMicroseconds))
             if size == sizes.first { result.smallest = (size, cpu) }
             if size == sizes.last { result.largest = (size, cpu) }
-            add(
+            context.add(
                 ResultRow(
                     section: Self.section,
                     name: "one user (`\(user)`) with a history of \(Format.grouped(Double(size))) records: "
@@ -181,7 +168,7 @@ final class HotUserSection {
         }
         if let largest = result.largest, let smallest = result.smallest, largest.history != smallest.history {
             let rates = { (size: Int) in runs[size].map { median($0.map(\.rate)) } ?? 0 }
-            add(
+            context.add(
                 ResultRow(
                     section: Self.section,
                     name: "daemon CPU a record, history of \(Format.grouped(Double(largest.history))) against "
@@ -231,11 +218,11 @@ final class HotUserSection {
         let load = Format.grouped(scale.pacedRate)
         var paced: [Bool: LatencyResult] = [:]
         for isHot in [false, true] {
-            progress(
+            context.progress(
                 "hot users: \(load) records/s paced over \(clients) connections, "
                     + (isHot ? "\(share) % of the lines naming \(HotUserStream.user)" : "the traffic as it is"))
             FileSystem.syncAll()
-            let daemon = try startDaemon("hot-paced", newDatabase())
+            let daemon = try context.startDaemon("hot-paced", context.newDatabase())
             paced[isHot] = try AckLatency.measure(
                 (isHot ? hot : plain).submissions[...], recordsPerSecond: scale.pacedRate, clients: clients,
                 socketPath: daemon.socketPath)
@@ -243,7 +230,7 @@ final class HotUserSection {
         }
         result.pacedPlain = paced[false]
         result.pacedHot = paced[true]
-        progress("hot users: the same two files pipelined over \(clients) connections, alternating")
+        context.progress("hot users: the same two files pipelined over \(clients) connections, alternating")
         let pipelined = try PairedRuns.measure(pairs: scale.pairs) {
             try self.pipelinedRate(hot, clients: clients)
         } without: {
@@ -255,7 +242,7 @@ final class HotUserSection {
             + "\(clients) connections"
         for isHot in [false, true] {
             guard let latency = paced[isHot] else { continue }
-            add(
+            context.add(
                 ResultRow(
                     section: Self.section,
                     name: "ack latency p50 / p99 / max, " + traffic
@@ -269,14 +256,14 @@ final class HotUserSection {
                                 ?? ""
                             : "")))
         }
-        add(
+        context.add(
             ResultRow(
                 section: Self.section,
                 name: "durable ingest of the same records pipelined, \(clients) connections, as they are",
                 value: "\(Format.grouped(pipelined.medianWithout)) records/s",
                 comparison: "median of \(pipelined.without.count): "
                     + pipelined.without.map(Format.grouped).joined(separator: ", ")))
-        add(
+        context.add(
             ResultRow(
                 section: Self.section,
                 name: "durable ingest of the same records pipelined, \(clients) connections, \(share) % naming "
@@ -288,7 +275,7 @@ final class HotUserSection {
 
     private func pipelinedRate(_ workload: Workload, clients: Int) throws -> Double {
         FileSystem.syncAll()
-        let daemon = try startDaemon("hot-pipelined", newDatabase())
+        let daemon = try context.startDaemon("hot-pipelined", context.newDatabase())
         defer { try? daemon.stop() }
         return try IngestThroughput.measure(workload, clients: clients, socketPath: daemon.socketPath)
     }

@@ -35,25 +35,12 @@ struct JournalSizeScale {
 final class JournalSizeSection {
     static let section = "10 Journal size"
 
-    private let scratch: ScratchDirectory
+    private let context: SectionContext
     private let scale: JournalSizeScale
-    private let startDaemon: (_ label: String, _ databasePath: String) throws -> DaemonProcess
-    private let newDatabase: () -> String
-    private let add: (ResultRow) -> Void
-    private let progress: (String) -> Void
 
-    init(
-        scratch: ScratchDirectory, scale: JournalSizeScale,
-        startDaemon: @escaping (_ label: String, _ databasePath: String) throws -> DaemonProcess,
-        newDatabase: @escaping () -> String, add: @escaping (ResultRow) -> Void,
-        progress: @escaping (String) -> Void
-    ) {
-        self.scratch = scratch
+    init(context: SectionContext, scale: JournalSizeScale) {
+        self.context = context
         self.scale = scale
-        self.startDaemon = startDaemon
-        self.newDatabase = newDatabase
-        self.add = add
-        self.progress = progress
     }
 
     /// One journal to time against: its copy to start from, and the records timed after it.
@@ -79,13 +66,13 @@ final class JournalSizeSection {
         var runs: [Int: [Timed]] = [:]
         for round in 1...max(1, scale.rounds) {
             for subject in subjects {
-                progress(
+                context.progress(
                     "journal size: round \(round), \(Format.grouped(Double(subject.timed.count))) returning records "
                         + "after \(Format.grouped(Double(subject.size)))")
                 runs[subject.size, default: []].append(try time(subject))
             }
         }
-        for subject in subjects { scratch.removeDatabase(subject.template) }
+        for subject in subjects { context.scratch.removeDatabase(subject.template) }
         report(subjects, runs)
     }
 
@@ -93,7 +80,8 @@ final class JournalSizeSection {
     private func build(size: Int) throws -> Subject {
         let users = Self.users(size)
         let timed = Self.timedRecords(users: users, atMost: scale.timedRecords)
-        progress("journal size: building a journal of \(Format.grouped(Double(size))) records of \(users) users")
+        context.progress(
+            "journal size: building a journal of \(Format.grouped(Double(size))) records of \(users) users")
         let journal = Workload(
             submissions: ReturningUserSimulator(users: users, days: 60, records: size).map {
                 Submission(record: $0.record, line: Array($0.line.utf8))
@@ -109,8 +97,8 @@ final class JournalSizeSection {
             prior += history[submission.record.user, default: 0]
             history[submission.record.user, default: 0] += 1
         }
-        let path = newDatabase()
-        let daemon = try startDaemon("size-build", path)
+        let path = context.newDatabase()
+        let daemon = try context.startDaemon("size-build", path)
         _ = try IngestThroughput.measure(journal, clients: scale.clients, socketPath: daemon.socketPath)
         try daemon.stop()
         return Subject(
@@ -133,12 +121,12 @@ final class JournalSizeSection {
 
     /// One run of `subject`'s timed records on a fresh copy of its journal.
     private func time(_ subject: Subject) throws -> Timed {
-        let path = newDatabase()
+        let path = context.newDatabase()
         for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: subject.template + suffix) {
             try FileManager.default.copyItem(atPath: subject.template + suffix, toPath: path + suffix)
         }
         FileSystem.syncAll()
-        let daemon = try startDaemon("size-\(subject.size)", path)
+        let daemon = try context.startDaemon("size-\(subject.size)", path)
         // Learning the journaled users after the start is not this measurement's work.
         _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 600)
         let before = try ProcessIO.read(pid: daemon.pid)
@@ -146,7 +134,7 @@ final class JournalSizeSection {
             subject.timed, clients: scale.clients, socketPath: daemon.socketPath, interleaved: true, pid: daemon.pid)
         let after = try ProcessIO.read(pid: daemon.pid)
         try daemon.stop()
-        scratch.removeDatabase(path)
+        context.scratch.removeDatabase(path)
         guard let cpu = measured.cpuMicroseconds else { throw BenchFailure("cannot read the daemon's CPU time") }
         let count = Double(subject.timed.count)
         return Timed(
@@ -162,7 +150,7 @@ final class JournalSizeSection {
             guard let timed = runs[subject.size] else { continue }
             let cpu = median(timed.map(\.cpuMicroseconds))
             cpuBySize[subject.size] = cpu
-            add(
+            context.add(
                 ResultRow(
                     section: Self.section,
                     name: "\(Format.grouped(Double(subject.timed.count))) returning records after a journal of "
@@ -180,7 +168,7 @@ final class JournalSizeSection {
         guard let smallest = subjects.first, let largest = subjects.last, smallest.size != largest.size,
             let small = cpuBySize[smallest.size], let large = cpuBySize[largest.size], small > 0
         else { return }
-        add(
+        context.add(
             ResultRow(
                 section: Self.section,
                 name: "daemon CPU a returning record, journal of \(Format.grouped(Double(largest.size))) against "

@@ -1,0 +1,25 @@
+import TestSupport
+
+/// What a section of the run needs from it: its scratch folder, daemons started on a database, fresh database
+/// paths, and where its result rows and progress lines go.
+struct SectionContext {
+    let scratch: ScratchDirectory
+    let launchDaemon: (_ label: String, _ databasePath: String, _ arguments: [String]) throws -> DaemonProcess
+    let databasePath: () -> String
+    let addRow: (ResultRow) -> Void
+    let showProgress: (String) -> Void
+
+    /// Starts `offertrackd` on `databasePath` with `arguments` (`label` names its files in the scratch folder).
+    func startDaemon(_ label: String, _ databasePath: String, arguments: [String] = []) throws -> DaemonProcess {
+        try launchDaemon(label, databasePath, arguments)
+    }
+
+    /// A path for a database no one has used yet.
+    func newDatabase() -> String { databasePath() }
+
+    /// Adds a row to the report (and shows it at once).
+    func add(_ row: ResultRow) { addRow(row) }
+
+    /// Shows a progress line on stderr.
+    func progress(_ message: String) { showProgress(message) }
+}
