@@ -7,62 +7,91 @@ import OfferTrackDomain
 /// `review_note`, in that order. A text is its length in UTF-8 bytes in decimal, `:`, then its bytes; a code is
 /// its one digit; either is `-` when NULL. The entry's `kind` and `ts` give the rest (`record(kind:ts:user:body:)`).
 enum IndexedRecordBody {
+    /// The `records` columns a body holds, in order, and whether each is a text (else a one-digit code).
+    static let columns: [(name: String, isText: Bool)] = [
+        ("id", true), ("decision", false), ("offer_id", true), ("affiliate_token", true), ("campaign_token", true),
+        ("message_identifier", true), ("item_id", true), ("review_conversion", true), ("review_decision", false),
+        ("review_reason", true), ("review_note", true),
+    ]
+
     /// The body of the `records` row aliased `r`, in SQL.
     static let sql: String = {
         func text(_ column: String) -> String {
             "(CASE WHEN r.\(column) IS NULL THEN '-' ELSE length(CAST(r.\(column) AS BLOB)) || ':' || r.\(column) END)"
         }
         func code(_ column: String) -> String { "ifnull(r.\(column), '-')" }
-        let fields = [
-            text("id"), code("decision"), text("offer_id"), text("affiliate_token"), text("campaign_token"),
-            text("message_identifier"), text("item_id"), text("review_conversion"), code("review_decision"),
-            text("review_reason"), text("review_note"),
-        ]
+        let fields = columns.map { $0.isText ? text($0.name) : code($0.name) }
         return "CAST(\(fields.joined(separator: " || ")) AS BLOB)"
     }()
 
-    /// `record`'s body.
-    static func encode(_ record: Record) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(record.id.utf8.count + 24)
-        func text(_ value: String?) {
-            guard let value else { return bytes.append(UInt8(ascii: "-")) }
-            bytes.append(contentsOf: String(value.utf8.count).utf8)
-            bytes.append(UInt8(ascii: ":"))
-            bytes.append(contentsOf: value.utf8)
+    /// Writes a body's fields in order.
+    struct Writer {
+        private(set) var bytes: [UInt8] = []
+
+        init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+        /// A text field: its length in UTF-8 bytes in decimal, `:`, its bytes; `-` for nil.
+        mutating func text(_ value: String?) {
+            guard var value else { return absent() }
+            value.withUTF8 { text(UnsafeRawBufferPointer($0)) }
         }
-        func code(_ value: Int64?) {
-            guard let value else { return bytes.append(UInt8(ascii: "-")) }
+
+        mutating func text(_ utf8: UnsafeRawBufferPointer?) {
+            guard let utf8 else { return absent() }
+            bytes.append(contentsOf: String(utf8.count).utf8)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: utf8)
+        }
+
+        /// A code field: its digit; `-` for nil.
+        mutating func code(_ value: Int64?) {
+            guard let value else { return absent() }
             bytes.append(contentsOf: String(value).utf8)
         }
-        text(record.id)
+
+        /// A code field given as the text SQL makes of it.
+        mutating func code(_ digits: UnsafeRawBufferPointer?) {
+            guard let digits else { return absent() }
+            bytes.append(contentsOf: digits)
+        }
+
+        /// `count` absent fields.
+        mutating func absent(_ count: Int = 1) {
+            for _ in 0..<count { bytes.append(UInt8(ascii: "-")) }
+        }
+    }
+
+    /// `record`'s body.
+    static func encode(_ record: Record) -> [UInt8] {
+        var writer = Writer(capacity: record.id.utf8.count + 24)
+        writer.text(record.id)
         switch record.body {
         case .capabilities(let decision):
-            code(RecordColumnCodes.decisionCode(decision))
-            for _ in 0..<9 { bytes.append(UInt8(ascii: "-")) }
+            writer.code(RecordColumnCodes.decisionCode(decision))
+            writer.absent(9)
         case .presented(let offer, _):
-            bytes.append(contentsOf: "--".utf8)
-            text(offer.affiliateToken)
-            text(offer.campaignToken)
-            text(offer.messageIdentifier)
-            text(offer.itemID)
-            bytes.append(contentsOf: "----".utf8)
+            writer.absent(2)
+            writer.text(offer.affiliateToken)
+            writer.text(offer.campaignToken)
+            writer.text(offer.messageIdentifier)
+            writer.text(offer.itemID)
+            writer.absent(4)
         case .outcome(_, let decision, let offerId):
-            code(decision.map(RecordColumnCodes.decisionCode))
-            text(offerId)
-            bytes.append(contentsOf: "--------".utf8)
+            writer.code(decision.map(RecordColumnCodes.decisionCode))
+            writer.text(offerId)
+            writer.absent(8)
         case .review(let review):
-            bytes.append(contentsOf: "------".utf8)
-            text(review.conversion)
-            code(RecordColumnCodes.reviewDecisionCode(review.decision))
-            text(review.reason?.rawValue)
-            text(review.note)
+            writer.absent(6)
+            writer.text(review.conversion)
+            writer.code(RecordColumnCodes.reviewDecisionCode(review.decision))
+            writer.text(review.reason?.rawValue)
+            writer.text(review.note)
         case .erasure(let ticket):
             // An erasure's ticket is kept in the note column (schema 12).
-            bytes.append(contentsOf: "---------".utf8)
-            text(ticket)
+            writer.absent(9)
+            writer.text(ticket)
         }
-        return bytes
+        return writer.bytes
     }
 
     /// The record of `user` an entry of `kind` at `ts` with `body` lists; nil when the body does not decode to a

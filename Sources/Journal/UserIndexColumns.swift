@@ -8,8 +8,11 @@ enum UserIndexColumns {
     static let all = "k, kind, ts, seq, body"
 
     /// The same, from the `records` row aliased `r` listed under the key `k` of the row aliased `u`, for SQL that
-    /// lists records again (migration 15, `rebuild`).
+    /// lists records again (migration 15).
     static let fromRecords = "u.k, \(UserIndexKind.sql), r.ts, r.seq, \(IndexedRecordBody.sql)"
+
+    /// As `fromRecords`, the body computed by `IndexedRecordBody`'s function (`rebuild`, which defines it).
+    static let fromRecordsByFunction = "u.k, \(UserIndexKind.sql), r.ts, r.seq, \(IndexedRecordBody.functionCall)"
 
     /// Creates a level of the index named `table` (`by_user` or `by_user_recent`).
     static func createTable(_ table: String) -> String {

@@ -102,19 +102,25 @@ enum UserKeys {
     }
 
     /// Lists every record under its user's key again from `records` alone (`offertrack rebuild`): keys of users
-    /// with records are kept, users without records are forgotten, users without a key are given one. One scan
-    /// of `records`; the entries are sorted before they are inserted, so the index is written in order, all of
-    /// it in `by_user`.
+    /// with records are kept, users without records are forgotten, users without a key are given one. Two scans
+    /// of `records`: one for the users who have records (into a temporary table, which both changes to `users`
+    /// then read instead of `records`), one for the entries, which are sorted before they are inserted, so the
+    /// index is written in order, all of it in `by_user`.
     static func rebuild(on connection: Connection) throws {
+        try IndexedRecordBody.defineFunction(on: connection)
         try connection.execute(
             """
             DELETE FROM by_user;
             DELETE FROM by_user_recent;
-            DELETE FROM users WHERE user NOT IN (SELECT user FROM records);
-            INSERT INTO users (user) SELECT user FROM records WHERE user NOT IN (SELECT user FROM users)
-                GROUP BY user ORDER BY user;
+            DROP TABLE IF EXISTS temp.rebuild_users;
+            CREATE TEMP TABLE rebuild_users (user TEXT PRIMARY KEY) WITHOUT ROWID;
+            INSERT OR IGNORE INTO rebuild_users SELECT user FROM records;
+            DELETE FROM users WHERE user NOT IN rebuild_users;
+            INSERT INTO users (user) SELECT user FROM rebuild_users WHERE user NOT IN (SELECT user FROM users)
+                ORDER BY user;
+            DROP TABLE rebuild_users;
             INSERT INTO by_user (\(UserIndexColumns.all))
-                SELECT \(UserIndexColumns.fromRecords) FROM records r JOIN users u ON u.user = r.user
+                SELECT \(UserIndexColumns.fromRecordsByFunction) FROM records r JOIN users u ON u.user = r.user
                 ORDER BY 1, 2, 3, 4;
             """)
     }

@@ -5,7 +5,8 @@ import Testing
 @testable import Journal
 
 /// The per-user index's record bodies (schema 15): the writer's encoding is byte for byte what SQL computes from the
-/// same record's `records` row (the migration, `rebuild` and `verify` use the SQL), and it decodes back to the record.
+/// same record's `records` row (the migration and `verify` use the SQL expression, `rebuild` the SQL function), and
+/// it decodes back to the record.
 @Suite struct IndexedRecordBodyTests {
     static let offer = Offer(affiliateToken: "aff-42", campaignToken: "spring", messageIdentifier: nil, itemID: "1:2")
     static let records: [(kind: UserIndexKind, record: Record)] = [
@@ -66,12 +67,17 @@ import Testing
             try RecordQueries.bindColumns(of: record, to: insert, from: 1)
             try insert.run()
         }
-        let select = try connection.prepare("SELECT r.id, \(IndexedRecordBody.sql) FROM records r ORDER BY r.seq")
+        try IndexedRecordBody.defineFunction(on: connection)
+        let select = try connection.prepare(
+            """
+            SELECT r.id, \(IndexedRecordBody.sql), \(IndexedRecordBody.functionCall) FROM records r ORDER BY r.seq
+            """)
         var index = 0
         while try select.step() {
             let record = Self.records[index].record
             #expect(select.text(0) == record.id)
             #expect(select.bytes(1) == IndexedRecordBody.encode(record), "\(record)")
+            #expect(select.bytes(2) == IndexedRecordBody.encode(record), "\(record): the function")
             index += 1
         }
         #expect(index == Self.records.count)

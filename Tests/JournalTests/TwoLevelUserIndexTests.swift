@@ -225,4 +225,34 @@ import Testing
         #expect(try connection.scalarInt("SELECT count(*) FROM records") == listed)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
     }
+
+    /// `rebuild` lists every record again from `records` alone: a user with records keeps their key, a user
+    /// without records is forgotten, a user whose key was lost is given one again, and every record is listed
+    /// under its user's key, all of it in `by_user`.
+    @Test func rebuildKeepsKeysForgetsUsersWithoutRecordsAndGivesMissingOnes() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (writer, _) = try journal(users: 200, seed: 5)
+        writer.close()
+        let connection = try Connection(path: path, mode: .readWrite)
+        let before = try expected()
+        let (kept, lost) = (before[0].user, before[1].user)
+        let keptKey = try connection.scalarInt("SELECT k FROM users WHERE user = '\(kept)'")
+        try connection.execute(
+            """
+            INSERT INTO users (user) VALUES ('nobody-with-records');
+            DELETE FROM users WHERE user = '\(lost)';
+            DELETE FROM by_user WHERE k % 3 = 0;
+            """)
+        try connection.transaction { try UserKeys.rebuild(on: connection) }
+        #expect(try connection.scalarInt("SELECT k FROM users WHERE user = '\(kept)'") == keptKey)
+        #expect(try connection.scalarInt("SELECT count(*) FROM users WHERE user = 'nobody-with-records'") == 0)
+        #expect(try connection.scalarInt("SELECT k FROM users WHERE user = '\(lost)'") != nil)
+        #expect(try connection.scalarInt("SELECT count(*) FROM users") == Int64(before.count))
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent") == 0)
+        let records = try connection.scalarInt("SELECT count(*) FROM records")
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user") == records)
+        let (_, histories, readAll) = try read()
+        #expect(readAll)
+        #expect(before.allSatisfy { histories[$0.user] == $0.ids })
+    }
 }
