@@ -167,10 +167,13 @@ public final class JournalWriter {
                 outcomes.reserveCapacity(batch.count)
                 let firstSeq = lastSeq + 1
                 var lastKey: (user: String, key: Int64)?
+                // Users given a key from here on are new: their entries go straight to the main level.
+                let freshFrom = try UserKeys.nextKey(on: connection)
                 // Each accepted record's user key, by batch index (the join reads histories by key).
                 var keys = [Int64](repeating: 0, count: batch.count)
                 for (index, submission) in batch.enumerated() {
-                    let outcome = try append(submission, receivedAt: receivedAt, lastKey: &lastKey, on: connection)
+                    let outcome = try append(
+                        submission, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom, on: connection)
                     if case .accepted(let seq) = outcome {
                         lastSeq = seq
                         keys[index] = lastKey?.key ?? 0
@@ -228,10 +231,11 @@ public final class JournalWriter {
         return reopened
     }
 
-    /// Journals one record and lists it under its user's key; `lastKey` carries the previous record's user and
-    /// key within the batch (a user's records usually arrive together).
+    /// Journals one record and lists it under its user's key (`UserKeys.index`, keys from `freshFrom` on straight
+    /// in the main level); `lastKey` carries the previous record's user and key within the batch (a user's records
+    /// usually arrive together).
     private func append(
-        _ submission: Submission, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?,
+        _ submission: Submission, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?, freshFrom: Int64,
         on connection: Connection
     ) throws -> AppendOutcome {
         let insert = try connection.prepare(
@@ -252,11 +256,11 @@ public final class JournalWriter {
             let seq = connection.lastInsertRowID
             let kind = UserIndexKind(record.body)
             if let last = lastKey, ExactString.equals(last.user, record.user) {
-                try UserKeys.index(record, seq: seq, kind: kind, key: last.key, on: connection)
+                try UserKeys.index(record, seq: seq, kind: kind, key: last.key, freshFrom: freshFrom, on: connection)
             } else {
                 let key = try userKeys.key(of: record.user, knownUsers: knownUsers, on: connection)
                 lastKey = (record.user, key)
-                try UserKeys.index(record, seq: seq, kind: kind, key: key, on: connection)
+                try UserKeys.index(record, seq: seq, kind: kind, key: key, freshFrom: freshFrom, on: connection)
             }
             return .accepted(seq: seq)
         }

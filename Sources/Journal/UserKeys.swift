@@ -3,7 +3,8 @@ import SQLite
 
 /// Users' integer keys (schema 8) and the per-user index on them (schema 10): each user is given a key the first
 /// time one of their records is journaled, and every record is listed under it, first in `by_user_recent` by the
-/// batch that journals it, later in `by_user` (k, kind, ts, seq, then its record's columns: `UserIndexColumns`).
+/// batch that journals it, later in `by_user` (k, kind, ts, seq, then its record's columns: `UserIndexColumns`);
+/// the records of a user the batch gives their key to, straight in `by_user`, after all of its entries.
 ///
 /// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
 /// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
@@ -56,11 +57,26 @@ enum UserKeys {
         return try find.step() ? find.int64(0) : nil
     }
 
-    /// Lists `record`, journaled as `seq`, of `kind`, under its user's key `k` in the recent level, with its body
-    /// (schema 15, `IndexedRecordBody`).
-    static func index(_ record: Record, seq: Int64, kind: UserIndexKind, key: Int64, on connection: Connection) throws {
-        let insert = try connection.prepare(
-            static: "INSERT INTO by_user_recent (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
+    /// The key the next user will be given: every key from it on is given after this call.
+    static func nextKey(on connection: Connection) throws -> Int64 {
+        let last = try connection.prepare(static: "SELECT coalesce(max(k), 0) FROM users")
+        defer { last.reset() }
+        return try (last.step() ? last.int64(0) : 0) + 1
+    }
+
+    /// Lists `record`, journaled as `seq`, of `kind`, under its user's key `k`, with its body (schema 15,
+    /// `IndexedRecordBody`): in the recent level, or straight in `by_user` when `key` is at least `freshFrom`
+    /// (`nextKey` at the batch's start). A key given in the batch is larger than every key `by_user` lists, so
+    /// its entries go after all of them, on the last pages, which the batch's other new users' entries fill
+    /// too: moving them later would only write them twice.
+    static func index(
+        _ record: Record, seq: Int64, kind: UserIndexKind, key: Int64, freshFrom: Int64, on connection: Connection
+    ) throws {
+        let insert =
+            key >= freshFrom
+            ? try connection.prepare(static: "INSERT INTO by_user (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
+            : try connection.prepare(
+                static: "INSERT INTO by_user_recent (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
         try insert.bind(key, at: 1)
         try insert.bind(kind.rawValue, at: 2)
         try insert.bind(record.ts, at: 3)

@@ -255,4 +255,37 @@ import Testing
         #expect(readAll)
         #expect(before.allSatisfy { histories[$0.user] == $0.ids })
     }
+
+    /// A user new to the journal is listed straight in the main level by the batch that gives them their key
+    /// (after every entry there, so on its last pages); a user who had a key before the batch, in the recent
+    /// level. Readers and `verify` see both alike.
+    @Test func aNewUsersFirstBatchIsListedStraightInTheMainLevel() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        func append(_ checks: [(id: String, user: String)]) throws {
+            let lines = checks.enumerated().map { index, check in
+                JournalWriterTests.capabilities(
+                    check.id, user: check.user, ts: "2026-11-28T10:00:00.\(String(1000 + index).dropFirst())Z")
+            }
+            _ = try writer.append(try lines.map(JournalWriterTests.submission), receivedAt: 0)
+        }
+        let connection = try Connection(path: path, mode: .readOnly)
+        func listed(_ level: String, _ user: String) throws -> Int64? {
+            try connection.scalarInt(
+                "SELECT count(*) FROM \(level) WHERE k = (SELECT k FROM users WHERE user = '\(user)')")
+        }
+        // 64 users, keys 1 to 64, all new: all in the main level. The commit's slice (keys 0 to 4) moves nothing.
+        try append((1...64).map { ("a\($0)", "user-\($0)") })
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user") == 64)
+        // `user-1` again, and a new user (key 65): the slice (keys 5 to 9) moves neither.
+        try append([("b1", "user-1"), ("b2", "new"), ("b3", "new")])
+        #expect(try listed("by_user", "new") == 2)
+        #expect(try listed("by_user_recent", "new") == 0)
+        #expect(try listed("by_user", "user-1") == 1)
+        #expect(try listed("by_user_recent", "user-1") == 1)
+        #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
+        let (_, ids, readAll) = try read()
+        #expect(readAll)
+        #expect(ids["new"] == ["b2", "b3"] && ids["user-1"] == ["a1", "b1"] && ids.count == 65)
+    }
 }
