@@ -19,6 +19,28 @@ enum DerivedTables {
 
     /// The settings the derived tables were computed with; nil when they never were.
     static func settings(on connection: Connection) throws -> AttributionSettings? {
+        var memo = SharedUsersMemo()
+        return try settings(on: connection, memo: &memo)
+    }
+
+    /// The last shared-users list `settings` parsed, as stored and as parsed: the writer reads the settings for
+    /// every batch, and splitting and hashing the list again cost more than the rest of a small batch's set-up.
+    struct SharedUsersMemo {
+        private var stored: String?
+        private var parsed = SharedUsers.none
+
+        /// `stored`'s list: the last one if it is stored the same.
+        mutating func parse(_ stored: String) -> SharedUsers {
+            if let last = self.stored, ExactString.equals(last, stored) { return parsed }
+            parsed = SharedUsers(
+                stored.isEmpty ? [] : stored.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            self.stored = stored
+            return parsed
+        }
+    }
+
+    /// As `settings(on:)`, the shared-users list parsed through `memo`.
+    static func settings(on connection: Connection, memo: inout SharedUsersMemo) throws -> AttributionSettings? {
         let statement = try connection.prepare(
             static: "SELECT key, value FROM meta WHERE key IN (?1, ?2, ?3, ?4)")
         try statement.bind(windowKey, at: 1)
@@ -34,13 +56,8 @@ enum DerivedTables {
             let freshness = values[freshnessKey].flatMap({ Int64($0) }),
             let holding = values[holdingKey].flatMap({ Int64($0) })
         else { return nil }
-        let shared = values[sharedUsersKey].map { SharedUsers(sharedUsersEntries($0)) } ?? .none
+        let shared = values[sharedUsersKey].map { memo.parse($0) } ?? .none
         return AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding, sharedUsers: shared)
-    }
-
-    /// The entries `store` wrote, one per line.
-    private static func sharedUsersEntries(_ stored: String) -> [String] {
-        stored.isEmpty ? [] : stored.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     }
 
     /// Recomputes one user's rows after `added` joined their journaled records, and writes only the rows that

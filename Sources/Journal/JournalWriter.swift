@@ -39,6 +39,8 @@ public final class JournalWriter {
     let knownUsers = KnownUsers()
     /// Returning users' keys, so that their records skip the `users` index.
     let userKeys = UserKeyCache()
+    /// The shared-users list each batch's settings were parsed from last.
+    var sharedUsersMemo = DerivedTables.SharedUsersMemo()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     var recompute: DerivedTablesRecompute?
     /// Who the journal has forgotten (SPEC section 11), by keyed hash.
@@ -157,7 +159,8 @@ public final class JournalWriter {
                     restartedRecompute = try DerivedTablesRecompute.start(settings: running.settings, on: connection)
                 }
                 // The join's pure part runs meanwhile on another thread.
-                let settings = maintainsDerivedTables ? try DerivedTables.settings(on: connection) : nil
+                let settings =
+                    maintainsDerivedTables ? try DerivedTables.settings(on: connection, memo: &sharedUsersMemo) : nil
                 let plan = settings.map {
                     BatchJoinPlan.start(
                         batch: batch, settings: $0, skipping: longHistoryUsers,

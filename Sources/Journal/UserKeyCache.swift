@@ -22,10 +22,16 @@ final class UserKeyCache {
         var hash: UInt64
         var user: String
         var key: Int64
+        /// The cache's `generation` when it was filled: a slot of an earlier one is empty.
+        var generation: UInt64
     }
     private var slots: [Slot?]
     private let mask: Int
-    /// How many slots hold a user.
+    /// Emptying the cache starts a new generation instead of clearing every slot (which cost more than a small
+    /// batch's other set-up when the cache emptied at every commit, as after each checkpoint that truncated the
+    /// WAL under paced traffic).
+    private var generation: UInt64 = 0
+    /// How many slots hold a user of this generation.
     private(set) var count = 0
     /// The connection and its `data_version` the keys were read on; nil when unknown.
     private var source: (connection: ObjectIdentifier, dataVersion: Int64)?
@@ -58,11 +64,15 @@ final class UserKeyCache {
     func key(of user: String, knownUsers: KnownUsers, on connection: Connection) throws -> Int64 {
         let hash = ByteHash.hash(user)
         let index = Int(truncatingIfNeeded: hash) & mask
-        if let slot = slots[index], slot.hash == hash, ExactString.equals(slot.user, user) { return slot.key }
+        if let slot = slots[index], slot.generation == generation, slot.hash == hash,
+            ExactString.equals(slot.user, user)
+        {
+            return slot.key
+        }
         let added = knownUsers.isCertainlyNew(user) ? try UserKeys.addKey(of: user, on: connection) : nil
         let key = try added ?? UserKeys.key(of: user, on: connection)
-        if slots[index] == nil { count += 1 }
-        slots[index] = Slot(hash: hash, user: user, key: key)
+        if slots[index]?.generation != generation { count += 1 }
+        slots[index] = Slot(hash: hash, user: user, key: key, generation: generation)
         return key
     }
 
@@ -74,7 +84,7 @@ final class UserKeyCache {
 
     private func empty() {
         guard count > 0 else { return }
-        for index in slots.indices { slots[index] = nil }
+        generation &+= 1
         count = 0
     }
 }
