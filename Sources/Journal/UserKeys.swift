@@ -91,9 +91,7 @@ enum UserKeys {
     /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
     /// instead of failing every later batch.
     static func moveSlice(from cursor: Int64?, on connection: Connection) throws -> Int64 {
-        let last = try connection.prepare(static: "SELECT coalesce(max(k), 0) FROM users")
-        let lastKey = try last.step() ? last.int64(0) : 0
-        last.reset()
+        let lastKey = try nextKey(on: connection) - 1
         let from = try cursor ?? oldestRecentKey(on: connection)
         let start = from > lastKey ? 0 : from
         let end = start + lastKey / slices(forKeys: lastKey) + 1

@@ -108,7 +108,7 @@ final class HotUserSection {
             }
             try daemon.stop()
             let template = context.newDatabase()
-            try Self.copyJournal(building, to: template)
+            try SectionContext.copyJournal(building, to: template)
             templates[size] = template
             // The records timed after this history: the ones that follow it (a copy of the generator runs on).
             var lookahead = stream
@@ -124,7 +124,7 @@ final class HotUserSection {
                     "hot users: round \(round), \(Format.grouped(Double(records.count))) more records after a "
                         + "history of \(Format.grouped(Double(size)))")
                 let path = context.newDatabase()
-                try Self.copyJournal(template, to: path)
+                try SectionContext.copyJournal(template, to: path)
                 FileSystem.syncAll()
                 let daemon = try context.startDaemon("hot-\(size)", path)
                 // Learning the journaled users after the start is not this measurement's work.
@@ -196,13 +196,6 @@ final class HotUserSection {
         } catch {
             let state = daemon.process.isRunning ? "running" : "exited \(daemon.process.terminationStatus)"
             throw BenchFailure("\(error); offertrackd (\(state)) wrote:\n\(daemon.log)")
-        }
-    }
-
-    /// Copies a stopped daemon's journal (and its WAL, if one is left) to `destination`.
-    private static func copyJournal(_ source: String, to destination: String) throws {
-        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: source + suffix) {
-            try FileManager.default.copyItem(atPath: source + suffix, toPath: destination + suffix)
         }
     }
 

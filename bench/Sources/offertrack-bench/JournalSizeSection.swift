@@ -82,10 +82,7 @@ final class JournalSizeSection {
         let timed = Self.timedRecords(users: users, atMost: scale.timedRecords)
         context.progress(
             "journal size: building a journal of \(Format.grouped(Double(size))) records of \(users) users")
-        let journal = Workload(
-            submissions: ReturningUserSimulator(users: users, days: 60, records: size).map {
-                Submission(record: $0.record, line: Array($0.line.utf8))
-            })
+        let journal = Workload(returningUsers: users, records: size, days: 60)
         let journaledIDs = Set(journal.submissions.map(\.record.id))
         if let clash = timed.submissions.first(where: { journaledIDs.contains($0.record.id) }) {
             throw BenchFailure("journal size: timed record \(clash.record.id) is in the journal already")
@@ -113,18 +110,15 @@ final class JournalSizeSection {
     /// The records timed after a journal of `users` users: the same users coming back 120 days on, the first
     /// `count` of their records of those 60 days.
     private static func timedRecords(users: Int, atMost count: Int) -> Workload {
-        let simulator = ReturningUserSimulator(
-            users: users, start: WorkloadSimulator.defaultStart + 120 * Timestamp.millisecondsPerDay, days: 60,
-            records: count)
-        return Workload(submissions: simulator.map { Submission(record: $0.record, line: Array($0.line.utf8)) })
+        Workload(
+            returningUsers: users, records: count,
+            start: WorkloadSimulator.defaultStart + 120 * Timestamp.millisecondsPerDay, days: 60)
     }
 
     /// One run of `subject`'s timed records on a fresh copy of its journal.
     private func time(_ subject: Subject) throws -> Timed {
         let path = context.newDatabase()
-        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: subject.template + suffix) {
-            try FileManager.default.copyItem(atPath: subject.template + suffix, toPath: path + suffix)
-        }
+        try SectionContext.copyJournal(subject.template, to: path)
         FileSystem.syncAll()
         let daemon = try context.startDaemon("size-\(subject.size)", path)
         // Learning the journaled users after the start is not this measurement's work.
@@ -166,14 +160,14 @@ final class JournalSizeSection {
                         + "on average; CPU from /proc/PID/stat (10 ms ticks), bytes rchar/wchar of /proc/PID/io"))
         }
         guard let smallest = subjects.first, let largest = subjects.last, smallest.size != largest.size,
-            let small = cpuBySize[smallest.size], let large = cpuBySize[largest.size], small > 0
+            let small = cpuBySize[smallest.size], let large = cpuBySize[largest.size]
         else { return }
         context.add(
             ResultRow(
                 section: Self.section,
                 name: "daemon CPU a returning record, journal of \(Format.grouped(Double(largest.size))) against "
                     + "\(Format.grouped(Double(smallest.size))) records",
-                value: Format.ratio(large / small),
+                value: small > 0 && large > 0 ? Format.ratio(large / small) : "– (under one clock tick)",
                 comparison: "the standard: a record's cost must not grow with the journal's size"))
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 
 /// What a section of the run needs from it: its scratch folder, daemons started on a database, fresh database
@@ -22,4 +23,11 @@ struct SectionContext {
 
     /// Shows a progress line on stderr.
     func progress(_ message: String) { showProgress(message) }
+
+    /// Copies a stopped daemon's journal (and its WAL, if one is left) to `destination`.
+    static func copyJournal(_ source: String, to destination: String) throws {
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: source + suffix) {
+            try FileManager.default.copyItem(atPath: source + suffix, toPath: destination + suffix)
+        }
+    }
 }

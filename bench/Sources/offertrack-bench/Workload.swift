@@ -20,9 +20,13 @@ struct Workload {
         self.submissions = submissions
     }
 
-    /// The first `records` records of `simulate --returning` over `users` users (time order, no repeats).
-    init(returningUsers users: Int, records: Int, seed: UInt64 = 1) {
-        submissions = ReturningUserSimulator(users: users, seed: seed, records: records).map {
+    /// The first `records` records of `simulate --returning` over `users` users (time order, no repeats), whose
+    /// visits span `days` days from `start`.
+    init(
+        returningUsers users: Int, records: Int, seed: UInt64 = 1, start: Int64 = WorkloadSimulator.defaultStart,
+        days: Int = 7
+    ) {
+        submissions = ReturningUserSimulator(users: users, seed: seed, start: start, days: days, records: records).map {
             Submission(record: $0.record, line: Array($0.line.utf8))
         }
     }
