@@ -26,6 +26,27 @@ import WireFormat
         return lines
     }
 
+    /// Each daemon's status and the tails of its logs (all of its directory's, restarts included), and the
+    /// tails of the stream nodes' logs in `directory`: what a fleet that did not settle was doing.
+    static func diagnosis(_ daemons: [DaemonProcess], in directory: ScratchDirectory) -> String {
+        func tail(_ path: String) -> String {
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").suffix(25).joined(separator: "\n")
+        }
+        func logs(in path: String, prefix: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+                .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".log") }.sorted().map { "\(path)/\($0)" }
+        }
+        var parts: [String] = []
+        for daemon in daemons {
+            parts.append("== \(daemon.databasePath): \((try? status(daemon)) ?? "no status")")
+            let directory = (daemon.databasePath as NSString).deletingLastPathComponent
+            parts += logs(in: directory, prefix: "daemon-").map { "-- \($0)\n\(tail($0))" }
+        }
+        parts += logs(in: directory.path, prefix: "nats-").map { "-- \($0)\n\(tail($0))" }
+        return parts.joined(separator: "\n")
+    }
+
     static let rules = #"{"currency":"USD","holdingPeriodHours":24,"rules":[{"affiliateToken":"*","amountMinor":300}]}"#
 
     static func cli(_ arguments: [String]) throws -> Shell.Outcome {
@@ -248,10 +269,14 @@ extension FleetEndToEndTests {
             Thread.sleep(forTimeInterval: 0.2)
         }
         // Redeliveries (a killed central's unacknowledged batches) may still come, as duplicates: every lag 0 first.
-        while Date() < deadline,
-            try !(edges + centrals).allSatisfy({ try Self.status($0).contains(#""lagRecords":0,"#) })
-        {
+        var settled = false
+        while !settled {
+            settled = try (edges + centrals).allSatisfy { try Self.status($0).contains(#""lagRecords":0,"#) }
+            if settled || Date() >= deadline { break }
             Thread.sleep(forTimeInterval: 0.2)
+        }
+        if !settled {
+            Issue.record("the fleet did not settle in 120 s\n\(Self.diagnosis(edges + centrals, in: directory))")
         }
         held = try centrals.flatMap { try Self.lines(of: $0.databasePath) }
         #expect(
