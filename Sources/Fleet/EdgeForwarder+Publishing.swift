@@ -24,6 +24,8 @@ extension EdgeForwarder {
     /// and grouped again. A read that groups otherwise now (a server with another `max_payload`) has all its
     /// messages published in place of those in flight. False after a failed publish.
     func publishInFlightAgain(on client: JetStreamClient) -> Bool {
+        // Published again, the unanswered ones are forgotten: lost publishes would stay pending in libnats.
+        client.forgetPendingPublishes()
         let reads = state.withLock { state in
             state.resend = false
             state.lastAnswerAt = Clock.monotonicMilliseconds()

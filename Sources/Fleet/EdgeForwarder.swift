@@ -19,7 +19,7 @@ import Synchronization
 /// harmless: the stream drops a message it holds, and the central journal's unique ids answer a record it holds
 /// as a duplicate). A publish the stream never answers (it died holding it) counts as failed once nothing has
 /// been acknowledged for `acknowledgementTimeoutMilliseconds`. After a failure the messages in flight are
-/// published again as they were (formed again from the same reads of the journal, so with the same ids: the
+/// published again (libnats's unanswered publishes forgotten first) as they were (formed again from the same reads of the journal, so with the same ids: the
 /// stream drops those it stored), then forwarding goes on after them; after a restart it starts at the stored
 /// watermark, with messages formed afresh.
 ///
@@ -213,6 +213,7 @@ public final class EdgeForwarder: Sendable {
         }
         // What is in flight may be answered by the stream that is gone: waited for, then forgotten.
         try? client.waitForPublishes(timeoutMilliseconds: 2_000)
+        client.forgetPendingPublishes()
         guard (try? log.setStream(created: created, watermark: 0)) != nil else { return false }
         streamCreated.withLock { $0 = created }
         let through = state.withLock { state in

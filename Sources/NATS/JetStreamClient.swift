@@ -272,6 +272,16 @@ public final class JetStreamClient: @unchecked Sendable {
         try NATSError.check("js_PublishAsync", status)
     }
 
+    /// Forgets every asynchronous publish not answered yet: an answer that still comes for one is dropped. libnats
+    /// keeps a publish pending until its answer, which never comes when a server died holding it, and stalls
+    /// every publish once `maxPending` are pending; a caller publishing the unanswered ones again forgets them
+    /// first.
+    public func forgetPendingPublishes() {
+        var pending = natsMsgList()
+        guard js_PublishAsyncGetPendingList(&pending, context) == NATS_OK else { return }
+        natsMsgList_Destroy(&pending)
+    }
+
     /// Waits up to `timeoutMilliseconds` for every asynchronous publish to be answered.
     public func waitForPublishes(timeoutMilliseconds: Int64) throws(NATSError) {
         var options = jsPubOptions()

@@ -188,6 +188,44 @@ import WireFormat
         forwarder.stop()
         try Self.checkExactlyOnce(server, journal: lines, path: directory.file("edge.db"))
     }
+
+    /// Publishes lost by a server that died holding them are never answered, so libnats keeps them pending (it
+    /// allows twice `maxInFlight` before every publish stalls). Each outage loses up to the messages in flight:
+    /// the forwarder forgets those pending when it publishes them again, so outages over a daemon's life do not
+    /// add up to a forwarder that can never publish again.
+    @Test func publishesLostInManyOutagesDoNotStallForwardingForGood() throws {
+        let directory = ScratchDirectory()
+        let path = directory.file("edge.db")
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
+        let lines = Array(
+            WorkloadSimulator(users: 100, seed: 11).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(
+                \.line
+            ).prefix(1 + 4 * 32))
+        try Self.append([lines[0]], to: writer)
+        let server = try NATSServer(in: directory)
+        // One record a message and 32 in flight: libnats stalls with more than 64 publishes pending.
+        let forwarder = try EdgeForwarder(
+            journalPath: path, servers: [server.url], stream: Self.stream(), maxInFlight: 32, maxMessageRecords: 1,
+            acknowledgementTimeoutMilliseconds: 1_000)
+        forwarder.start()
+        #expect(Self.waitForwarded(forwarder, through: 1), "\(forwarder.progress)")
+        for outage in 0..<4 {
+            // Frozen, the server takes 32 publishes into its socket and answers none; killed, it loses them.
+            server.pause()
+            try Self.append(Array(lines[(1 + outage * 32)..<(1 + (outage + 1) * 32)]), to: writer)
+            let deadline = Date().addingTimeInterval(30)
+            while forwarder.progress.inFlight < 32 && Date() < deadline { usleep(1_000) }
+            Thread.sleep(forTimeInterval: 0.2)
+            server.stop()
+            try server.start()
+            #expect(
+                Self.waitForwarded(forwarder, through: try writer.lastSeq(), seconds: 30),
+                "outage \(outage): \(forwarder.progress)")
+        }
+        forwarder.stop()
+        try Self.checkExactlyOnce(server, journal: lines, path: path)
+    }
 }
 
 extension EdgeForwarderTests {
