@@ -6,6 +6,8 @@ import TestSupport
 /// released; `stop()` and `start()` again keep its port and store (a stream outage and its end).
 final class NATSServer {
     let port: UInt16
+    /// A cluster node's route port: it must listen too (nats-server exits when it cannot bind it).
+    let routePort: UInt16?
     let url: String
     private let directory: ScratchDirectory
     private let name: String
@@ -15,16 +17,11 @@ final class NATSServer {
     /// A server on `port` (a free one when nil); `extra` adds flags (a cluster's); `maxFileStore` limits its
     /// JetStream file storage (`max_file_store`, e.g. `2GB`, as an operator's configuration file does).
     init(
-        in directory: ScratchDirectory, name: String = "n1", port: UInt16? = nil, extra: [String] = [],
-        maxFileStore: String? = nil
+        in directory: ScratchDirectory, name: String = "n1", port: UInt16? = nil, routePort: UInt16? = nil,
+        extra: [String] = [], maxFileStore: String? = nil
     ) throws {
-        if let port {
-            self.port = port
-        } else {
-            let probe = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-            self.port = try TCPSocket.port(of: probe)
-            FileDescriptor.close(probe)
-        }
+        self.port = try port ?? LoopbackPorts.unused(1)[0]
+        self.routePort = routePort
         url = "nats://127.0.0.1:\(self.port)"
         self.directory = directory
         self.name = name
@@ -38,22 +35,30 @@ final class NATSServer {
         try start()
     }
 
-    /// Starts the server and waits until it accepts connections.
+    /// Starts the server and waits until it accepts connections (and routes, for a cluster node); throws with
+    /// the end of its log when it exits instead.
     func start() throws {
-        process = try SpawnedProcess(
+        let logPath = directory.file("nats-\(name).log")
+        let started = try SpawnedProcess(
             [
                 "/usr/sbin/nats-server", "-js", "-a", "127.0.0.1", "-p", String(port), "-sd",
                 directory.file("nats-\(name)"), "-n", name,
-            ] + extra, environment: ["PATH": "/usr/bin:/bin"], stderrPath: directory.file("nats-\(name).log"))
+            ] + extra, environment: ["PATH": "/usr/bin:/bin"], stderrPath: logPath)
+        process = started
+        var waiting = [port] + (routePort.map { [$0] } ?? [])
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let fd = try? TCPSocket.connect(host: "127.0.0.1", port: port) {
+        while Date() < deadline, started.isRunning {
+            if let next = waiting.first, let fd = try? TCPSocket.connect(host: "127.0.0.1", port: next) {
                 FileDescriptor.close(fd)
-                return
+                waiting.removeFirst()
             }
+            if waiting.isEmpty { return }
             usleep(20_000)
         }
-        throw ToolFailure("nats-server did not listen on \(port)")
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw ToolFailure(
+            "nats-server \(name) did not listen on \(waiting.map(String.init)) "
+                + "(\(started.isRunning ? "running" : "exited")): \(log.split(separator: "\n").suffix(3))")
     }
 
     /// Stops the server's process (`SIGSTOP`): connections stay open and nothing is answered.
@@ -74,25 +79,20 @@ final class NATSServer {
 }
 
 /// Three `nats-server` nodes clustered on loopback (JetStream, routes between them), each restartable on its
-/// own port and store: a stream with three replicas survives one node at a time.
+/// own ports (below the ephemeral range: `LoopbackPorts`) and store: a stream with three replicas survives one
+/// node at a time.
 final class NATSCluster {
     let nodes: [NATSServer]
     var urls: [String] { nodes.map(\.url) }
 
     init(in directory: ScratchDirectory, maxFileStore: String? = nil) throws {
-        var clientPorts: [UInt16] = []
-        var routePorts: [UInt16] = []
-        var probes: [Int32] = []
-        for _ in 0..<6 {
-            let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-            probes.append(fd)
-            (clientPorts.count < 3 ? { clientPorts.append($0) } : { routePorts.append($0) })(try TCPSocket.port(of: fd))
-        }
-        probes.forEach { FileDescriptor.close($0) }
+        let ports = try LoopbackPorts.unused(6)
+        let clientPorts = Array(ports[..<3])
+        let routePorts = Array(ports[3...])
         let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ",")
         nodes = try (0..<3).map { index in
             try NATSServer(
-                in: directory, name: "c\(index + 1)", port: clientPorts[index],
+                in: directory, name: "c\(index + 1)", port: clientPorts[index], routePort: routePorts[index],
                 extra: [
                     "--cluster_name", "offertrack", "--cluster", "nats://127.0.0.1:\(routePorts[index])", "--routes",
                     routes,
