@@ -261,7 +261,7 @@ public final class EdgeForwarder: Sendable {
         if unanswered {
             health.failed(
                 "the stream \(stream.name) answered no publish for \(acknowledgementTimeout / 1000) s; publishing "
-                    + "again from the watermark")
+                    + "again from the watermark (\(FleetStream.unansweredHint))")
         }
     }
 

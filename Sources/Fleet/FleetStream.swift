@@ -109,6 +109,12 @@ public struct FleetStream: Sendable, Equatable {
     static let nameInUse: Int32 = 10058
     static let noServerHint =
         "no JetStream server answers: start the cluster, or check the URLs given to --forward/--consume"
+    /// Connected, and JetStream answers nothing: seen with a cluster short of a quorum of its nodes, and with
+    /// servers whose store's disk filled up (nats-server 2.9 logs nothing then, and its cluster stays mute after
+    /// the space comes back until its nodes are restarted).
+    static let unansweredHint =
+        "a server is connected but JetStream does not answer: a quorum of the cluster's nodes must run, with free "
+        + "space for their store (-sd); after a full disk, free space and restart the servers"
 
     /// JetStream's answers for a stream the servers cannot hold: no peers for placement, insufficient
     /// resources, storage exceeded.
@@ -129,7 +135,8 @@ public struct FleetStream: Sendable, Equatable {
             "JetStream is not enabled: start nats-server with -js (or a jetstream {} block) and enable it for "
                 + "the account"
         default:
-            error.isTimeout || error.jetStreamCode == 0 ? Self.noServerHint : "see the JetStream error"
+            error.isTimeout
+                ? Self.unansweredHint : error.jetStreamCode == 0 ? Self.noServerHint : "see the JetStream error"
         }
     }
 }

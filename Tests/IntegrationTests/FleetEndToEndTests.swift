@@ -44,6 +44,9 @@ import WireFormat
             parts += logs(in: directory, prefix: "daemon-").map { "-- \($0)\n\(tail($0))" }
         }
         parts += logs(in: directory.path, prefix: "nats-").map { "-- \($0)\n\(tail($0))" }
+        // A stream server whose store's disk filled up answers nothing and logs nothing (StreamServersOutOfDiskTests).
+        let free = (try? FileManager.default.attributesOfFileSystem(forPath: directory.path))?[.systemFreeSize]
+        parts.append("free space under \(directory.path): \(((free as? NSNumber)?.int64Value ?? -1) >> 20) MiB")
         return parts.joined(separator: "\n")
     }
 

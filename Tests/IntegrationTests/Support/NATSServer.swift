@@ -9,6 +9,8 @@ final class NATSServer {
     /// A cluster node's route port: it must listen too (nats-server exits when it cannot bind it).
     let routePort: UInt16?
     let url: String
+    /// Its JetStream store (`-sd`): in `directory`, or under the `storeBase` given (another disk).
+    let store: String
     private let directory: ScratchDirectory
     private let name: String
     private let extra: [String]
@@ -18,8 +20,9 @@ final class NATSServer {
     /// JetStream file storage (`max_file_store`, e.g. `2GB`, as an operator's configuration file does).
     init(
         in directory: ScratchDirectory, name: String = "n1", port: UInt16? = nil, routePort: UInt16? = nil,
-        extra: [String] = [], maxFileStore: String? = nil
+        extra: [String] = [], maxFileStore: String? = nil, storeBase: String? = nil
     ) throws {
+        store = "\(storeBase ?? directory.path)/nats-\(name)"
         self.port = try port ?? LoopbackPorts.unused(1)[0]
         self.routePort = routePort
         url = "nats://127.0.0.1:\(self.port)"
@@ -41,8 +44,7 @@ final class NATSServer {
         let logPath = directory.file("nats-\(name).log")
         let started = try SpawnedProcess(
             [
-                "/usr/sbin/nats-server", "-js", "-a", "127.0.0.1", "-p", String(port), "-sd",
-                directory.file("nats-\(name)"), "-n", name,
+                "/usr/sbin/nats-server", "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store, "-n", name,
             ] + extra, environment: ["PATH": "/usr/bin:/bin"], stderrPath: logPath)
         process = started
         var waiting = [port] + (routePort.map { [$0] } ?? [])
@@ -85,7 +87,8 @@ final class NATSCluster {
     let nodes: [NATSServer]
     var urls: [String] { nodes.map(\.url) }
 
-    init(in directory: ScratchDirectory, maxFileStore: String? = nil) throws {
+    /// `storeBase` puts the nodes' stores on another disk (e.g. a `SmallFilesystem`).
+    init(in directory: ScratchDirectory, maxFileStore: String? = nil, storeBase: String? = nil) throws {
         let ports = try LoopbackPorts.unused(6)
         let clientPorts = Array(ports[..<3])
         let routePorts = Array(ports[3...])
@@ -96,7 +99,7 @@ final class NATSCluster {
                 extra: [
                     "--cluster_name", "offertrack", "--cluster", "nats://127.0.0.1:\(routePorts[index])", "--routes",
                     routes,
-                ], maxFileStore: maxFileStore)
+                ], maxFileStore: maxFileStore, storeBase: storeBase)
         }
     }
 }
