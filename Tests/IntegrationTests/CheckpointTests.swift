@@ -138,16 +138,23 @@ import Testing
             heldRounds += 1
         }
         try reader.execute("COMMIT")
-        // The database file grows only once frames are copied: measure what was committed once they are.
-        try Self.flood(daemon.socketPath, prefix: "after", clients: 4, count: 12_000)
-        let after = sampler.take()
+        // Rounds of the flood until the last quarter of a round's samples stays under the bound, at most 8: the
+        // first blocking checkpoint that copies every frame truncates the long file, which on a loaded machine can
+        // take longer than a round (CI once peaked at 6,304 KiB through a whole round); a WAL never truncated
+        // fails. The database file grows only once frames are copied: measured after the rounds.
+        var longestSettled = Int.max
+        var settledRounds = 0
+        while longestSettled > bound && settledRounds < 8 {
+            try Self.flood(daemon.socketPath, prefix: "after-\(settledRounds)", clients: 4, count: 12_000)
+            let after = sampler.take()
+            longestSettled = after.suffix(after.count / 4).max() ?? 0
+            settledRounds += 1
+        }
         let committedWhileHeld = Self.size(daemon.databasePath) - databaseHeld
-        let settled = Array(after.suffix(after.count / 4))
-        let longestSettled = settled.max() ?? 0
         print(
-            "a reader held a snapshot through \(heldRounds) rounds of 4 × 3,000 records: WAL reached \(held >> 10) KiB; after it let go the last quarter of the next "
-                + "flood's samples peaked at \(longestSettled >> 10) KiB (bound \(bound >> 10) KiB); database grew "
-                + "\(committedWhileHeld >> 10) KiB over both floods")
+            "a reader held a snapshot through \(heldRounds) rounds of 4 × 3,000 records: WAL reached \(held >> 10) KiB; after it let go the last quarter of the "
+                + "samples of round \(settledRounds) of 4 × 12,000 records peaked at \(longestSettled >> 10) KiB (bound \(bound >> 10) KiB); "
+                + "database grew \(committedWhileHeld >> 10) KiB over the floods")
         #expect(held > bound, "the reader held no snapshot the checkpoints had to respect")
         #expect(longestSettled <= bound, "the WAL stayed at \(longestSettled) bytes after the reader let go")
         #expect(!daemon.stderr.contains("checkpoint failed"), "\(daemon.stderr)")

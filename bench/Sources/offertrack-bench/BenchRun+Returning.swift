@@ -65,6 +65,7 @@ extension BenchRun {
         let baseline = baselines["id"].map(median)
         returningBaseline = baseline
         returningRatio = baseline.map { median(defaults) / $0 }
+        returningCPUMicroseconds = defaultsCPU.isEmpty ? nil : median(defaultsCPU)
         returningJournalOnlyRatio = baseline.map { median(journalOnly) / $0 }
         // The journal's schema (8) keys its per-user index on integers: that baseline is its own limit.
         returningOwnIndexRatio = baselines["integer"].map { median(defaults) / median($0) }
@@ -85,7 +86,7 @@ extension BenchRun {
                 section: "6 Returning users", name: "offertrackd durable ingest, \(clients) pipelining clients",
                 value: "\(Format.grouped(median(defaults))) records/s",
                 comparison: (returningRatio.map { "\(Format.ratio($0)) of the `id`-only C baseline; " } ?? "")
-                    + "runs \(defaults.map { Format.grouped($0) }.joined(separator: ", ")); target ≥ 0.35×, "
+                    + "runs \(defaults.map { Format.grouped($0) }.joined(separator: ", ")); target "
                     + "≥ 0.8× of the schema's own per-user index"))
         if !defaultsCPU.isEmpty {
             // Beside the C baselines' rates: what one returning record costs the daemon, whatever the machine's load.

@@ -29,6 +29,8 @@ final class BenchRun {
     /// integer index), and offertrackd's ratios to them.
     var returningBaseline: Double?
     var returningRatio: Double?
+    /// The daemon's CPU a returning record (median of the runs, µs).
+    var returningCPUMicroseconds: Double?
     var returningOwnIndexRatio: Double?
     /// SQLite in C with the per-user index deferred to an indexer, as a fraction of the `id`-only C baseline.
     var returningDeferredCeiling: Double?
