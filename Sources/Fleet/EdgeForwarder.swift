@@ -18,10 +18,10 @@ import Synchronization
 /// outage), and after any failure it publishes again from the watermark, with backoff (duplicates are
 /// harmless: the stream drops a message it holds, and the central journal's unique ids answer a record it holds
 /// as a duplicate). A publish the stream never answers (it died holding it) counts as failed once nothing has
-/// been acknowledged for `acknowledgementTimeoutMilliseconds`. After a failure the messages in flight are
-/// published again (libnats's unanswered publishes forgotten first) as they were (formed again from the same reads of the journal, so with the same ids: the
-/// stream drops those it stored), then forwarding goes on after them; after a restart it starts at the stored
-/// watermark, with messages formed afresh.
+/// been acknowledged for `acknowledgementTimeoutMilliseconds`. After a failure libnats's unanswered publishes are
+/// forgotten and the messages in flight are published again as they were (formed again from the same reads of
+/// the journal, so with the same ids: the stream drops those it stored), then forwarding goes on after them;
+/// after a restart it starts at the stored watermark, with messages formed afresh.
 ///
 /// The watermark holds for one stream: a stream deleted and created again (by an operator, or by a daemon after
 /// it was lost) has lost whatever the centrals had not consumed yet, and nothing says what that was. So the
