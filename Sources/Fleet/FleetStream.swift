@@ -110,8 +110,8 @@ public struct FleetStream: Sendable, Equatable {
     static let noServerHint =
         "no JetStream server answers: start the cluster, or check the URLs given to --forward/--consume"
     /// Connected, and JetStream answers nothing: seen with a cluster short of a quorum of its nodes, and with
-    /// servers whose store's disk filled up (nats-server 2.9 logs nothing then, and its cluster stays mute after
-    /// the space comes back until its nodes are restarted).
+    /// servers whose store's disk filled up (nats-server 2.9 logs nothing then, and its cluster can stay mute
+    /// after the space comes back: seen answering none of three nodes 50 and 70 s later, until restarted).
     static let unansweredHint =
         "a server is connected but JetStream does not answer: a quorum of the cluster's nodes must run, with free "
         + "space for their store (-sd); after a full disk, free space and restart the servers"
