@@ -63,9 +63,9 @@ public enum FleetExport {
 
     /// Exports `day` from every journal and merges the files. Journals that already hold `day` (a run that
     /// stopped after publishing it in some) contribute the rows they published; the others publish it now.
-    /// `hooks` are tests' (none by default).
+    /// `hooks` are tests' (none by default). Without `rules` only a day every journal published is exported.
     public static func export(
-        journalPaths: [String], day: String, rules: RulesFile, now: Int64,
+        journalPaths: [String], day: String, rules: RulesFile?, now: Int64,
         hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> CommissionExporter.Files {
         let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
@@ -93,8 +93,10 @@ public enum FleetExport {
                         + ": run the same export again (every --db) to complete the day")
             }
         }
+        // Without rules every part is a published day's, whose own manifest gives the currency and rules' hash.
         return try merge(
-            parts, journalPaths: journalPaths, day: day, currency: rules.rules.currency, rulesSha256: rules.sha256)
+            parts, journalPaths: journalPaths, day: day, currency: rules?.rules.currency ?? "",
+            rulesSha256: rules?.sha256 ?? "")
     }
 
     /// Published together or not at all: a day some journals hold is completed in the others only when every

@@ -31,6 +31,20 @@ public enum FunnelQuery {
         return try accumulator.rows()
     }
 
+    /// Calls `body` with every conversion whose `ts` is in `range`, evaluated under `rules`, from one snapshot of each
+    /// journal in turn (several are read as one, SPEC section 10).
+    public static func forEachConversion(
+        _ readers: [ReadOnlyJournal], range: ReportRange, rules: CommissionRules,
+        _ body: (EvaluatedConversion) -> Void
+    ) throws {
+        for reader in readers {
+            let connection = reader.connection
+            try connection.execute("BEGIN")
+            defer { connection.rollbackIfActive() }
+            try ConversionSource.forEach(connection, range: range, rules: rules, body)
+        }
+    }
+
     /// `recompute` forces the in-memory path (tests compare both paths).
     static func rows(
         _ reader: ReadOnlyJournal, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules, asOf: Int64,

@@ -113,6 +113,15 @@ extension ReadOnlyJournal {
         return try connection.scalarText("SELECT max(month) FROM published_months")
     }
 
+    /// Whether payout month `month` (`YYYY-MM`) is published.
+    public func isPublishedMonth(_ month: String) throws -> Bool {
+        guard try hasTable("published_months") else { return false }
+        let statement = try connection.prepare("SELECT 1 FROM published_months WHERE month = ?1")
+        try statement.bind(month, at: 1)
+        defer { statement.reset() }
+        return try statement.step()
+    }
+
     /// The user of the `subscription.outcome` record `id`, or nil when no outcome has that id (one index lookup;
     /// while an erasure's rename is pending, schema 13, the name of the key it is listed under).
     public func userOfOutcome(id: String) throws -> String? {

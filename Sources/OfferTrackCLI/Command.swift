@@ -10,6 +10,7 @@ extension IngestCommand: Command {}
 extension StatusCommand: Command {}
 extension ExportCommand: Command {}
 extension PayoutsCommand: Command {}
+extension ReconcileCommand: Command {}
 extension ReportCommand: Command {}
 extension ExplainCommand: Command {}
 extension ForwardCommand: Command {}

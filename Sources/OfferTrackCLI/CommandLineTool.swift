@@ -12,6 +12,7 @@ public enum CommandLineTool {
           explain    why one user's conversion earned what it did, rule by rule
           export     write the nightly commission export for one day
           payouts    write the payout statement of one month (from its published export days)
+          reconcile  the month's conversions beside the affiliate network's conversion report
           review     void, hold or release one conversion (an operator's decision, journaled)
           erase      forget a person: rename their records erased:<id>, past and future (amounts unchanged)
           ingest     send NDJSON records to offertrackd
@@ -65,6 +66,7 @@ public enum CommandLineTool {
         case "status": StatusCommand.self
         case "export": ExportCommand.self
         case "payouts": PayoutsCommand.self
+        case "reconcile": ReconcileCommand.self
         case "report": ReportCommand.self
         case "explain": ExplainCommand.self
         case "forward": ForwardCommand.self

@@ -40,6 +40,26 @@ struct CommonOptions {
         }
     }
 
+    /// The rules of a command that publishes money (SPEC 6): never a file nobody gave. Without `--rules` it is nil
+    /// when every journal has `period` published already (`isPublished`: its files are rewritten as first
+    /// published), else exit 64 naming `--rules`, before anything else is checked or written.
+    func publishingRules(
+        _ command: String, period: String, isPublished: (ReadOnlyJournal) throws -> Bool
+    ) throws(CLIError) -> RulesFile? {
+        guard rulesPath == nil else { return try loadRules() }
+        let publishedEverywhere = databasePaths.allSatisfy { path in
+            guard let journal = try? ReadOnlyJournal(path: path) else { return false }
+            return (try? isPublished(journal)) ?? false
+        }
+        guard publishedEverywhere else {
+            throw CLIError(
+                .usage,
+                "--rules PATH is required: \(period) is not published, and \(command) never publishes money from "
+                    + "rules nobody gave")
+        }
+        return nil
+    }
+
     /// Opens the journal read-only, refusing another schema version (SPEC section 6): 66 when it does not
     /// exist, 65 when it is corrupt, 69 when it cannot be read or has another schema (naming both versions).
     func openJournal(schema: SchemaPolicy = .requireCurrent) throws(CLIError) -> ReadOnlyJournal {

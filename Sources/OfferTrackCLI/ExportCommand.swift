@@ -15,7 +15,8 @@ struct ExportCommand {
         latest published one, or one that would leave a gap, is refused (exit 65) and nothing is written.
         Changes that reach already-published days appear as adjustment rows in the next day exported.
         --out defaults to the current directory and must be a directory owned by this user or root (exit 73).
-        --rules is required (amounts, currency, rulesSha256).
+        --rules is required (amounts, currency, rulesSha256): without it the command is refused (exit 64, nothing
+        written), except for a day already published, whose files are rewritten as first published.
         With --db given more than once (every central journal of a fleet, covering each partition once), D is
         published in each for its own conversions and one file holds the union of their rows; a set of journals
         that misses or repeats a partition is refused (exit 65).
@@ -41,7 +42,7 @@ struct ExportCommand {
     }
 
     func run() throws(CLIError) -> Int32 {
-        let rules = try options.loadRules()
+        let rules = try options.publishingRules("export", period: day) { try $0.isPublished(day) }
         let output = try PublicationOutput(options: options, path: outputDirectory)
         let files: CommissionExporter.Files
         do {
@@ -57,6 +58,7 @@ struct ExportCommand {
         } catch let refusal as FleetExport.Refusal {
             throw CLIError(.dataError, "refused: \(refusal)")
         } catch let refusal as CommissionExporter.Refusal {
+            if case .rulesRequired = refusal { throw CLIError(.usage, "\(refusal)") }
             throw CLIError(.dataError, "refused: \(refusal)")
         } catch let overflow as MoneyOverflow {
             throw CLIError(.dataError, "refused: \(overflow); check the rules file's amounts")

@@ -19,6 +19,8 @@ struct PayoutsCommand {
         nothing written) until its last day's export is published, and, after the month of the first published
         export day, until the month before it is published: the message names the first missing day or month.
         --out defaults to the current directory and must be a directory owned by this user or root (exit 73).
+        --rules is required (the payout minimum): without it the command is refused (exit 64, nothing written),
+        except for a month already published, whose files are rewritten as first published.
         With --db given more than once (every central journal of a fleet, covering each partition once), one
         statement covers the union of their published days' rows and is stored in each; a set of journals that
         misses or repeats a partition is refused (exit 65).
@@ -44,7 +46,9 @@ struct PayoutsCommand {
     }
 
     func run() throws(CLIError) -> Int32 {
-        let rules = try options.loadRules()
+        let rules = try options.publishingRules("payouts", period: month.description) {
+            try $0.isPublishedMonth(month.description)
+        }
         let output = try PublicationOutput(options: options, path: outputDirectory)
         let files: PayoutPublisher.Files
         do {
@@ -52,6 +56,7 @@ struct PayoutsCommand {
             files = try PayoutPublisher.publish(
                 journalPaths: options.databasePaths, month: month, rules: rules, now: Clock.wallMilliseconds())
         } catch let refusal as PayoutPublisher.Refusal {
+            if case .rulesRequired = refusal { throw CLIError(.usage, "\(refusal)") }
             throw CLIError(.dataError, "refused: \(refusal)")
         } catch let refusal as FleetExport.Refusal {
             throw CLIError(.dataError, "refused: \(refusal)")

@@ -15,8 +15,9 @@ struct ReviewCommand {
         --socket (an edge in a fleet), retrying storage_unavailable and shutting_down with the same id, and
         prints the daemon's answer. A voided conversion earns nothing; a held one earns nothing until a later
         release; a release lifts the operator's earlier void or hold and a rule's "hold": true. Reasons:
-        fraud, refund, duplicate, test, policy, other (required for void and hold). The latest review by time
-        wins; a decision about a day already exported becomes an adjustment in the next export.
+        fraud, refund, duplicate, test, policy, network_rejected (the network's report rejected it, see
+        `offertrack reconcile`), other (required for void and hold). The latest review by time wins; a decision
+        about a day already exported becomes an adjustment in the next export.
         Exit: 0 accepted, 64 a usage error (nothing sent), 65 rejected, 66 no subscription.outcome has that
         id, 69 daemon unreachable or this user may not review (start offertrackd with --allow-review-uid or
         --allow-review-gid), 75 gave up retrying.

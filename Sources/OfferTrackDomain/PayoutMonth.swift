@@ -52,6 +52,13 @@ public struct PayoutMonth: Sendable, Hashable, Comparable, CustomStringConvertib
         return Timestamp.formatDay(start - Timestamp.millisecondsPerDay)
     }
 
+    /// Its UTC span in epoch milliseconds, from 00:00Z of its first day to 00:00Z of the next month's.
+    public var span: Range<Int64> {
+        let start = Timestamp.parseDay(firstDay) ?? 0
+        let end = Timestamp.parseDay(lastDay).map { $0 + Timestamp.millisecondsPerDay } ?? start
+        return start..<end
+    }
+
     /// Whether the `YYYY-MM-DD` day `day` falls in this month.
     public func contains(day: String) -> Bool {
         PayoutMonth(containingDay: day) == self

@@ -18,6 +18,8 @@ public enum ReviewReason: String, Sendable, Equatable, CaseIterable {
     case duplicate
     case test
     case policy
+    /// The affiliate network rejected the conversion (found by `offertrack reconcile`, SPEC 13).
+    case networkRejected = "network_rejected"
     case other
 }
 

@@ -22,7 +22,7 @@ public struct SharedUsers: Sendable, Hashable {
     /// The list as given (already validated: valid users, distinct as written).
     public init(_ entries: [String]) {
         self.entries = entries
-        self.lowercased = Set(entries.map { ExactString(Self.asciiLowercased($0)) })
+        self.lowercased = Set(entries.map { ExactString($0.asciiLowercased) })
         var lengths = [UInt64](repeating: 0, count: (entries.map(\.utf8.count).max() ?? -1) / 64 + 1)
         for entry in entries { lengths[entry.utf8.count / 64] |= 1 << (entry.utf8.count % 64) }
         self.lengths = lengths
@@ -32,16 +32,18 @@ public struct SharedUsers: Sendable, Hashable {
     public func contains(_ user: String) -> Bool {
         let length = user.utf8.count
         guard length / 64 < lengths.count, lengths[length / 64] & (1 << (length % 64)) != 0 else { return false }
-        return lowercased.contains(ExactString(Self.asciiLowercased(user)))
+        return lowercased.contains(ExactString(user.asciiLowercased))
     }
 
     public static func == (lhs: SharedUsers, rhs: SharedUsers) -> Bool { lhs.lowercased == rhs.lowercased }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(lowercased) }
+}
 
-    /// `text` with `A`–`Z` turned into `a`–`z` and every other scalar left as it is.
-    public static func asciiLowercased(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
-        return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+extension String {
+    /// The string with `A`–`Z` turned into `a`–`z` and every other scalar left as it is.
+    public var asciiLowercased: String {
+        guard utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return self }
+        return String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 }

@@ -31,6 +31,8 @@ public enum CommissionExporter {
         case gap(day: String, firstMissing: String)
         case badDay(String)
         case notEnded(day: String)
+        /// Money is never published from a rules file nobody gave (SPEC 6): only a published day is rewritten without.
+        case rulesRequired(day: String)
 
         public var description: String {
             switch self {
@@ -41,6 +43,8 @@ public enum CommissionExporter {
                 "exporting \(day) would leave a gap: export \(firstMissing) first"
             case .badDay(let text): "\(text) is not a YYYY-MM-DD date"
             case .notEnded(let day): "\(day) has not ended yet (UTC): a day is exported once it is over"
+            case .rulesRequired(let day):
+                "--rules is required: \(day) is not published, and money is never published from rules nobody gave"
             }
         }
     }
@@ -50,9 +54,10 @@ public enum CommissionExporter {
     /// staged in short write transactions (`ExportDayStore.publish`), and made visible by a last small one that checks
     /// that no other export published anything since (computed again, should one have). With `readingLines`, a
     /// published day's `Files` carry its stored lines too (the fleet's export merges them). `hooks` are tests' (none by
-    /// default).
+    /// default). Without `rules` only a published day is exported (its stored files); any other is refused
+    /// (`Refusal.rulesRequired`).
     public static func export(
-        journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
+        journalPath: String, day: String, rules: RulesFile?, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
         readingLines: Bool = false, hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> Files {
         try export(
@@ -63,7 +68,7 @@ public enum CommissionExporter {
 
     /// `export`, staging the publication in chunks of `limits`.
     package static func export(
-        journalPath: String, day: String, rules: RulesFile, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
+        journalPath: String, day: String, rules: RulesFile?, now: Int64, busyTimeoutMilliseconds: Int32 = 30_000,
         readingLines: Bool = false, limits: ExportLimits, hooks: ExportStagingHooks = ExportStagingHooks()
     ) throws -> Files {
         guard let dayStart = Timestamp.parseDay(day) else { throw Refusal.badDay(day) }
@@ -97,7 +102,7 @@ public enum CommissionExporter {
     /// for the seconds a busy day takes to read. A conversion read late is as if its records had arrived late:
     /// the next export adjusts whatever changed, against the rows this one published.
     private static func plan(
-        _ day: String, dayStart: Int64, rules: RulesFile, now: Int64, pageSize: Int, readingLines: Bool,
+        _ day: String, dayStart: Int64, rules: RulesFile?, now: Int64, pageSize: Int, readingLines: Bool,
         store: ExportDayStore
     ) throws -> Planned {
         let snapshot = try store.snapshot(of: day, readingLines: readingLines)
@@ -107,6 +112,7 @@ public enum CommissionExporter {
                     csv: published.csv, manifest: published.manifest, republished: true,
                     lines: snapshot.publishedLines))
         }
+        guard let rules else { throw Refusal.rulesRequired(day: day) }
         let publishedDays = snapshot.publishedDays
         if let latest = publishedDays.last, let latestStart = Timestamp.parseDay(latest) {
             if dayStart < latestStart { throw Refusal.earlierThanLatest(day: day, latest: latest) }

@@ -25,6 +25,9 @@ public enum PayoutPublisher {
         case lastDayMissing(month: PayoutMonth, firstMissingDay: String)
         case previousMonthMissing(month: PayoutMonth, firstMissingMonth: PayoutMonth)
         case journalsDisagree(String)
+        /// Money is never published from a rules file nobody gave (SPEC 6): only a published month is rewritten
+        /// without.
+        case rulesRequired(month: PayoutMonth)
 
         public var description: String {
             switch self {
@@ -40,15 +43,18 @@ public enum PayoutPublisher {
                 "\(month) opens with the balances the month before carries: publish the payouts of \(missing) "
                     + "first (the first month not published)"
             case .journalsDisagree(let what): "the journals disagree on \(what)"
+            case .rulesRequired(let month):
+                "--rules is required: \(month) is not published, and money is never published from rules nobody gave"
             }
         }
     }
 
     /// Publishes `month` from the journals at `journalPaths` (one, or every central journal of a fleet): the stored
     /// files when it is published, else the statement computed now with `rules`' payout minimum. Which sets of
-    /// journals make a whole is the fleet's to say: the caller checks them first (`FleetExport` in `Fleet`).
+    /// journals make a whole is the fleet's to say: the caller checks them first (`FleetExport` in `Fleet`). Without
+    /// `rules` only a month published before is written (`Refusal.rulesRequired` otherwise).
     public static func publish(
-        journalPaths: [String], month: PayoutMonth, rules: RulesFile, now: Int64,
+        journalPaths: [String], month: PayoutMonth, rules: RulesFile?, now: Int64,
         busyTimeoutMilliseconds: Int32 = 30_000
     ) throws -> Files {
         let stores = try journalPaths.map {
@@ -60,6 +66,7 @@ public enum PayoutPublisher {
         if let stored {
             files = stored
         } else {
+            guard let rules else { throw Refusal.rulesRequired(month: month) }
             let statement = try statement(month, states: states, stores: stores, minimum: rules.rules)
             let csv = statement.csv()
             files = Files(csv: csv, manifest: statement.manifest(csv: csv, generatedAt: now), republished: false)

@@ -19,7 +19,8 @@ extension RecordValidator {
         var reason: ReviewReason?
         if let value = fields.reason {
             guard case .string(let name) = value, let known: ReviewReason = named(name) else {
-                throw invalid("reason", "reason must be fraud, refund, duplicate, test, policy or other")
+                throw invalid(
+                    "reason", "reason must be fraud, refund, duplicate, test, policy, network_rejected or other")
             }
             reason = known
         } else if decision.requiresReason {

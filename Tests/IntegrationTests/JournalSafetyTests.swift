@@ -166,7 +166,10 @@ extension UnderAttack {
             let directory = ScratchDirectory()
             let path = try Self.version1Journal(in: directory)
             let commands: [[String]] = [
-                ["export", "--date", "2026-11-28", "--out", directory.path], ["report"], ["verify"],
+                [
+                    "export", "--date", "2026-11-28", "--out", directory.path, "--rules",
+                    Repository.file("systemd/rules.example.json"),
+                ], ["report"], ["verify"],
             ]
             for command in commands {
                 let outcome = try Shell.run(Binaries.cli, command + ["--db", path])

@@ -108,7 +108,8 @@ import Testing
 /// value, instead). Asked once per test process.
 enum AcceptedFlags {
     static let commands = [
-        "report", "explain", "export", "payouts", "review", "erase", "ingest", "status", "forward", "rebuild",
+        "report", "explain", "export", "payouts", "reconcile", "review", "erase", "ingest", "status", "forward",
+        "rebuild",
         "verify", "backup", "simulate",
     ]
     static let probe = ["--no-such-flag-probe-1", "--no-such-flag-probe-2"]

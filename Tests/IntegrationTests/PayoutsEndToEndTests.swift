@@ -195,6 +195,18 @@ import Testing
                 .status == 0)
         #expect(try Self.read("\(outFleet)/payouts-2026-10.manifest.json") == manifest)
         #expect(try Self.read("\(outFleet)/payouts-2026-10.csv") == fleetCSV)
+        // Reconciled over the central journals read as one: what the one daemon's journal gives (aff1 6, aff2 2).
+        let network = directory.file("network.csv")
+        try "conversion_date,status,campaign_token,affiliate_token,count\n2026-10-30,approved,,aff1,6\n".write(
+            toFile: network, atomically: true, encoding: .utf8)
+        let reconcile = ["reconcile", "--rules", rules, "--network", network, "--month", "2026-10", "--format", "csv"]
+        let fleetReconciled = try Self.cli(reconcile + fleet)
+        #expect(fleetReconciled.status == 1)
+        #expect(
+            fleetReconciled.output
+                == "affiliate_token,campaign_token,status,ours,theirs,class\naff1,,approved,6,6,matched\n"
+                + "aff2,,approved,2,0,only_ours\n")
+        #expect(try Self.cli(reconcile + one).output == fleetReconciled.output)
         DaemonProcess.terminateCleanly(centrals + [edge, single])
     }
 }

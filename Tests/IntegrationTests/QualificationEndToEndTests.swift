@@ -79,11 +79,14 @@ import Testing
         let directory = ScratchDirectory()
         let out = directory.file("out")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let rules = directory.file("rules.json")
+        try #"{"currency":"USD","rules":[]}"#.write(toFile: rules, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(in: directory)
         guard daemon.waitReady() else { return }
         let now = Clock.wallMilliseconds()
         for day in [now, now + Timestamp.millisecondsPerDay].map(Timestamp.formatDay) {
-            let outcome = try Self.run(["export", "--db", daemon.databasePath, "--date", day, "--out", out])
+            let outcome = try Self.run(
+                ["export", "--db", daemon.databasePath, "--rules", rules, "--date", day, "--out", out])
             #expect(outcome.status == 65 && outcome.output.contains("has not ended"), "\(outcome.output)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [])

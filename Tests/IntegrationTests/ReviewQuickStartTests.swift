@@ -108,6 +108,20 @@ import WireFormat
         let verify = try CLI.run(["verify", "--db", db, "--rules", rules])
         #expect(verify.status == 0 && !verify.output.contains("FAILED"), "\(verify.output)")
 
+        // The README's month close: October beside the example network file differs in spring26 alone, as it says.
+        let reconciled = try CLI.run(
+            [
+                "reconcile", "--network", Repository.file("docs/examples/network-2026-10.csv"), "--month", "2026-10",
+                "--format", "csv",
+            ] + report)
+        let unmatched = reconciled.output.split(separator: "\n").filter { !$0.hasSuffix(",matched") }
+        #expect(reconciled.status == 1, "\(reconciled.output)")
+        #expect(
+            unmatched == [
+                "campaign_token,status,ours,theirs,class", "spring26,approved,4,3,differs",
+                "spring26,rejected,1,2,differs",
+            ], "\(reconciled.output)")
+
         // Reviews of our own: one made a day before its conversion, and equal times decided by id, both ways.
         let unreviewed = conversions.filter { $0.state == .qualified && !reviewed.contains($0.id) }
         #expect(unreviewed.count >= 3)

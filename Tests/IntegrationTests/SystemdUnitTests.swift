@@ -140,6 +140,17 @@ import Testing
         #expect(timer.value("Unit") == "offertrack-payouts.service")
     }
 
+    /// Money is never published from a rules file nobody gave (SPEC 6: without `--rules` an unpublished day or month
+    /// is exit 64): the jobs that publish pass the daemon's own rules file.
+    @Test(arguments: ["offertrack-export.service", "offertrack-payouts.service"])
+    func thePublishingJobsPassTheDaemonsRulesFile(unit: String) throws {
+        let rulesOf = { (command: [String]) in command.firstIndex(of: "--rules").map { command[$0 + 1] } }
+        let daemon = try #require(try UnitFile("offertrackd.service").command("ExecStart"))
+        let job = try #require(try UnitFile(unit).command("ExecStart"))
+        #expect(rulesOf(daemon) == "/etc/offertrack/rules.json")
+        #expect(rulesOf(job) == rulesOf(daemon), "\(unit): \(job)")
+    }
+
     @Test func theBackupRunsNightlyAfterTheExportAsTheDaemonsUser() throws {
         let service = try UnitFile("offertrackd.service")
         let backup = try UnitFile("offertrack-backup.service")

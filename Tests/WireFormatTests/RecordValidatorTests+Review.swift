@@ -29,6 +29,13 @@ extension RecordValidatorTests {
             "each reason: test", review(#""conversion":"o-1","decision":"hold","reason":"test""#),
             .valid(reviewed(.hold, .test))),
         Row(
+            "each reason: network_rejected",
+            review(#""conversion":"o-1","decision":"void","reason":"network_rejected""#),
+            .valid(reviewed(.void, .networkRejected))),
+        Row(
+            "reason is case-sensitive", review(#""conversion":"o-1","decision":"void","reason":"Network_Rejected""#),
+            .rejected(.invalidField, field: "reason")),
+        Row(
             "unknown members are kept and ignored",
             review(#""conversion":"o-1","decision":"void","reason":"fraud","ticket":{"n":1}"#),
             .valid(reviewed(.void, .fraud))),
