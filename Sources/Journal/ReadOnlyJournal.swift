@@ -122,6 +122,17 @@ extension ReadOnlyJournal {
         return try statement.step()
     }
 
+    /// The latest published payout month before `month` (`YYYY-MM`) and its manifest as first published, or nil.
+    public func latestPublishedMonth(before month: String) throws -> (month: String, manifest: [UInt8])? {
+        guard try hasTable("published_months") else { return nil }
+        let statement = try connection.prepare(
+            "SELECT month, manifest FROM published_months WHERE month < ?1 ORDER BY month DESC LIMIT 1")
+        try statement.bind(month, at: 1)
+        defer { statement.reset() }
+        guard try statement.step(), let found = statement.text(0) else { return nil }
+        return (found, statement.bytes(1))
+    }
+
     /// The user of the `subscription.outcome` record `id`, or nil when no outcome has that id (one index lookup;
     /// while an erasure's rename is pending, schema 13, the name of the key it is listed under).
     public func userOfOutcome(id: String) throws -> String? {

@@ -17,7 +17,9 @@ struct ReportCommand {
         [since, until): presentations by their time, conversions by theirs. Grouped by affiliate unless --by
         says otherwise; unattributed conversions count in the null group, shown as (none) in the table. The
         table writes amounts in the rules' currency (84.00 USD); CSV and JSON in integer minor units. html
-        writes one self-contained page: the table, the funnel per group and the daily series as inline SVG.
+        writes one self-contained page: the money at --as-of (commission qualified, pending and held, and the
+        latest payout month's payable and carried totals), the daily series, the table, and the funnel per
+        group as small multiples, charts as inline SVG.
         --out FILE writes the report to FILE (atomically) instead of stdout. --db may be given more than once:
         the journals (a fleet's central ones, each holding its users' records) are read as one.
 
@@ -85,14 +87,36 @@ struct ReportCommand {
                     ? rows : try FunnelQuery.rows(readers, grouping: .day, range: range, rules: rules.rules, asOf: asOf)
                 text = try HTMLReport(
                     rows: rows, grouping: grouping, daily: daily, range: range, asOf: asOf,
-                    currency: rules.rules.currency, rulesSha256: rules.sha256, generatedAt: Clock.wallMilliseconds()
+                    currency: rules.rules.currency, payouts: try Self.payouts(readers, asOf: asOf),
+                    rulesSha256: rules.sha256, generatedAt: Clock.wallMilliseconds()
                 ).render()
             }
         } catch let overflow as MoneyOverflow {
             throw CLIError(.dataError, "\(overflow); check the rules file's amounts")
+        } catch let unreadable as PayoutError {
+            throw CLIError(.dataError, "reading \(options.databasePaths.joined(separator: ", ")): \(unreadable)")
         } catch {
             throw CLIError(.ioError, "reading \(options.databasePaths.joined(separator: ", ")): \(error)")
         }
+        return try write(text)
+    }
+
+    /// The latest payout month that ended by `asOf`. A fleet's journals each store a published month, and a
+    /// publication stopped part way leaves some without it: with several journals the month is shown only when all
+    /// hold the same one, byte for byte; otherwise the page says they disagree rather than show one journal's view.
+    static func payouts(_ readers: [ReadOnlyJournal], asOf: Int64) throws -> HTMLReport.Payouts {
+        guard let current = PayoutMonth(containingDay: Timestamp.formatDay(asOf)) else { return .unpublished }
+        let held = try readers.map { try $0.latestPublishedMonth(before: current.description) }
+        guard let latest = held.first ?? nil else {
+            return held.allSatisfy { $0 == nil } ? .unpublished : .journalsDisagree
+        }
+        guard held.allSatisfy({ $0?.month == latest.month && $0?.manifest == latest.manifest }) else {
+            return .journalsDisagree
+        }
+        return .published(try PublishedPayouts(month: latest.month, manifest: latest.manifest))
+    }
+
+    private func write(_ text: String) throws(CLIError) -> Int32 {
         guard let outputPath else {
             try Output.write(text)
             return 0

@@ -46,6 +46,26 @@ struct Chromium {
             requests: Self.urls(inNetLog: log))
     }
 
+    /// What `expression` evaluates to in the page at `path` once loaded in a `width` × `height` window, decoded
+    /// from JSON. `Tests/Tools/chromium-evaluate` evaluates it through the DevTools protocol, so the page itself
+    /// runs no script; in a network namespace of its own, as `render`.
+    static func evaluate<Value: Decodable>(
+        _ expression: String, as: Value.Type, in path: String, directory: ScratchDirectory, width: Int = 1280,
+        height: Int = 900
+    ) throws -> Value {
+        let outcome = try Shell.run(
+            "/usr/bin/unshare",
+            [
+                "-n", "/usr/bin/python3", Repository.file("Tests/Tools/chromium-evaluate"),
+                directory.file("profile-evaluate"), String(width), String(height),
+                URL(fileURLWithPath: path).absoluteString, expression,
+            ])
+        guard outcome.status == 0 else {
+            throw ToolFailure("chromium-evaluate exited \(outcome.status): \(outcome.output)")
+        }
+        return try JSONDecoder().decode(Value.self, from: Data(outcome.output.utf8))
+    }
+
     /// The console lines of Chromium's log (`[…:INFO:CONSOLE:N] "message", source: URL (N)`) that come from the
     /// page, not from Chromium's own pages: a loaded machine makes its internal UI log "Slow network is detected"
     /// from `chrome://resources`, which says nothing about the page.
