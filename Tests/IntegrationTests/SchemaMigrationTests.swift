@@ -89,6 +89,12 @@ import Testing
                 // SPEC v5 added explain's `erasure` key (null for everyone here); the rest must not move.
                 new = Data(text.replacingOccurrences(of: #","erasure":null}"#, with: "}").utf8)
             }
+            if name.hasSuffix(".html"), let old, let new {
+                // The page's layout changed since schema 7 (issue 44: money first); its table's numbers must not.
+                let table = { (page: Data) in HTMLReportTests.tableValues(String(decoding: page, as: UTF8.self)) }
+                #expect(!table(old).isEmpty && table(old) == table(new), "\(name)'s table differs from schema 7's")
+                continue
+            }
             #expect(old != nil && old == new, "\(name) differs from schema 7's")
         }
         let verify = try String(contentsOfFile: "\(out)/verify.txt", encoding: .utf8)
