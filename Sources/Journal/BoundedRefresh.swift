@@ -53,7 +53,7 @@ struct BoundedRefresh {
                     check = later(latestAddedCheck, latestEarlierCheck)
                 }
                 let fact = PresentationFact(
-                    id: record.id, ts: record.ts, offer: offer, eligible: passes(check, at: record.ts))
+                    id: record.id, ts: record.ts, offer: offer, eligible: eligibility(check, at: record.ts) == .passes)
                 try DerivedTables.insertPresentation(fact, seq: seqs?[index], tables: tables, on: connection)
                 rollup.count(fact, sign: 1)
             default:
@@ -110,7 +110,7 @@ struct BoundedRefresh {
                 next += 1
             }
             guard case .presented(let offer, _) = presentation.record.body else { continue }
-            let eligible = passes(latest, at: presentation.record.ts)
+            let eligible = eligibility(latest, at: presentation.record.ts) == .passes
             let stored = try DerivedTables.storedEligibility(
                 ts: presentation.record.ts, seq: presentation.seq, tables: tables, on: connection)
             guard stored != eligible else { continue }
@@ -152,7 +152,6 @@ struct BoundedRefresh {
         guard let old else {
             return added.contains { if case .outcome(subscribed: true, _, _) = $0.body { true } else { false } }
         }
-        let qualifiesAt = settings.qualifiesAt(conversionAt: old.ts)
         for record in added {
             let beforeIt = RecordOrder.precedes(ts: record.ts, id: record.id, ts: old.ts, id: old.id)
             switch record.body {
@@ -163,7 +162,8 @@ struct BoundedRefresh {
             case .outcome, .presented, .erasure:
                 break
             }
-            guard Attribution.isLapse(record), old.status.isAttributed, record.ts > old.ts, record.ts <= qualifiesAt
+            guard AttributionRules.isLapse(record.body), old.status.isAttributed,
+                AttributionRules.isInHoldingPeriod(record.ts, conversionAt: old.ts, settings)
             else { continue }
             guard let lapse = old.lapse else { return true }
             if RecordOrder.precedes(ts: record.ts, id: record.id, ts: lapse.ts, id: lapse.id) { return true }
@@ -184,37 +184,41 @@ struct BoundedRefresh {
             Conversion(
                 id: outcome.id, ts: outcome.ts, status: .unattributed(reason), presentation: candidate, review: review)
         }
-        if settings.sharedUsers.contains(user) { return unattributed(.sharedUser, nil) }
-        var candidate: Record?
-        if let offerId, let named = try now.presentation(id: offerId)?.record,
-            case .presented(_, loaded: true) = named.body, RecordOrder.precedes(named, outcome)
+        if AttributionRules.isShared(user, settings) { return unattributed(.sharedUser, nil) }
+        var named: Record?
+        if let offerId, let found = try now.presentation(id: offerId)?.record,
+            case .presented(_, loaded: true) = found.body, RecordOrder.precedes(found, outcome)
         {
-            candidate = named
+            named = found
         }
-        if candidate == nil { candidate = try now.last([.loadedPresentation], before: reference(outcome))?.record }
-        guard let candidate, case .presented(let offer, _) = candidate.body else {
+        let latest = named == nil ? try now.last([.loadedPresentation], before: reference(outcome))?.record : nil
+        guard let candidate = AttributionRules.candidate(named: named, latest: latest),
+            case .presented(let offer, _) = candidate.body
+        else {
             return unattributed(.noPresentation, nil)
         }
         let check = try now.last(UserIndexKind.checks, before: reference(candidate))?.record
-        let fact = PresentationFact(
-            id: candidate.id, ts: candidate.ts, offer: offer, eligible: passes(check, at: candidate.ts))
-        if outcome.ts - candidate.ts > settings.windowMs { return unattributed(.outsideWindow, fact) }
-        guard let check, candidate.ts - check.ts <= settings.freshnessMs else {
-            return unattributed(.eligibilityUnknown, fact)
+        let eligibility = self.eligibility(check, at: candidate.ts)
+        let fact = PresentationFact(id: candidate.id, ts: candidate.ts, offer: offer, eligible: eligibility == .passes)
+        let status = AttributionRules.status(
+            conversionAt: outcome.ts, candidate: (candidate.ts, eligibility), settings)
+        guard status.isAttributed else {
+            return Conversion(id: outcome.id, ts: outcome.ts, status: status, presentation: fact, review: review)
         }
-        guard case .capabilities(.eligible) = check.body else { return unattributed(.notEligible, fact) }
         let lapse = try now.first(UserIndexKind.lapses, after: reference(outcome), afterTime: true)?.record
-        let lapsed = lapse.flatMap { $0.ts <= settings.qualifiesAt(conversionAt: outcome.ts) ? reference($0) : nil }
+        let lapsed = lapse.flatMap {
+            AttributionRules.isInHoldingPeriod($0.ts, conversionAt: outcome.ts, settings) ? reference($0) : nil
+        }
         return Conversion(
             id: outcome.id, ts: outcome.ts, status: .attributed, presentation: fact, lapse: lapsed, review: review)
     }
 
-    /// Rule 4.4 for a presentation at `ts` whose latest earlier check is `check`.
-    private func passes(_ check: Record?, at ts: Int64) -> Bool {
-        guard let check, ts - check.ts <= settings.freshnessMs, case .capabilities(.eligible) = check.body else {
-            return false
+    /// Rule 4.4 for a presentation at `ts` whose latest earlier `capabilities` record is `check`.
+    private func eligibility(_ check: Record?, at ts: Int64) -> AttributionRules.Eligibility {
+        guard let check, case .capabilities(let decision) = check.body else {
+            return AttributionRules.eligibility(check: nil, presentationAt: ts, settings)
         }
-        return true
+        return AttributionRules.eligibility(check: (check.ts, decision), presentationAt: ts, settings)
     }
 
     /// The later of two records in journal order.

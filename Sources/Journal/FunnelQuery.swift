@@ -180,7 +180,7 @@ public enum FunnelQuery {
                 state =
                     rows.int64(2) == 1
                     ? .lapsed
-                    : EvaluatedConversion.reviewedState(review: review, heldByRule: rule?.hold ?? false)
+                    : AttributionRules.reviewedState(review: review, heldByRule: rule?.hold ?? false)
                         ?? (allQualified ? .qualified : .pending)
             }
             let key = groupKey(grouping, day: day, affiliate: affiliate, campaign: campaign, message: rows.text(6))

@@ -28,8 +28,8 @@ enum UserIndexKind: Int64, CaseIterable, Sendable {
 
     init(_ body: RecordBody) {
         switch body {
-        case .capabilities(let decision):
-            self = decision == .eligible || decision == .ineligible ? .lapsingCheck : .otherCheck
+        case .capabilities:
+            self = AttributionRules.isLapse(body) ? .lapsingCheck : .otherCheck
         case .presented(_, let loaded): self = loaded ? .loadedPresentation : .unloadedPresentation
         case .outcome(let subscribed, _, _): self = subscribed ? .subscribed : .declined
         case .review: self = .review

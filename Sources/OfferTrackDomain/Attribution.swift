@@ -8,8 +8,8 @@ public enum Attribution {
     public static func attribute(userRecords: [Record], settings: AttributionSettings) -> UserAttribution {
         let ordered = isOrdered(userRecords) ? userRecords : RecordOrder.sorted(userRecords)
         var presentations: [PresentationFact] = []
-        // Per presentation: why rule 4.4 fails for it, nil when it passes.
-        var failures: [UnattributedReason?] = []
+        // Per presentation: rule 4.4's verdict.
+        var verdicts: [AttributionRules.Eligibility] = []
         var latestCheck: (ts: Int64, decision: EligibilityDecision)?
         var conversion: (record: Record, offerId: String?, presentationsBefore: Int, position: Int)?
         var reviews: [(reference: RecordReference, review: Review)] = []
@@ -20,15 +20,10 @@ public enum Attribution {
                 latestCheck = (record.ts, decision)
             case .presented(let offer, let loaded):
                 guard loaded else { continue }
-                let failure: UnattributedReason?
-                if let check = latestCheck, record.ts - check.ts <= settings.freshnessMs {
-                    failure = check.decision == .eligible ? nil : .notEligible
-                } else {
-                    failure = .eligibilityUnknown
-                }
+                let verdict = AttributionRules.eligibility(check: latestCheck, presentationAt: record.ts, settings)
                 presentations.append(
-                    PresentationFact(id: record.id, ts: record.ts, offer: offer, eligible: failure == nil))
-                failures.append(failure)
+                    PresentationFact(id: record.id, ts: record.ts, offer: offer, eligible: verdict == .passes))
+                verdicts.append(verdict)
             case .outcome(let subscribed, _, let offerId):
                 if subscribed, conversion == nil {
                     conversion = (record, offerId, presentations.count, position)
@@ -45,36 +40,19 @@ public enum Attribution {
         }
         let review = latestReview(of: outcome.id, among: reviews)
         // Rule 4.0: a shared id's conversion is unattributed, and rules 2–7 are not applied to it.
-        if settings.sharedUsers.contains(outcome.user) {
+        if AttributionRules.isShared(outcome.user, settings) {
             let result = Conversion(
                 id: outcome.id, ts: outcome.ts, status: .unattributed(.sharedUser), presentation: nil, review: review)
             return UserAttribution(presentations: presentations, conversion: result)
         }
-        // Rule 4.2: the named presentation when valid, else the latest loaded one before the conversion.
-        var candidateIndex: Int? = before > 0 ? before - 1 : nil
-        if let offerId,
-            let named = presentations[..<before].lastIndex(where: { ExactString.equals($0.id, offerId) })
-        {
-            candidateIndex = named
-        }
-        guard let index = candidateIndex else {
-            let result = Conversion(
-                id: outcome.id, ts: outcome.ts, status: .unattributed(.noPresentation), presentation: nil,
-                review: review)
-            return UserAttribution(presentations: presentations, conversion: result)
-        }
-        let candidate = presentations[index]
-        let status: ConversionStatus
-        if outcome.ts - candidate.ts > settings.windowMs {
-            status = .unattributed(.outsideWindow)
-        } else if let failure = failures[index] {
-            status = .unattributed(failure)
-        } else {
-            status = .attributed
-        }
+        let named = offerId.flatMap { id in presentations[..<before].lastIndex { ExactString.equals($0.id, id) } }
+        let index = AttributionRules.candidate(named: named, latest: before > 0 ? before - 1 : nil)
+        let status = AttributionRules.status(
+            conversionAt: outcome.ts, candidate: index.map { (presentations[$0].ts, verdicts[$0]) }, settings)
         let lapse = status.isAttributed ? firstLapse(in: ordered[(position + 1)...], after: outcome.ts, settings) : nil
         let result = Conversion(
-            id: outcome.id, ts: outcome.ts, status: status, presentation: candidate, lapse: lapse, review: review)
+            id: outcome.id, ts: outcome.ts, status: status, presentation: index.map { presentations[$0] }, lapse: lapse,
+            review: review)
         return UserAttribution(presentations: presentations, conversion: result)
     }
 
@@ -89,26 +67,20 @@ public enum Attribution {
             record: latest.reference, decision: latest.review.decision, reason: latest.review.reason)
     }
 
-    /// Rule 4.6: the first lapse record (in journal order) of `later` with `t < ts <= t + H`.
+    /// Rule 4.6: the first lapse record (in journal order) of `later` in the holding period of a conversion at `t`.
     private static func firstLapse(
         in later: ArraySlice<Record>, after t: Int64, _ settings: AttributionSettings
     ) -> RecordReference? {
         let end = settings.qualifiesAt(conversionAt: t)
         for record in later {
             guard record.ts <= end else { return nil }
-            if record.ts > t, isLapse(record) { return RecordReference(id: record.id, ts: record.ts) }
+            if AttributionRules.isInHoldingPeriod(record.ts, conversionAt: t, settings),
+                AttributionRules.isLapse(record.body)
+            {
+                return RecordReference(id: record.id, ts: record.ts)
+            }
         }
         return nil
-    }
-
-    /// A lapse record (rule 4.6): an authorized check without playback (`eligible` or `ineligible`), or a
-    /// `declined` outcome, given or derived.
-    public static func isLapse(_ record: Record) -> Bool {
-        switch record.body {
-        case .capabilities(let decision): decision == .eligible || decision == .ineligible
-        case .outcome(let subscribed, _, _): !subscribed
-        case .presented, .review, .erasure: false
-        }
     }
 
     /// Whether `records` are already in journal order (usual for one user's records arriving together).

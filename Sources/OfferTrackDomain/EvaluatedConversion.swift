@@ -21,8 +21,9 @@ public struct EvaluatedConversion: Sendable, Equatable {
     /// Its state seen at `asOf` (rules 4.6 and 4.7); nil when it is not attributed.
     public func state(asOf: Int64) -> QualificationState? {
         guard let qualifiesAt else { return nil }
-        if let withheld = withheldState { return withheld }
-        return qualifiesAt <= asOf ? .qualified : .pending
+        return AttributionRules.state(
+            lapsed: conversion.lapse != nil, review: conversion.review?.decision, heldByRule: commission.heldByRule,
+            qualifiesAt: qualifiesAt, asOf: asOf)
     }
 
     /// `lapsed`, `voided` or `held` when it earns nothing whatever the time (rules 4.6 and 4.7); nil when it is
@@ -30,16 +31,6 @@ public struct EvaluatedConversion: Sendable, Equatable {
     public var withheldState: QualificationState? {
         guard qualifiesAt != nil else { return nil }
         if conversion.lapse != nil { return .lapsed }
-        return Self.reviewedState(review: conversion.review?.decision, heldByRule: commission.heldByRule)
-    }
-
-    /// Rule 4.7 for a conversion that did not lapse: `voided`, `held`, or nil when neither.
-    public static func reviewedState(review: ReviewDecision?, heldByRule: Bool) -> QualificationState? {
-        switch review {
-        case .void?: .voided
-        case .hold?: .held
-        case .release?: nil
-        case nil: heldByRule ? .held : nil
-        }
+        return AttributionRules.reviewedState(review: conversion.review?.decision, heldByRule: commission.heldByRule)
     }
 }

@@ -24,6 +24,12 @@ public struct Explanation: Sendable, Equatable {
     /// Whether the conversion named the candidate by `offerId` (else it is the latest loaded one before it).
     public let presentationNamed: Bool
     public let eligibility: EligibilityCheck?
+    /// Rule 4.3: whether the conversion is inside the window of its candidate; nil without a candidate.
+    public let inWindow: Bool?
+    /// Rule 4.4's verdict on the candidate; nil without one.
+    public let eligibilityVerdict: AttributionRules.Eligibility?
+    /// Rule 4.6: whether the holding period is over at `asOf`; nil unless attributed.
+    public let holdingOver: Bool?
     /// Rule 4.6: the first lapse record within the holding period.
     public let lapse: RecordReference?
     /// Rule 4.7: the conversion's review, attributed or not.
@@ -69,6 +75,7 @@ public struct Explanation: Sendable, Equatable {
             }.first
         guard let converted = attribution.conversion else {
             (conversion, presentation, presentationNamed, eligibility, lapse, repeats) = (nil, nil, false, nil, nil, [])
+            (inWindow, eligibilityVerdict, holdingOver) = (nil, nil, nil)
             (review, reviewNote, heldByRule) = (nil, nil, false)
             (status, reason, amountMinor, rule, qualifiesAt, state) = (.none, nil, 0, nil, nil, nil)
             return
@@ -109,6 +116,15 @@ public struct Explanation: Sendable, Equatable {
         presentationNamed = named
         self.repeats = repeats
         eligibility = check
+        let settings = rules.settings
+        inWindow = converted.presentation.map {
+            AttributionRules.isInWindow(conversionAt: converted.ts, presentationAt: $0.ts, settings)
+        }
+        eligibilityVerdict = converted.presentation.map {
+            AttributionRules.eligibility(
+                check: check.map { ($0.record.ts, $0.decision) }, presentationAt: $0.ts, settings)
+        }
+        holdingOver = evaluated.qualifiesAt.map { AttributionRules.isHoldingOver(qualifiesAt: $0, asOf: asOf) }
         status = converted.status.isAttributed ? .attributed : .unattributed
         reason = evaluated.commission.reason
         amountMinor = evaluated.commission.amountMinor

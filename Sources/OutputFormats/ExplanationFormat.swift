@@ -83,20 +83,20 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             "4.2 presentation: \(name(RecordReference(id: presentation.id, ts: presentation.ts))), \(how); "
                 + offerText(presentation.offer))
         let gap = conversion.ts - presentation.ts
-        let inWindow = gap <= settings.windowMs
+        let inWindow = e.inWindow == true
         lines.append(
             "4.3 window: the conversion came \(duration(gap)) after it; the window is \(duration(settings.windowMs)): "
                 + (inWindow ? "inside" : "outside, unattributed (outside_window)"))
         guard inWindow else { return finish(lines, e) }
         if let check = e.eligibility {
             let age = presentation.ts - check.record.ts
-            let fresh = age <= settings.freshnessMs
             let verdict =
-                !fresh
-                ? "older than the freshness \(duration(settings.freshnessMs)), unattributed (eligibility_unknown)"
-                : check.decision == .eligible
-                    ? "fresh (freshness \(duration(settings.freshnessMs))), passes"
-                    : "fresh, but not eligible: unattributed (not_eligible)"
+                switch e.eligibilityVerdict {
+                case .passes?: "fresh (freshness \(duration(settings.freshnessMs))), passes"
+                case .notEligible?: "fresh, but not eligible: unattributed (not_eligible)"
+                case .unknown?, nil:
+                    "older than the freshness \(duration(settings.freshnessMs)), unattributed (eligibility_unknown)"
+                }
             lines.append(
                 "4.4 eligibility: \(name(check.record)) decided \(check.decision.rawValue), \(duration(age)) before "
                     + "the presentation; \(verdict)")
@@ -123,7 +123,7 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
             let when =
                 e.state == .qualified
                 ? "qualified at \(Timestamp.format(qualifiesAt))"
-                : qualifiesAt <= e.asOf
+                : e.holdingOver == true
                     ? "its holding period ended at \(Timestamp.format(qualifiesAt))"
                     : "pending: qualifies at \(Timestamp.format(qualifiesAt)) unless one arrives before then"
             lines.append(
@@ -136,7 +136,7 @@ public enum ExplanationFormat: String, Sendable, Equatable, CaseIterable {
     /// Rule 4.7's line: the review (id, time, decision, reason, note) or the rule that holds; nil when neither.
     private static func reviewLine(_ e: Explanation) -> String? {
         guard let review = e.review else {
-            guard e.heldByRule, e.status == .attributed, e.lapse == nil else { return nil }
+            guard e.state == .held else { return nil }
             let index = e.rule.map { "rules[\($0)]" } ?? "its rule"
             return "4.7 review: none; \(index) has \"hold\": true, so it is held until an operator releases it"
         }
