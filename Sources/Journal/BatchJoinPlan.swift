@@ -17,7 +17,7 @@ struct BatchJoinPlan: Sendable {
         /// Attribution over every record of the group.
         var attribution = UserAttribution(presentations: [], conversion: nil)
         /// For each of `attribution.presentations`, the index of its record in the batch.
-        var presentationIndices: [Int] = []
+        var presentationIndices: [Int?] = []
         /// Whether `attribution` and `presentationIndices` were computed (false: skipped, both empty).
         var isPlanned = false
     }
@@ -72,16 +72,16 @@ struct BatchJoinPlan: Sendable {
     /// The batch index of each presentation's record (a presentation's id is its record's).
     private static func batchIndices(
         of presentations: [PresentationFact], among indices: [Int], in batch: [Submission]
-    ) -> [Int] {
+    ) -> [Int?] {
         if presentations.isEmpty { return [] }
         if indices.count <= 16 {
             return presentations.map { fact in
-                indices.first { ExactString(batch[$0].record.id) == ExactString(fact.id) } ?? -1
+                indices.first { ExactString(batch[$0].record.id) == ExactString(fact.id) }
             }
         }
         var byID: [ExactString: Int] = [:]
         for index in indices { byID[ExactString(batch[index].record.id)] = index }
-        return presentations.map { byID[ExactString($0.id)] ?? -1 }
+        return presentations.map { byID[ExactString($0.id)] }
     }
 
     /// Plans `batch` on another thread when it is big enough to be worth the hand-over, else right away.
@@ -122,6 +122,7 @@ final class PendingBatchJoinPlan: @unchecked Sendable {
     /// Waits for the plan (once per plan).
     func wait() -> BatchJoinPlan {
         done.wait()
-        return plan ?? BatchJoinPlan(batch: [], settings: .defaults)
+        guard let plan else { preconditionFailure("a batch's join plan was signalled done without being computed") }
+        return plan
     }
 }

@@ -39,7 +39,7 @@ struct BoundedRefresh {
         let latestEarlierCheck = try before.last(UserIndexKind.checks, before: nil)?.record
         // A presentation before that check needs the latest check before it, the batch's included: the walk
         // answers the batch's presentations in order, reading the checks between one and the next.
-        var walk = CheckWalk(now)
+        var walk = CheckWalk(now, slot: .latest)
         var latestAddedCheck: Record?
         for (index, record) in added.enumerated() {
             switch record.body {
@@ -67,7 +67,7 @@ struct BoundedRefresh {
         // presentation.
         guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else { return }
         var windows: [(from: Record, through: Int64)] = []
-        var following = CheckWalk(now, slot: 1)
+        var following = CheckWalk(now, slot: .following)
         for record in added {
             guard case .capabilities = record.body, RecordOrder.precedes(record, latestEarlier) else { continue }
             // Only presentations before the next check can have this one as their latest: a hot user's late check

@@ -16,7 +16,7 @@ struct CheckWalk {
     private let lookup: UserIndexLookup
     private let budget: Int
     /// Which statements the walk reads with: walks open at the same time on one connection need other slots.
-    private let slot: Int
+    private let slot: Slot
     private var reads: [Read] = []
     /// The latest check passed (before every record asked about, up to `position`), when `knowsPassed`.
     private var passed: Record?
@@ -35,7 +35,15 @@ struct CheckWalk {
     /// The default `budget`: about the entries of two lookups.
     static let defaultBudget = 8
 
-    init(_ lookup: UserIndexLookup, slot: Int = 0, budget: Int = defaultBudget) {
+    /// The walks that may be open at once on one connection, each with statements of its own
+    /// (`UserIndexLookup.openRead`): a batch's presentations (`latest`) and the windows its late checks reopen
+    /// (`following`).
+    enum Slot: Int, CaseIterable {
+        case latest = 0
+        case following = 1
+    }
+
+    init(_ lookup: UserIndexLookup, slot: Slot, budget: Int = defaultBudget) {
         self.lookup = lookup
         self.slot = slot
         self.budget = max(1, budget)

@@ -39,7 +39,7 @@ extension JournalWriter {
                 DerivedTables.count(group.attribution, sign: -1, into: &rollup)
                 continue
             }
-            let isNew = knownUsers.noteAppend(of: group.user)
+            let isNew = caches.knownUsers.noteAppend(of: group.user)
             if let recompute {
                 try recompute.refreshCopy(
                     user: group.user, added: accepted.map { batch[$0].record }, mayHaveEarlier: !isNew,
@@ -51,7 +51,7 @@ extension JournalWriter {
                     BatchJoinPlan.plan(&group, in: batch, settings: settings)
                     DerivedTables.count(group.attribution, sign: 1, into: &rollup)
                 }
-                let seqs = group.presentationIndices.map { $0 >= 0 ? seq($0) : nil }
+                let seqs = group.presentationIndices.map { $0.flatMap(seq) }
                 try DerivedTables.insert(
                     user: group.user, group.attribution, presentationSeqs: seqs, on: connection)
                 continue
@@ -61,7 +61,7 @@ extension JournalWriter {
             let bounded = try DerivedTables.refresh(
                 user: group.user, key: keys[accepted[0]], added: accepted.map { batch[$0].record },
                 addedSeqs: accepted.map { seq($0) ?? 0 }, mayHaveEarlier: !isNew, settings: settings,
-                rollup: &rollup, historyLimit: historyLimit, knownLong: longHistoryUsers.contains(user),
+                rollup: &rollup, historyLimit: historyLimit, knownLong: caches.longHistoryUsers.contains(user),
                 batchFirstSeq: firstSeq, on: connection)
             if bounded && accepted.count >= Self.longGroupRecords { longUsers.insert(user) }
         }

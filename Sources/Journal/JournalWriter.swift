@@ -35,25 +35,12 @@ public final class JournalWriter {
     public let checkpointsOnCommit: Bool
     /// The WAL's size in frames after the last commit, when `checkpointsOnCommit` is off.
     private let walFrames = WALFrameCount()
-    /// Which users have records, so that the join skips probing the journal for users it knows are new.
-    let knownUsers = KnownUsers()
-    /// Returning users' keys, so that their records skip the `users` index.
-    let userKeys = UserKeyCache()
-    /// The shared-users list each batch's settings were parsed from last.
-    var sharedUsersMemo = DerivedTables.SharedUsersMemo()
+    /// Hints kept between batches, all forgotten together on a failure (`WriterCaches`).
+    var caches = WriterCaches()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     var recompute: DerivedTablesRecompute?
-    /// Who the journal has forgotten (SPEC section 11), by keyed hash.
-    private let erasedUsers = ErasedUsers()
     /// Each user's accepted records in the last committed batch (for the daemon's watch on hot users).
     public private(set) var lastBatchUsers: [(user: String, records: Int)] = []
-    /// The first key of the slice of the per-user index the next batch moves to its main level (`UserKeys`); nil
-    /// before this writer's first batch (it then starts at the oldest key the recent level holds).
-    private var sliceCursor: Int64?
-    /// Users the last batch refreshed by lookups with a large group (`JournalWriter+Join`): their next group is
-    /// not planned as if new, nor their history read to find it long. A hint only: either is done when needed.
-    var longHistoryUsers: Set<ExactString> = []
-
     /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
     /// refusing one of another schema version), and brings attribution's derived tables up to date under
     /// `settings` (a full recomputation when they were computed under other windows).
@@ -143,28 +130,31 @@ public final class JournalWriter {
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
-                knownUsers.synchronize(journalLastSeq: lastSeq)
-                try userKeys.synchronize(on: connection)
-                try erasedUsers.load(on: connection)
+                caches.knownUsers.synchronize(journalLastSeq: lastSeq)
+                try caches.userKeys.synchronize(on: connection)
+                try caches.erasedUsers.load(on: connection)
                 let renames = try ErasureRenames(
-                    submitted, erased: erasedUsers, partitionsTotal: partitionsTotal,
+                    submitted, erased: caches.erasedUsers, partitionsTotal: partitionsTotal,
                     rowsInBatch: renameTuning.rowsInBatch, on: connection)
                 batch = renames.batch
-                if !renames.renamedUsers.isEmpty || !renames.merged.isEmpty { userKeys.forget() }
+                if !renames.renamedUsers.isEmpty || !renames.merged.isEmpty { caches.forgetNames() }
                 probes = renames.probes
                 // Renamed users had records before: the join must not take them for new ones.
-                for name in renames.renamedUsers + renames.merged.map(\.user) { _ = knownUsers.noteAppend(of: name) }
+                for name in renames.renamedUsers + renames.merged.map(\.user) {
+                    _ = caches.knownUsers.noteAppend(of: name)
+                }
                 // A rename moves a user in the name order a recompute for new windows walks: it starts over.
                 if let running = recompute, !renames.renamedUsers.isEmpty || !renames.merged.isEmpty {
                     restartedRecompute = try DerivedTablesRecompute.start(settings: running.settings, on: connection)
                 }
                 // The join's pure part runs meanwhile on another thread.
                 let settings =
-                    maintainsDerivedTables ? try DerivedTables.settings(on: connection, memo: &sharedUsersMemo) : nil
+                    maintainsDerivedTables
+                    ? try DerivedTables.settings(on: connection, memo: &caches.sharedUsersMemo) : nil
                 let plan = settings.map {
                     BatchJoinPlan.start(
-                        batch: batch, settings: $0, skipping: longHistoryUsers,
-                        mayBeJournaled: knownUsers.completeFilter)
+                        batch: batch, settings: $0, skipping: caches.longHistoryUsers,
+                        mayBeJournaled: caches.knownUsers.completeFilter)
                 }
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
@@ -192,23 +182,20 @@ public final class JournalWriter {
                         merged: renames.merged, settings: settings,
                         copy: restartedRecompute == nil ? recompute : nil, copyChanges: &copyChanges, on: connection)
                 }
-                nextSlice = try UserKeys.moveSlice(from: sliceCursor, on: connection)
+                nextSlice = try UserKeys.moveSlice(from: caches.sliceCursor, on: connection)
                 return outcomes
             }
-            sliceCursor = nextSlice
-            erasedUsers.committed(probes)
+            caches.sliceCursor = nextSlice
+            caches.erasedUsers.committed(probes)
             lastBatchUsers =
                 planGroups.map { BatchUserCounts.counts(groups: $0, outcomes: outcomes) }
                 ?? BatchUserCounts.counts(batch, outcomes: outcomes)
-            knownUsers.committed(lastSeq: lastSeq)
-            longHistoryUsers = longUsers
+            caches.knownUsers.committed(lastSeq: lastSeq)
+            caches.longHistoryUsers = longUsers
             if let restartedRecompute { recompute = restartedRecompute } else { recompute?.apply(copyChanges) }
             return outcomes
         } catch {
-            knownUsers.forget()
-            userKeys.forget()
-            erasedUsers.forget()
-            longHistoryUsers = []
+            caches.forgetAll()
             distrustConnection(after: error)
             throw error
         }
@@ -219,7 +206,7 @@ public final class JournalWriter {
     func distrustConnection(after error: any Error) {
         if let error = error as? SQLiteError, !error.isBusy && !error.isFull {
             connection = nil
-            userKeys.forget()
+            caches.forgetAll()
         }
     }
 
@@ -261,7 +248,7 @@ public final class JournalWriter {
             if let last = lastKey, ExactString.equals(last.user, record.user) {
                 try UserKeys.index(record, seq: seq, kind: kind, key: last.key, freshFrom: freshFrom, on: connection)
             } else {
-                let key = try userKeys.key(of: record.user, knownUsers: knownUsers, on: connection)
+                let key = try caches.userKeys.key(of: record.user, knownUsers: caches.knownUsers, on: connection)
                 lastKey = (record.user, key)
                 try UserKeys.index(record, seq: seq, kind: kind, key: key, freshFrom: freshFrom, on: connection)
             }
@@ -302,7 +289,7 @@ extension JournalWriter {
     /// reopens it.
     public func close() {
         connection = nil
-        userKeys.forget()
+        caches.forgetAll()
     }
 
     /// The highest `seq` journaled so far (0 when empty).
@@ -315,12 +302,14 @@ extension JournalWriter {
     /// batch costs an index probe; after, only users seen before do. An empty journal needs no learning.
     public func learnJournaledUsers(limit: Int = KnownUsers.defaultChunk) throws -> Bool {
         guard maintainsDerivedTables else { return false }
-        return try knownUsers.learn(limit: limit, on: currentConnection())
+        return try caches.knownUsers.learn(limit: limit, on: currentConnection())
     }
 
     /// Whether `learnJournaledUsers` has work left: the join maintained, and not every journaled user known.
-    public var needsToLearnUsers: Bool { maintainsDerivedTables && !knownUsers.isComplete }
+    public var needsToLearnUsers: Bool { maintainsDerivedTables && !caches.knownUsers.isComplete }
 
     /// How many users the last round of `learnJournaledUsers` read, and the memory of the filter they are in.
-    public var learnedUsers: (count: Int, filterBytes: Int) { (knownUsers.learnedUsers, knownUsers.filterBytes) }
+    public var learnedUsers: (count: Int, filterBytes: Int) {
+        (caches.knownUsers.learnedUsers, caches.knownUsers.filterBytes)
+    }
 }

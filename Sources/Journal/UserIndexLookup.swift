@@ -124,8 +124,8 @@ struct UserIndexLookup {
     /// The ascending read of `kind` in `level` from time `from` on, bound and left for the caller to step
     /// (`CheckWalk`): a statement of its own for each slot, kind and level (the SQL differs by a comment), so that
     /// several stay open at once and no other lookup, or a walk in another slot, resets them.
-    func openRead(_ kind: UserIndexKind, _ level: Level, from: Int64, slot: Int) throws -> Statement {
-        let sql = Self.statements(level, true) + " /* walk \(slot) \(kind.rawValue) */"
+    func openRead(_ kind: UserIndexKind, _ level: Level, from: Int64, slot: CheckWalk.Slot) throws -> Statement {
+        let sql = Self.statements(level, true) + " /* walk \(slot.rawValue) \(kind.rawValue) */"
         let statement = try connection.prepare(sql)
         try statement.bind(key, at: 1)
         try statement.bind(kind.rawValue, at: 2)

@@ -59,8 +59,8 @@ import Testing
     func answersAsTheLookupsDo(budget: Int) throws {
         let scratch = ScratchDirectory("check-walk")
         let lookup = try lookup(scratch)
-        var latest = CheckWalk(lookup, budget: budget)
-        var next = CheckWalk(lookup, slot: 1, budget: budget)
+        var latest = CheckWalk(lookup, slot: .latest, budget: budget)
+        var next = CheckWalk(lookup, slot: .following, budget: budget)
         for item in Self.cases {
             let record = try Self.record(item.ts, item.id)
             let reference = RecordReference(id: record.id, ts: record.ts)
@@ -79,8 +79,8 @@ import Testing
     @Test func aRecordBeforeTheLastOneStartsAgain() throws {
         let scratch = ScratchDirectory("check-walk-back")
         let lookup = try lookup(scratch)
-        var walk = CheckWalk(lookup)
-        var following = CheckWalk(lookup, slot: 1)
+        var walk = CheckWalk(lookup, slot: .latest)
+        var following = CheckWalk(lookup, slot: .following)
         for index in [8, 2, 9, 0, 5, 5, 3] {
             let item = Self.cases[index]
             let record = try Self.record(item.ts, item.id)
@@ -99,8 +99,8 @@ import Testing
         for budget in 1...12 {
             for first in Self.cases.indices {
                 for second in Self.cases.indices where second >= first {
-                    var walk = CheckWalk(lookup, budget: budget)
-                    var following = CheckWalk(lookup, slot: 1, budget: budget)
+                    var walk = CheckWalk(lookup, slot: .latest, budget: budget)
+                    var following = CheckWalk(lookup, slot: .following, budget: budget)
                     for item in [Self.cases[first], Self.cases[second]] {
                         let record = try Self.record(item.ts, item.id)
                         let what = "budget \(budget), \(first) then \(second): \(item.ts) \(item.id)"

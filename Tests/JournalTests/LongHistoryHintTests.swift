@@ -42,11 +42,11 @@ import Testing
                 .map(JournalWriterTests.submission)
         }
         if !item.earlier.isEmpty { _ = try writer.append(try lines(item.earlier), receivedAt: 0) }
-        writer.longHistoryUsers = hint ? [ExactString("hot")] : []
+        writer.caches.longHistoryUsers = hint ? [ExactString("hot")] : []
         _ = try writer.append(try lines(item.batch), receivedAt: 0)
         let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }
         #expect(failed.isEmpty, "\(item.name): \(failed.map { "\($0.name): \($0.problems.prefix(3))" })")
-        return (try BoundedAttributionPropertyTests.derivedRows(path), writer.longHistoryUsers)
+        return (try BoundedAttributionPropertyTests.derivedRows(path), writer.caches.longHistoryUsers)
     }
 
     @Test func aHintChangesNoDerivedRow() throws {
@@ -101,7 +101,7 @@ import Testing
         let scratch = ScratchDirectory("plan-skips-journaled")
         let writer = try JournalWriter(path: scratch.path + "/j.db", durability: .normal, schema: .migrate)
         _ = try writer.append(Array(batch.prefix(1)), receivedAt: 0)
-        #expect(writer.knownUsers.completeFilter?.mayContain("back") == true)
-        #expect(writer.knownUsers.completeFilter?.mayContain("new") == false)
+        #expect(writer.caches.knownUsers.completeFilter?.mayContain("back") == true)
+        #expect(writer.caches.knownUsers.completeFilter?.mayContain("new") == false)
     }
 }

@@ -57,8 +57,9 @@ import Testing
         // One slot a user, unless two of them share one (the hash is seeded per process: about once in 3,000
         // runs for 7 users in 65,536 slots), when the later takes it.
         let slots = Set(
-            (0..<7).map { Int(truncatingIfNeeded: ByteHash.hash("user-\($0)")) & (writer.userKeys.capacity - 1) })
-        #expect(writer.userKeys.count == slots.count)
+            (0..<7).map { Int(truncatingIfNeeded: ByteHash.hash("user-\($0)")) & (writer.caches.userKeys.capacity - 1) }
+        )
+        #expect(writer.caches.userKeys.count == slots.count)
         try Self.expectEveryRecordListedUnderItsUsersKey(scratch.file("j.db"))
     }
 
@@ -87,7 +88,7 @@ import Testing
         let path = scratch.file("j.db")
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try Self.append(writer, (0..<3).map { Self.record("v\($0)", user: "victim", minute: $0) })
-        #expect(writer.userKeys.count == 1)
+        #expect(writer.caches.userKeys.count == 1)
         let other = try JournalWriter(path: path, durability: .normal)
         _ = try Self.append(other, [ErasureJournalTests.erasure("e1", minute: 10, user: "victim")])
         other.close()
