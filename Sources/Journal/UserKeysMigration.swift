@@ -56,9 +56,10 @@ enum UserKeysMigration {
         ALTER TABLE derived_conversions_8 RENAME TO derived_conversions;
         """
 
-    /// Migrates a schema-7 journal to schema 8 in one transaction, with progress on stderr when it has records.
-    static func run(on connection: Connection, tuning: UserKeysMigrationTuning) throws {
-        var progress = Progress(tuning: tuning)
+    /// Migrates a schema-7 journal to schema 8 in one transaction, with progress lines on `log` (at info) when it
+    /// has records.
+    static func run(on connection: Connection, tuning: UserKeysMigrationTuning, log: Logger) throws {
+        var progress = Progress(tuning: tuning, log: log)
         let chunk = tuning.usersPerStep
         try connection.execute("PRAGMA cache_size=-262144")
         defer { try? connection.execute("PRAGMA cache_size=-32768") }
@@ -105,9 +106,10 @@ enum UserKeysMigration {
         }
     }
 
-    /// Progress lines on stderr (at most one every few seconds) and, in debug builds, the test hook's step count.
+    /// Progress lines at info (at most one every few seconds) and, in debug builds, the test hook's step count.
     struct Progress {
         var total: Int64 = 0
+        private let log: Logger
         private let started = Clock.monotonicMilliseconds()
         private var lastSaid = Clock.monotonicMilliseconds()
         #if OFFERTRACK_FAULT_HOOKS
@@ -115,7 +117,8 @@ enum UserKeysMigration {
             private var steps = 0
         #endif
 
-        init(tuning: UserKeysMigrationTuning) {
+        init(tuning: UserKeysMigrationTuning, log: Logger) {
+            self.log = log
             #if OFFERTRACK_FAULT_HOOKS
                 killAfterStep = tuning.killAfterStep
             #endif
@@ -130,7 +133,7 @@ enum UserKeysMigration {
         mutating func step() {
             #if OFFERTRACK_FAULT_HOOKS
                 if steps == killAfterStep {
-                    FileDescriptor.printError("offertrack: migration test hook: SIGKILL after step \(steps)")
+                    log.warning("migration test hook: SIGKILL after step \(steps)")
                     CurrentProcess.killImmediately()
                 }
                 steps += 1
@@ -145,7 +148,7 @@ enum UserKeysMigration {
             say("migrating: \(done) of \(total) records indexed (\(percent)%), \(elapsedSeconds) s")
         }
 
-        func say(_ line: String) { FileDescriptor.printError("offertrack: \(line)") }
+        func say(_ line: String) { log.info(line) }
     }
 }
 
