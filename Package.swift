@@ -7,6 +7,16 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The tests' fault-injection hooks (issue 46) exist only in debug builds: code under `#if OFFERTRACK_FAULT_HOOKS`
+/// (SIGKILL or a pause file at a chosen step of an export, a migration or an erasure's rename, the small chunks
+/// that make those steps many, `synchronous=OFF`, all read from `OFFERTRACK_TEST_*` and
+/// `OFFERTRACKD_TEST_ONLY_SYNCHRONOUS_OFF`). The tests run the debug binaries in .build/debug; the release build
+/// that `scripts/package` puts in the .deb compiles none of it (`PackageTests` greps its binaries for the names).
+/// A compilation condition rather than a test-only module: the hooks sit inside the journal's and the daemon's
+/// steps, which would still need a conditional call each, and a target cannot be linked in one configuration only.
+let faultHookSettings: [SwiftSetting] =
+    strictSettings + [.define("OFFERTRACK_FAULT_HOOKS", .when(configuration: .debug))]
+
 let package = Package(
     name: "offertrack",
     products: [
@@ -35,7 +45,7 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strictSettings),
         .target(name: "NATS", dependencies: ["CNATS"], swiftSettings: strictSettings),
         .target(name: "CLinux"),
-        .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
+        .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: faultHookSettings),
         // Lock-free counters, gauges and histograms and their Prometheus text exposition.
         .target(name: "Metrics", swiftSettings: strictSettings),
         // Pure Swift: records, tokens, eligibility, attribution, rules, money, report rows, export plans. No I/O.
@@ -56,7 +66,7 @@ let package = Package(
         .target(
             name: "Journal",
             dependencies: ["SQLite", "Posix", "JSON", "OfferTrackDomain"],
-            swiftSettings: strictSettings),
+            swiftSettings: faultHookSettings),
         // Publishing files from a journal (SPEC 7, 7.1): an export day's and a payout month's files rendered and stored
         // through the journal's stores (`ExportDayStore`, `PayoutMonthStore`).
         .target(
@@ -69,7 +79,7 @@ let package = Package(
             dependencies: [
                 "Posix", "Systemd", "Journal", "OfferTrackDomain", "WireFormat", "Metrics", "Fleet", "NATS",
             ],
-            swiftSettings: strictSettings
+            swiftSettings: faultHookSettings
         ),
         // The fleet (SPEC section 10): the stream, an edge's forwarder and what it records in its journal, a central
         // daemon's consumer, the fleet a journal belongs to, several journals read as one, the fleet's export.
@@ -86,12 +96,13 @@ let package = Package(
                 "Posix", "Journal", "Publishing", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat",
                 "Simulator", "Fleet", "NATS",
             ],
-            swiftSettings: strictSettings
+            swiftSettings: faultHookSettings
         ),
         .executableTarget(
             name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "Journal", "Posix"],
-            swiftSettings: strictSettings),
-        .executableTarget(name: "offertrack", dependencies: ["OfferTrackCLI", "Posix"], swiftSettings: strictSettings),
+            swiftSettings: faultHookSettings),
+        .executableTarget(
+            name: "offertrack", dependencies: ["OfferTrackCLI", "Posix"], swiftSettings: faultHookSettings),
         // The release benchmark (`scripts/bench`): baselines, end-to-end ingest, latency, footprint.
         .executableTarget(
             name: "offertrack-bench",
@@ -125,7 +136,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "CLITests", dependencies: ["OfferTrackCLI", "Journal", "OfferTrackDomain", "OutputFormats", "Posix"],
-            swiftSettings: strictSettings),
+            swiftSettings: faultHookSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         // The arrows (ARCHITECTURE.md): imports against Package.swift and the document, environment reads. No
         // dependencies: it reads the sources as text.

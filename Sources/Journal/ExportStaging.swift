@@ -192,56 +192,66 @@ package struct ExportLimits: Sendable {
     }
 }
 
-/// Test hooks of an export's staging, built by the executable that runs the export (from the
-/// `OFFERTRACK_TEST_EXPORT_*` environment variables) or by a test; none by default.
-public struct ExportStagingHooks: Sendable {
-    /// The environment variables the executables read the hooks from.
-    public static let killAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_KILL_AFTER_CHUNK"
-    public static let pauseAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_AFTER_CHUNK"
-    public static let pauseFileVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_FILE"
-    public static let partBytesVariable = "OFFERTRACK_TEST_EXPORT_PART_BYTES"
-    public static let entriesVariable = "OFFERTRACK_TEST_EXPORT_ENTRIES"
+#if OFFERTRACK_FAULT_HOOKS
+    /// Test hooks of an export's staging (debug builds only), built by the executable that runs the export (from the
+    /// `OFFERTRACK_TEST_EXPORT_*` environment variables) or by a test; none by default.
+    public struct ExportStagingHooks: Sendable {
+        /// The environment variables the executables read the hooks from.
+        public static let killAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_KILL_AFTER_CHUNK"
+        public static let pauseAfterChunkVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_AFTER_CHUNK"
+        public static let pauseFileVariable = "OFFERTRACK_TEST_EXPORT_PAUSE_FILE"
+        public static let partBytesVariable = "OFFERTRACK_TEST_EXPORT_PART_BYTES"
+        public static let entriesVariable = "OFFERTRACK_TEST_EXPORT_ENTRIES"
 
-    /// SIGKILL the process after this many chunks.
-    public var killAfterChunk: Int?
-    /// After this many chunks, create `pauseFile` and wait until it is removed.
-    public var pauseAfterChunk: Int?
-    public var pauseFile: String?
-    /// Parts of this many bytes, instead of the limits'.
-    public var partBytes: Int?
-    /// Chunks of this many lines or ledger changes, instead of the limits'.
-    public var entries: Int?
+        /// SIGKILL the process after this many chunks.
+        public var killAfterChunk: Int?
+        /// After this many chunks, create `pauseFile` and wait until it is removed.
+        public var pauseAfterChunk: Int?
+        public var pauseFile: String?
+        /// Parts of this many bytes, instead of the limits'.
+        public var partBytes: Int?
+        /// Chunks of this many lines or ledger changes, instead of the limits'.
+        public var entries: Int?
 
-    /// The hooks given (none by default); parts and chunks of at least 1.
-    public init(
-        killAfterChunk: Int? = nil, pauseAfterChunk: Int? = nil, pauseFile: String? = nil, partBytes: Int? = nil,
-        entries: Int? = nil
-    ) {
-        self.killAfterChunk = killAfterChunk
-        self.pauseAfterChunk = pauseAfterChunk
-        self.pauseFile = pauseFile
-        self.partBytes = partBytes.map { max(1, $0) }
-        self.entries = entries.map { max(1, $0) }
-    }
-
-    /// The hooks from `variable` (the executable's environment), by the names above.
-    public init(_ variable: (String) -> String?) {
-        self.init(
-            killAfterChunk: variable(Self.killAfterChunkVariable).flatMap { Int($0) },
-            pauseAfterChunk: variable(Self.pauseAfterChunkVariable).flatMap { Int($0) },
-            pauseFile: variable(Self.pauseFileVariable),
-            partBytes: variable(Self.partBytesVariable).flatMap { Int($0) },
-            entries: variable(Self.entriesVariable).flatMap { Int($0) })
-    }
-
-    func afterChunk(_ count: Int) {
-        if count == killAfterChunk {
-            FileDescriptor.printError("offertrack: export test hook: SIGKILL after chunk \(count)")
-            CurrentProcess.killImmediately()
+        /// The hooks given (none by default); parts and chunks of at least 1.
+        public init(
+            killAfterChunk: Int? = nil, pauseAfterChunk: Int? = nil, pauseFile: String? = nil, partBytes: Int? = nil,
+            entries: Int? = nil
+        ) {
+            self.killAfterChunk = killAfterChunk
+            self.pauseAfterChunk = pauseAfterChunk
+            self.pauseFile = pauseFile
+            self.partBytes = partBytes.map { max(1, $0) }
+            self.entries = entries.map { max(1, $0) }
         }
-        if count == pauseAfterChunk, let pauseFile {
-            try? FileSystem.writeAtomically([], to: pauseFile)
-            while FileSystem.exists(pauseFile) { Sleep.milliseconds(10) }
+
+        /// The hooks from `variable` (the executable's environment), by the names above.
+        public init(_ variable: (String) -> String?) {
+            self.init(
+                killAfterChunk: variable(Self.killAfterChunkVariable).flatMap { Int($0) },
+                pauseAfterChunk: variable(Self.pauseAfterChunkVariable).flatMap { Int($0) },
+                pauseFile: variable(Self.pauseFileVariable),
+                partBytes: variable(Self.partBytesVariable).flatMap { Int($0) },
+                entries: variable(Self.entriesVariable).flatMap { Int($0) })
+        }
+
+        func afterChunk(_ count: Int) {
+            if count == killAfterChunk {
+                FileDescriptor.printError("offertrack: export test hook: SIGKILL after chunk \(count)")
+                CurrentProcess.killImmediately()
+            }
+            if count == pauseAfterChunk, let pauseFile {
+                try? FileSystem.writeAtomically([], to: pauseFile)
+                while FileSystem.exists(pauseFile) { Sleep.milliseconds(10) }
+            }
         }
     }
-}
+#else
+    /// A release build has no test hooks: the staging runs by its `ExportLimits`.
+    public struct ExportStagingHooks: Sendable {
+        public init() {}
+        var partBytes: Int? { nil }
+        var entries: Int? { nil }
+        func afterChunk(_ count: Int) {}
+    }
+#endif

@@ -1,4 +1,5 @@
 import OfferTrackDomain
+import Posix
 import SQLite
 
 /// The journal's single writer: appends batches of records in one `BEGIN IMMEDIATE` transaction each.
@@ -14,6 +15,8 @@ public final class JournalWriter {
     private let busyTimeoutMilliseconds: Int32
     /// How schema 8's migration runs when this writer migrates (`schema: .migrate`).
     private let migrationTuning: UserKeysMigrationTuning
+    /// Where a migration's progress lines go (the executable's `Logger`, which names the program).
+    private let migrationLog: Logger
 
     /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
     public let maintainsDerivedTables: Bool
@@ -50,11 +53,12 @@ public final class JournalWriter {
         maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
         historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true,
         keepsPartitionsOf partitionsTotal: Int? = nil, migrationTuning: UserKeysMigrationTuning = .init(),
-        renames renameTuning: RenameTuning = .init()
+        migrationLog: Logger = .discard, renames renameTuning: RenameTuning = .init()
     ) throws {
         self.renameTuning = renameTuning
         self.partitionsTotal = partitionsTotal
         self.migrationTuning = migrationTuning
+        self.migrationLog = migrationLog
         self.historyLimit = historyLimit
         self.secureDelete = secureDelete
         self.path = path
@@ -66,7 +70,7 @@ public final class JournalWriter {
         let connection = try Self.open(
             path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
             checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete,
-            migrationTuning: migrationTuning)
+            migrationTuning: migrationTuning, migrationLog: migrationLog)
         self.connection = connection
         if schema == .migrate { try finishPendingRenames() }
         if maintainsDerivedTables { try adopt(settings) }
@@ -90,7 +94,7 @@ public final class JournalWriter {
 
     static func open(
         path: String, durability: Durability, schema: SchemaPolicy, busyTimeout: Int32, checkpointsOnCommit: Bool,
-        walFrames: WALFrameCount, secureDelete: Bool, migrationTuning: UserKeysMigrationTuning
+        walFrames: WALFrameCount, secureDelete: Bool, migrationTuning: UserKeysMigrationTuning, migrationLog: Logger
     ) throws -> Connection {
         let connection = try JournalOpening.open(
             path: path, mode: schema == .migrate ? .readWriteCreate : .readWrite, schema: schema,
@@ -107,7 +111,7 @@ public final class JournalWriter {
         try connection.execute("PRAGMA cache_size=-32768")
         // Freed space is zeroed, so that an erasure's rename leaves the old bytes in no page (SPEC 11).
         try connection.execute("PRAGMA secure_delete=\(secureDelete ? "ON" : "OFF")")
-        if schema == .migrate { try Schema.migrate(connection, tuning: migrationTuning) }
+        if schema == .migrate { try Schema.migrate(connection, tuning: migrationTuning, log: migrationLog) }
         return connection
     }
 
@@ -216,7 +220,7 @@ public final class JournalWriter {
         let reopened = try Self.open(
             path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
             checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete,
-            migrationTuning: migrationTuning)
+            migrationTuning: migrationTuning, migrationLog: migrationLog)
         connection = reopened
         return reopened
     }

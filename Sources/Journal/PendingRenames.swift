@@ -6,35 +6,39 @@ import SQLite
 /// most `rowsInBatch` records in the erasure's own batch and the rest in chunks between later batches
 /// (`JournalWriter.continuePendingRenames`); every other writer renames them all in the batch, as before.
 public struct RenameTuning: Sendable, Equatable {
-    /// The environment variables the daemon's executable reads the test hooks from.
-    public static let killAfterChunkVariable = "OFFERTRACK_TEST_RENAME_KILL_AFTER_CHUNK"
-    public static let rowsPerChunkVariable = "OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK"
-    public static let oneTransactionVariable = "OFFERTRACK_TEST_RENAME_IN_ONE_TRANSACTION"
     /// Records renamed in the erasure's batch (nil: all of them, in its transaction).
     public var rowsInBatch: Int?
     /// At most this many records a chunk (a chunk also ends at its deadline).
     public var rowsPerChunk: Int
-    /// Test hook: SIGKILL the daemon once this many chunks have committed.
-    public var killAfterChunk: Int?
 
     /// The daemon's default: a person with up to 2,000 records is renamed in the erasure's batch, as before.
     public static let defaultRowsInBatch = 2000
+    /// The daemon's tuning.
+    public static let daemon = RenameTuning(rowsInBatch: defaultRowsInBatch)
 
-    public init(rowsInBatch: Int? = nil, rowsPerChunk: Int = 20_000, killAfterChunk: Int? = nil) {
+    public init(rowsInBatch: Int? = nil, rowsPerChunk: Int = 20_000) {
         self.rowsInBatch = rowsInBatch
         self.rowsPerChunk = rowsPerChunk
-        self.killAfterChunk = killAfterChunk
     }
 
-    /// The daemon's tuning, with the test hooks from `variable` (the executable's environment; the tests'
-    /// baseline renames in one transaction, as before schema 13).
-    public init(daemon variable: (String) -> String?) {
-        let rows = variable(Self.rowsPerChunkVariable).flatMap { Int($0) }
-        let inBatch = rows.map { min($0, Self.defaultRowsInBatch) } ?? Self.defaultRowsInBatch
-        self.init(
-            rowsInBatch: variable(Self.oneTransactionVariable) == "1" ? nil : inBatch,
-            rowsPerChunk: rows ?? 20_000, killAfterChunk: variable(Self.killAfterChunkVariable).flatMap { Int($0) })
-    }
+    #if OFFERTRACK_FAULT_HOOKS
+        /// The environment variables the daemon's executable reads the test hooks from (debug builds only).
+        public static let killAfterChunkVariable = "OFFERTRACK_TEST_RENAME_KILL_AFTER_CHUNK"
+        public static let rowsPerChunkVariable = "OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK"
+        public static let oneTransactionVariable = "OFFERTRACK_TEST_RENAME_IN_ONE_TRANSACTION"
+        /// Test hook: SIGKILL the daemon once this many chunks have committed.
+        public var killAfterChunk: Int?
+
+        /// The daemon's tuning, with the test hooks from `variable` (the executable's environment; the tests'
+        /// baseline renames in one transaction, as before schema 13).
+        public init(daemon variable: (String) -> String?) {
+            let rows = variable(Self.rowsPerChunkVariable).flatMap { Int($0) }
+            let inBatch = rows.map { min($0, Self.defaultRowsInBatch) } ?? Self.defaultRowsInBatch
+            self.init(
+                rowsInBatch: variable(Self.oneTransactionVariable) == "1" ? nil : inBatch, rowsPerChunk: rows ?? 20_000)
+            killAfterChunk = variable(Self.killAfterChunkVariable).flatMap { Int($0) }
+        }
+    #endif
 }
 
 /// An erasure's rename that did not fit in its batch (`pending_renames`): every record listed under user key `k`

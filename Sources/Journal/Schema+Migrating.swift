@@ -1,3 +1,4 @@
+import Posix
 import SQLite
 
 /// Walking `Schema.migrations`: the current version, and applying what a journal lacks.
@@ -22,14 +23,16 @@ extension Schema {
     }
 
     /// Applies every migration the database lacks, in order, each in its own transaction (so a crash leaves the
-    /// journal at one version or the next, never between).
-    static func migrate(_ connection: Connection, tuning: UserKeysMigrationTuning = .init()) throws {
+    /// journal at one version or the next, never between); a long one says how far it got on `log`.
+    static func migrate(
+        _ connection: Connection, tuning: UserKeysMigrationTuning = .init(), log: Logger = .discard
+    ) throws {
         let version = try connection.scalarInt("PRAGMA user_version") ?? 0
         guard version <= currentVersion else { throw NewerSchemaError(found: version) }
         for (target, migration) in migrations where target > version {
             switch migration {
             case .sql(let sql): try apply(sql, version: target, on: connection)
-            case .userKeys: try UserKeysMigration.run(on: connection, tuning: tuning)
+            case .userKeys: try UserKeysMigration.run(on: connection, tuning: tuning, log: log)
             }
         }
     }

@@ -56,9 +56,10 @@ enum UserKeysMigration {
         ALTER TABLE derived_conversions_8 RENAME TO derived_conversions;
         """
 
-    /// Migrates a schema-7 journal to schema 8 in one transaction, with progress on stderr when it has records.
-    static func run(on connection: Connection, tuning: UserKeysMigrationTuning) throws {
-        var progress = Progress(killAfterStep: tuning.killAfterStep)
+    /// Migrates a schema-7 journal to schema 8 in one transaction, with progress lines on `log` (at info) when it
+    /// has records.
+    static func run(on connection: Connection, tuning: UserKeysMigrationTuning, log: Logger) throws {
+        var progress = Progress(tuning: tuning, log: log)
         let chunk = tuning.usersPerStep
         try connection.execute("PRAGMA cache_size=-262144")
         defer { try? connection.execute("PRAGMA cache_size=-32768") }
@@ -105,27 +106,38 @@ enum UserKeysMigration {
         }
     }
 
-    /// Progress lines on stderr (at most one every few seconds) and the test hook's step count.
+    /// Progress lines at info (at most one every few seconds) and, in debug builds, the test hook's step count.
     struct Progress {
-        let killAfterStep: Int?
         var total: Int64 = 0
-        private var steps = 0
+        private let log: Logger
         private let started = Clock.monotonicMilliseconds()
         private var lastSaid = Clock.monotonicMilliseconds()
+        #if OFFERTRACK_FAULT_HOOKS
+            private let killAfterStep: Int?
+            private var steps = 0
+        #endif
 
-        init(killAfterStep: Int?) { self.killAfterStep = killAfterStep }
+        init(tuning: UserKeysMigrationTuning, log: Logger) {
+            self.log = log
+            #if OFFERTRACK_FAULT_HOOKS
+                killAfterStep = tuning.killAfterStep
+            #endif
+        }
 
         var elapsedSeconds: String {
             let tenths = (Clock.monotonicMilliseconds() - started) / 100
             return "\(tenths / 10).\(tenths % 10)"
         }
 
+        /// A step of the migration done (the test hook's point to SIGKILL the process, in debug builds).
         mutating func step() {
-            if steps == killAfterStep {
-                FileDescriptor.printError("offertrack: migration test hook: SIGKILL after step \(steps)")
-                CurrentProcess.killImmediately()
-            }
-            steps += 1
+            #if OFFERTRACK_FAULT_HOOKS
+                if steps == killAfterStep {
+                    log.warning("migration test hook: SIGKILL after step \(steps)")
+                    CurrentProcess.killImmediately()
+                }
+                steps += 1
+            #endif
         }
 
         mutating func report(done: Int64) {
@@ -136,32 +148,40 @@ enum UserKeysMigration {
             say("migrating: \(done) of \(total) records indexed (\(percent)%), \(elapsedSeconds) s")
         }
 
-        func say(_ line: String) { FileDescriptor.printError("offertrack: \(line)") }
+        func say(_ line: String) { log.info(line) }
     }
 }
 
-/// How schema 8's migration runs: built by the executable that migrates (the daemon, `offertrack rebuild`), from the
-/// `OFFERTRACK_TEST_MIGRATION_*` environment variables for the tests, or by a test; the defaults otherwise.
+/// How schema 8's migration runs: built by the executable that migrates (the daemon, `offertrack rebuild`); the
+/// defaults, or in debug builds what the `OFFERTRACK_TEST_MIGRATION_*` environment variables or a test say.
 public struct UserKeysMigrationTuning: Sendable, Equatable {
-    /// The environment variables the executables read the tuning from.
-    public static let killAfterStepVariable = "OFFERTRACK_TEST_MIGRATION_KILL_AFTER_STEP"
-    public static let usersPerStepVariable = "OFFERTRACK_TEST_MIGRATION_USERS_PER_STEP"
-
-    /// Test hook: SIGKILL the process after this many steps of the migration (0 right after `BEGIN`).
-    public var killAfterStep: Int?
     /// Users per step of the index build: by default steps of about a second on a large journal.
     public var usersPerStep: Int64
 
-    /// The tuning given (by default: no hook, 100,000 users a step).
-    public init(killAfterStep: Int? = nil, usersPerStep: Int64 = 100_000) {
-        self.killAfterStep = killAfterStep
+    /// The tuning given (by default 100,000 users a step).
+    public init(usersPerStep: Int64 = 100_000) {
         self.usersPerStep = usersPerStep
     }
 
-    /// The tuning from `variable` (the executable's environment), by the names above.
-    public init(_ variable: (String) -> String?) {
-        self.init(
-            killAfterStep: variable(Self.killAfterStepVariable).flatMap { Int($0) },
-            usersPerStep: variable(Self.usersPerStepVariable).flatMap { Int64($0) } ?? 100_000)
-    }
+    #if OFFERTRACK_FAULT_HOOKS
+        /// The environment variables the executables read the tuning from (debug builds only).
+        public static let killAfterStepVariable = "OFFERTRACK_TEST_MIGRATION_KILL_AFTER_STEP"
+        public static let usersPerStepVariable = "OFFERTRACK_TEST_MIGRATION_USERS_PER_STEP"
+
+        /// Test hook: SIGKILL the process after this many steps of the migration (0 right after `BEGIN`).
+        public var killAfterStep: Int?
+
+        /// The tuning given, with the test hook.
+        public init(killAfterStep: Int?, usersPerStep: Int64 = 100_000) {
+            self.killAfterStep = killAfterStep
+            self.usersPerStep = usersPerStep
+        }
+
+        /// The tuning from `variable` (the executable's environment), by the names above.
+        public init(_ variable: (String) -> String?) {
+            self.init(
+                killAfterStep: variable(Self.killAfterStepVariable).flatMap { Int($0) },
+                usersPerStep: variable(Self.usersPerStepVariable).flatMap { Int64($0) } ?? 100_000)
+        }
+    #endif
 }

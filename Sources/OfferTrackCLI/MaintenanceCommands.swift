@@ -38,7 +38,7 @@ struct RebuildCommand {
             let writer = try JournalWriter(
                 path: options.databasePath, durability: .full, schema: .migrate, settings: rules.rules.settings,
                 busyTimeoutMilliseconds: 30_000, maintainsDerivedTables: false,
-                migrationTuning: options.environment.migrationTuning)
+                migrationTuning: options.environment.migrationTuning, migrationLog: Logger(program: "offertrack"))
             try writer.rebuildDerivedTables(settings: rules.rules.settings)
         } catch {
             throw CLIError(journal: error, doing: "rebuilding \(options.databasePath)")

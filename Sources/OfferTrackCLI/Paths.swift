@@ -7,9 +7,9 @@ public struct CommandEnvironment: Sendable {
     public var stateDirectory: String?
     /// `$OFFERTRACK_SOCKET`: the daemon's socket when `--socket` is not given.
     public var socket: String?
-    /// The tests' hooks in an export's staging (`OFFERTRACK_TEST_EXPORT_*`).
+    /// The tests' hooks in an export's staging (in debug builds `OFFERTRACK_TEST_EXPORT_*`; none in a release build).
     public var exportHooks: ExportStagingHooks
-    /// How `rebuild` runs schema 8's migration (`OFFERTRACK_TEST_MIGRATION_*`).
+    /// How `rebuild` runs schema 8's migration (in debug builds `OFFERTRACK_TEST_MIGRATION_*`; else the default).
     public var migrationTuning: UserKeysMigrationTuning
 
     /// The values given (none set by default).
@@ -23,12 +23,14 @@ public struct CommandEnvironment: Sendable {
         self.migrationTuning = migrationTuning
     }
 
-    /// The values from `variable` (the executable's environment): `STATE_DIRECTORY`, `OFFERTRACK_SOCKET` and the
-    /// hooks' and tuning's variables.
+    /// The values from `variable` (the executable's environment): `STATE_DIRECTORY`, `OFFERTRACK_SOCKET` and, in
+    /// debug builds only (`OFFERTRACK_FAULT_HOOKS`), the hooks' and tuning's variables.
     public init(_ variable: (String) -> String?) {
-        self.init(
-            stateDirectory: variable("STATE_DIRECTORY"), socket: variable("OFFERTRACK_SOCKET"),
-            exportHooks: ExportStagingHooks(variable), migrationTuning: UserKeysMigrationTuning(variable))
+        self.init(stateDirectory: variable("STATE_DIRECTORY"), socket: variable("OFFERTRACK_SOCKET"))
+        #if OFFERTRACK_FAULT_HOOKS
+            exportHooks = ExportStagingHooks(variable)
+            migrationTuning = UserKeysMigrationTuning(variable)
+        #endif
     }
 }
 

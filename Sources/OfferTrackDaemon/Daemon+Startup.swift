@@ -28,7 +28,7 @@ extension Daemon {
                 path: path, durability: configuration.durability, schema: .migrate, settings: settings,
                 maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false,
                 keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal,
-                migrationTuning: environment.migrationTuning, renames: environment.renameTuning)
+                migrationTuning: environment.migrationTuning, migrationLog: log, renames: environment.renameTuning)
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
             return writer
         } catch let error as StartupError {

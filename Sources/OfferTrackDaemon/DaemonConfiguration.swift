@@ -58,10 +58,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 }
 
-extension DaemonConfiguration {
-    /// FOR TESTS ONLY: `synchronous=OFF` (see `Durability.unsafeOffForTests`).
-    public mutating func disableSyncForTestsOnly() { durability = .unsafeOffForTests }
-}
+#if OFFERTRACK_FAULT_HOOKS
+    extension DaemonConfiguration {
+        /// FOR TESTS ONLY, in debug builds: `synchronous=OFF` (see `Durability.unsafeOffForTests`).
+        public mutating func disableSyncForTestsOnly() { durability = .unsafeOffForTests }
+    }
+#endif
 
 /// A command-line problem, reported with usage and exit code 64.
 public struct UsageError: Error, Sendable, CustomStringConvertible {
@@ -146,7 +148,7 @@ extension DaemonConfiguration {
                 configuration.metricsAddress = address
             case "--durability":
                 let text = try value()
-                guard let durability = Durability(rawValue: text), durability != .unsafeOffForTests else {
+                guard let durability = Durability.operatorChoices.first(where: { $0.rawValue == text }) else {
                     throw UsageError("--durability must be full or normal, not \(text)")
                 }
                 configuration.durability = durability

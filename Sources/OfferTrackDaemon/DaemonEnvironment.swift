@@ -12,16 +12,16 @@ public struct DaemonEnvironment: Sendable, Equatable {
     /// The WAL's limit in frames, past which the writer waits for a blocking checkpoint
     /// (`OFFERTRACK_WAL_LIMIT_FRAMES`; tests set a small one).
     public var walLimitFrames: Int
-    /// How schema 8's migration runs (`OFFERTRACK_TEST_MIGRATION_*`; tests kill it after a step, or make steps
-    /// small).
+    /// How schema 8's migration runs (in debug builds `OFFERTRACK_TEST_MIGRATION_*`: tests kill it after a step, or
+    /// make steps small).
     public var migrationTuning: UserKeysMigrationTuning
-    /// How an erasure's rename is split between its batch and later chunks (`OFFERTRACK_TEST_RENAME_*`: tests
-    /// make chunks small, or kill the daemon after one).
+    /// How an erasure's rename is split between its batch and later chunks (in debug builds
+    /// `OFFERTRACK_TEST_RENAME_*`: tests make chunks small, or kill the daemon after one).
     public var renameTuning: RenameTuning
 
     public init(
         supervised: Bool = false, walLimitFrames: Int = defaultWALLimitFrames,
-        migrationTuning: UserKeysMigrationTuning = .init(), renameTuning: RenameTuning = .init(daemon: { _ in nil })
+        migrationTuning: UserKeysMigrationTuning = .init(), renameTuning: RenameTuning = .daemon
     ) {
         self.renameTuning = renameTuning
         self.supervised = supervised

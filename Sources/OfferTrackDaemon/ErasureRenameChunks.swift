@@ -49,8 +49,10 @@ final class ErasureRenameChunks: @unchecked Sendable {
     private var chunkQueued = false
     /// Since when the rename waits for the checkpoints (monotonic ms).
     private var waitingSince: Int64?
-    /// Chunks committed by this daemon (for the test hook `RenameTuning.killAfterChunk`).
-    private var chunks = 0
+    #if OFFERTRACK_FAULT_HOOKS
+        /// Chunks committed by this daemon (for the test hook `RenameTuning.killAfterChunk`, debug builds only).
+        private var chunks = 0
+    #endif
     /// Whether a rename may be pending: an erasure committed since none was (written on the writer thread).
     private let renaming = Atomic<Bool>(false)
     private var mayBePending: Bool {
@@ -143,12 +145,14 @@ final class ErasureRenameChunks: @unchecked Sendable {
             log.error("an erasure's rename could not continue (retried after the next commit): \(error)")
             return
         }
-        chunks += 1
         checkpoints.afterCommit(walFrames: writer.framesInWAL)
-        if let kill = writer.renameTuning.killAfterChunk, chunks >= kill {
-            FileDescriptor.printError("offertrackd: rename test hook: SIGKILL after chunk \(chunks)")
-            CurrentProcess.killImmediately()
-        }
+        #if OFFERTRACK_FAULT_HOOKS
+            chunks += 1
+            if let kill = writer.renameTuning.killAfterChunk, chunks >= kill {
+                FileDescriptor.printError("offertrackd: rename test hook: SIGKILL after chunk \(chunks)")
+                CurrentProcess.killImmediately()
+            }
+        #endif
         guard let pending = try? writer.pendingRenameKeys() else { return }
         release(pending: pending)
         if pending.isEmpty {

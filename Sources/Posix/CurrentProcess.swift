@@ -33,11 +33,13 @@ public enum CurrentProcess {
     public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
     /// Ends this process with `code` at once, from any thread: no exit handlers run (`_exit`).
     public static func exitImmediately(_ code: Int32) -> Never { Glibc._exit(code) }
-    /// Kills this process with SIGKILL, as `kill -9` would (for crash tests' hooks).
-    public static func killImmediately() -> Never {
-        Glibc.kill(getpid(), SIGKILL)
-        Glibc.abort()
-    }
+    #if OFFERTRACK_FAULT_HOOKS
+        /// Kills this process with SIGKILL, as `kill -9` would: for the crash tests' hooks, so debug builds only.
+        public static func killImmediately() -> Never {
+            Glibc.kill(getpid(), SIGKILL)
+            Glibc.abort()
+        }
+    #endif
 }
 
 /// Which file a path names: its device and inode.

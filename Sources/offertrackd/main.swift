@@ -6,6 +6,21 @@ import Posix
 /// offertrackd: parse the flags, start, run until SIGTERM; errors map to sysexits codes.
 let log = Logger(program: "offertrackd")
 let arguments = Array(CommandLine.arguments.dropFirst())
+
+/// The tests' switches, read in debug builds only (`OFFERTRACK_FAULT_HOOKS`, Package.swift); a release build has
+/// none. The migration's and the rename's hooks, and the power-loss test's control run: synchronous=OFF, which
+/// loses acknowledged records on power loss (deliberately an environment variable, not a flag, and loudly logged).
+func applyTestSwitches(_ configuration: inout DaemonConfiguration, _ environment: inout DaemonEnvironment) {
+    #if OFFERTRACK_FAULT_HOOKS
+        environment.migrationTuning = UserKeysMigrationTuning(CurrentProcess.environment)
+        environment.renameTuning = RenameTuning(daemon: CurrentProcess.environment)
+        if CurrentProcess.environment("OFFERTRACKD_TEST_ONLY_SYNCHRONOUS_OFF") == "1" {
+            configuration.disableSyncForTestsOnly()
+            log.warning("TEST ONLY: synchronous=OFF; acknowledged records can be lost")
+        }
+    #endif
+}
+
 switch Result(catching: { () throws(UsageError) in
     try DaemonConfiguration.parse(arguments, stateDirectory: CurrentProcess.environment("STATE_DIRECTORY"))
 }) {
@@ -18,19 +33,12 @@ case .success(.help):
 case .success(.version):
     try? FileDescriptor.writeAll(1, Array((VersionLine.text(program: "offertrackd") + "\n").utf8))
 case .success(.run(var configuration)):
-    // FOR TESTS ONLY (the power-loss test's control run): synchronous=OFF, which loses acknowledged records on
-    // power loss. Deliberately an environment variable, not a flag, and loudly logged.
-    if CurrentProcess.environment("OFFERTRACKD_TEST_ONLY_SYNCHRONOUS_OFF") == "1" {
-        configuration.disableSyncForTestsOnly()
-        log.warning("TEST ONLY: synchronous=OFF; acknowledged records can be lost")
-    }
     // The environment is read here, once; the daemon library never reads it.
-    let environment = DaemonEnvironment(
+    var environment = DaemonEnvironment(
         supervised: CurrentProcess.environment("NOTIFY_SOCKET") != nil,
         walLimitFrames: CurrentProcess.environment("OFFERTRACK_WAL_LIMIT_FRAMES").flatMap { Int($0) }
-            ?? DaemonEnvironment.defaultWALLimitFrames,
-        migrationTuning: UserKeysMigrationTuning(CurrentProcess.environment),
-        renameTuning: RenameTuning(daemon: CurrentProcess.environment))
+            ?? DaemonEnvironment.defaultWALLimitFrames)
+    applyTestSwitches(&configuration, &environment)
     do {
         let daemon = try Daemon(configuration: configuration, environment: environment, log: log)
         CurrentProcess.exit(daemon.run().rawValue)

@@ -103,6 +103,28 @@ import Testing
         #expect(verify.contains("ok: the per-user index lists every record once, under its user"), "\(verify)")
     }
 
+    /// The migration's progress lines carry an sd-daemon priority and the name of the program that migrates:
+    /// `<6>offertrackd: ` at the daemon's start (whose every line is prefixed), `<6>offertrack: ` in `rebuild`.
+    @Test func migrationLinesCarryAPriorityAndTheProgramsName() throws {
+        let started = ScratchDirectory()
+        _ = try Self.copyOfFixture(in: started)
+        let daemonLog = try Self.migrateWithDaemon(in: started)
+        let daemonLines = daemonLog.split(separator: "\n").filter { $0.contains("the journal to schema 8") }
+        #expect(daemonLines.count == 2, "\(daemonLog)")
+        #expect(daemonLines.first?.hasPrefix("<6>offertrackd: migrating the journal to schema 8") == true)
+        #expect(daemonLines.last?.hasPrefix("<6>offertrackd: migrated the journal to schema 8 in ") == true)
+        UnderAttack.LogPriorityTests.expectEveryLinePrefixed(daemonLog)
+        let rebuilt = ScratchDirectory()
+        let path = try Self.copyOfFixture(in: rebuilt)
+        let rebuild = try Shell.run(Binaries.cli, ["rebuild", "--db", path, "--rules", Self.rules])
+        #expect(rebuild.status == 0, "\(rebuild.output)")
+        #expect(try Self.schemaVersion(path) == Schema.currentVersion)
+        let cliLines = rebuild.output.split(separator: "\n").filter { $0.contains("the journal to schema 8") }
+        #expect(cliLines.count == 2, "\(rebuild.output)")
+        #expect(cliLines.first?.hasPrefix("<6>offertrack: migrating the journal to schema 8") == true)
+        #expect(cliLines.last?.hasPrefix("<6>offertrack: migrated the journal to schema 8 in ") == true)
+    }
+
     /// `rebuild` lists every record under its user's key again (an index emptied by hand comes back), and the
     /// reports stay what schema 7 answered.
     @Test func rebuildRecomputesThePerUserIndex() throws {
