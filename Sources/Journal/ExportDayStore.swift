@@ -10,8 +10,9 @@ public final class ExportDayStore {
     /// Opens the journal at `journalPath` for publishing (its own connection, `synchronous=FULL`).
     public init(journalPath: String, busyTimeoutMilliseconds: Int32) throws {
         writer = try JournalWriter(
-            path: journalPath, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
-            maintainsDerivedTables: false)
+            path: journalPath,
+            options: .init(
+                durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds, maintainsDerivedTables: false))
     }
 
     /// What publishing a day depends on besides the records: the published days (each publication adds one).

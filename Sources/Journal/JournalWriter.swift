@@ -7,35 +7,69 @@ import SQLite
 /// After a failed commit the connection is closed and reopened before the next batch, so a failed fsync is
 /// never followed by acting as if the data were on disk: SQLite's WAL recovery decides what survived.
 public final class JournalWriter {
-    public let path: String
-    public let durability: Durability
-    /// Whether opening migrates the journal (the daemon, `rebuild`) or refuses another schema version.
-    public let schema: SchemaPolicy
-    private var connection: Connection?
-    private let busyTimeoutMilliseconds: Int32
-    /// How schema 8's migration runs when this writer migrates (`schema: .migrate`).
-    private let migrationTuning: UserKeysMigrationTuning
-    /// Where a migration's progress lines go (the executable's `Logger`, which names the program).
-    private let migrationLog: Logger
+    /// How a writer runs, as its owner decides it in production.
+    public struct Options: Sendable {
+        public var durability: Durability
+        /// Whether opening migrates the journal (the daemon, `rebuild`) or refuses another schema version.
+        public var schema: SchemaPolicy
+        public var busyTimeoutMilliseconds: Int32
+        /// Whether attribution's derived tables are maintained with each batch: off for the stores that publish
+        /// files, `rebuild`'s own and an edge's (`--journal-only`).
+        public var maintainsDerivedTables: Bool
+        /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls checkpoints
+        /// from another connection (the daemon's checkpoint thread, `WALCheckpointer`).
+        public var checkpointsOnCommit: Bool
+        /// An edge's P (SPEC 10): a record renamed by an erasure keeps its user's partition among P, to be
+        /// forwarded on it (SPEC 11); nil for a journal that does not forward.
+        public var partitionsTotal: Int?
+        /// Where a migration's progress lines go (the executable's `Logger`, which names the program).
+        public var migrationLog: Logger
 
-    /// Whether attribution's derived tables are maintained with each batch (off only to measure their cost).
-    public let maintainsDerivedTables: Bool
-    /// A user with more records than this is refreshed by lookups (`BoundedRefresh`) instead of from their whole
-    /// history; tests set 0 to take that path for every returning user.
-    public let historyLimit: Int
-    /// An edge's P (SPEC 10): a record renamed by an erasure keeps its user's partition among P, to be forwarded
-    /// on it (SPEC 11); nil for a journal that does not forward.
-    public let partitionsTotal: Int?
-    /// Whether freed space is zeroed (`PRAGMA secure_delete`), as forgetting a person needs; off only in the test
-    /// that shows the old bytes would otherwise stay.
-    public let secureDelete: Bool
-    /// How much of an erasure's rename its batch does (the rest: `continuePendingRenames`, schema 13).
-    public let renameTuning: RenameTuning
-    /// The default `historyLimit`: above it, lookups cost less than reading the history.
+        public init(
+            durability: Durability, schema: SchemaPolicy = .requireCurrent, busyTimeoutMilliseconds: Int32 = 2000,
+            maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true, partitionsTotal: Int? = nil,
+            migrationLog: Logger = .discard
+        ) {
+            self.durability = durability
+            self.schema = schema
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.maintainsDerivedTables = maintainsDerivedTables
+            self.checkpointsOnCommit = checkpointsOnCommit
+            self.partitionsTotal = partitionsTotal
+            self.migrationLog = migrationLog
+        }
+    }
+
+    /// Knobs that tests and measurements turn; the defaults are production's.
+    public struct Tuning: Sendable {
+        /// A user with more records than this is refreshed by lookups (`BoundedRefresh`) instead of from their
+        /// whole history; tests set 0 to take that path for every returning user.
+        public var historyLimit: Int
+        /// Whether freed space is zeroed (`PRAGMA secure_delete`), as forgetting a person needs; off only in the
+        /// test that shows the old bytes would otherwise stay.
+        public var secureDelete: Bool
+        /// How schema 8's migration runs when this writer migrates.
+        public var migration: UserKeysMigrationTuning
+        /// How much of an erasure's rename its batch does (the rest: `continuePendingRenames`, schema 13).
+        public var renames: RenameTuning
+
+        public init(
+            historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true,
+            migration: UserKeysMigrationTuning = .init(), renames: RenameTuning = .init()
+        ) {
+            self.historyLimit = historyLimit
+            self.secureDelete = secureDelete
+            self.migration = migration
+            self.renames = renames
+        }
+    }
+
+    public let path: String
+    public let options: Options
+    public let tuning: Tuning
+    private var connection: Connection?
+    /// The default `Tuning.historyLimit`: above it, lookups cost less than reading the history.
     public static let defaultHistoryLimit = 64
-    /// Whether commits checkpoint the WAL themselves (SQLite's default); off when the owner calls
-    /// checkpoints from another connection (the daemon's checkpoint thread, `WALCheckpointer`).
-    public let checkpointsOnCommit: Bool
     /// The WAL's size in frames after the last commit, when `checkpointsOnCommit` is off.
     private let walFrames = WALFrameCount()
     /// Hints kept between batches, all forgotten together on a failure (`WriterCaches`).
@@ -44,36 +78,37 @@ public final class JournalWriter {
     var recompute: DerivedTablesRecompute?
     /// Each user's accepted records in the last committed batch (for the daemon's watch on hot users).
     public private(set) var lastBatchUsers: [(user: String, records: Int)] = []
+
+    public var durability: Durability { options.durability }
+    public var schema: SchemaPolicy { options.schema }
+    public var maintainsDerivedTables: Bool { options.maintainsDerivedTables }
+    public var checkpointsOnCommit: Bool { options.checkpointsOnCommit }
+    public var partitionsTotal: Int? { options.partitionsTotal }
+    public var historyLimit: Int { tuning.historyLimit }
+    public var renameTuning: RenameTuning { tuning.renames }
+
     /// Opens the journal at `path` (with `schema: .migrate`, creating it if needed and migrating it; otherwise
     /// refusing one of another schema version), and brings attribution's derived tables up to date under
     /// `settings` (a full recomputation when they were computed under other windows).
     public init(
-        path: String, durability: Durability, schema: SchemaPolicy = .requireCurrent,
-        settings: AttributionSettings = .defaults, busyTimeoutMilliseconds: Int32 = 2000,
-        maintainsDerivedTables: Bool = true, checkpointsOnCommit: Bool = true,
-        historyLimit: Int = JournalWriter.defaultHistoryLimit, secureDelete: Bool = true,
-        keepsPartitionsOf partitionsTotal: Int? = nil, migrationTuning: UserKeysMigrationTuning = .init(),
-        migrationLog: Logger = .discard, renames renameTuning: RenameTuning = .init()
+        path: String, options: Options, settings: AttributionSettings = .defaults, tuning: Tuning = .init()
     ) throws {
-        self.renameTuning = renameTuning
-        self.partitionsTotal = partitionsTotal
-        self.migrationTuning = migrationTuning
-        self.migrationLog = migrationLog
-        self.historyLimit = historyLimit
-        self.secureDelete = secureDelete
         self.path = path
-        self.durability = durability
-        self.schema = schema
-        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
-        self.maintainsDerivedTables = maintainsDerivedTables
-        self.checkpointsOnCommit = checkpointsOnCommit
-        let connection = try Self.open(
-            path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete,
-            migrationTuning: migrationTuning, migrationLog: migrationLog)
+        self.options = options
+        self.tuning = tuning
+        let connection = try Self.open(path: path, options: options, tuning: tuning, walFrames: walFrames)
         self.connection = connection
-        if schema == .migrate { try finishPendingRenames() }
-        if maintainsDerivedTables { try adopt(settings) }
+        if options.schema == .migrate { try finishPendingRenames() }
+        if options.maintainsDerivedTables { try adopt(settings) }
+    }
+
+    /// A writer with production's options but `durability` and `schema` (tests and tools).
+    public convenience init(
+        path: String, durability: Durability, schema: SchemaPolicy = .requireCurrent,
+        settings: AttributionSettings = .defaults, tuning: Tuning = .init()
+    ) throws {
+        try self.init(
+            path: path, options: Options(durability: durability, schema: schema), settings: settings, tuning: tuning)
     }
 
     /// Makes the derived tables follow `settings`, recomputing them all if they were computed under others.
@@ -92,26 +127,25 @@ public final class JournalWriter {
         }
     }
 
-    static func open(
-        path: String, durability: Durability, schema: SchemaPolicy, busyTimeout: Int32, checkpointsOnCommit: Bool,
-        walFrames: WALFrameCount, secureDelete: Bool, migrationTuning: UserKeysMigrationTuning, migrationLog: Logger
-    ) throws -> Connection {
+    static func open(path: String, options: Options, tuning: Tuning, walFrames: WALFrameCount) throws -> Connection {
         let connection = try JournalOpening.open(
-            path: path, mode: schema == .migrate ? .readWriteCreate : .readWrite, schema: schema,
-            busyTimeoutMilliseconds: busyTimeout)
+            path: path, mode: options.schema == .migrate ? .readWriteCreate : .readWrite, schema: options.schema,
+            busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
         let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
         guard mode == "wal" else {
             throw SQLiteError(code: 1, message: "journal_mode=WAL answered \(mode ?? "nothing")", sql: nil)
         }
-        try connection.execute("PRAGMA synchronous=\(durability.pragmaValue)")
-        if !checkpointsOnCommit {
+        try connection.execute("PRAGMA synchronous=\(options.durability.pragmaValue)")
+        if !options.checkpointsOnCommit {
             try connection.execute("PRAGMA wal_autocheckpoint=0")
             connection.countWALFrames(into: walFrames)
         }
         try connection.execute("PRAGMA cache_size=-32768")
         // Freed space is zeroed, so that an erasure's rename leaves the old bytes in no page (SPEC 11).
-        try connection.execute("PRAGMA secure_delete=\(secureDelete ? "ON" : "OFF")")
-        if schema == .migrate { try Schema.migrate(connection, tuning: migrationTuning, log: migrationLog) }
+        try connection.execute("PRAGMA secure_delete=\(tuning.secureDelete ? "ON" : "OFF")")
+        if options.schema == .migrate {
+            try Schema.migrate(connection, tuning: tuning.migration, log: options.migrationLog)
+        }
         return connection
     }
 
@@ -217,10 +251,7 @@ public final class JournalWriter {
     /// The writer's connection, opened again when `close()` or a failure it distrusts dropped it.
     package func currentConnection() throws -> Connection {
         if let connection { return connection }
-        let reopened = try Self.open(
-            path: path, durability: durability, schema: schema, busyTimeout: busyTimeoutMilliseconds,
-            checkpointsOnCommit: checkpointsOnCommit, walFrames: walFrames, secureDelete: secureDelete,
-            migrationTuning: migrationTuning, migrationLog: migrationLog)
+        let reopened = try Self.open(path: path, options: options, tuning: tuning, walFrames: walFrames)
         connection = reopened
         return reopened
     }

@@ -9,8 +9,9 @@ public final class PayoutMonthStore {
     /// Opens the journal at `journalPath` for publishing (its own connection, `synchronous=FULL`).
     public init(journalPath: String, busyTimeoutMilliseconds: Int32) throws {
         writer = try JournalWriter(
-            path: journalPath, durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
-            maintainsDerivedTables: false)
+            path: journalPath,
+            options: .init(
+                durability: .full, busyTimeoutMilliseconds: busyTimeoutMilliseconds, maintainsDerivedTables: false))
     }
 
     /// What the journal holds that publishing a month depends on.

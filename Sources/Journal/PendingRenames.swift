@@ -26,8 +26,12 @@ public struct RenameTuning: Sendable, Equatable {
         public static let killAfterChunkVariable = "OFFERTRACK_TEST_RENAME_KILL_AFTER_CHUNK"
         public static let rowsPerChunkVariable = "OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK"
         public static let oneTransactionVariable = "OFFERTRACK_TEST_RENAME_IN_ONE_TRANSACTION"
+        public static let failChunksVariable = "OFFERTRACK_TEST_RENAME_FAIL_CHUNKS"
         /// Test hook: SIGKILL the daemon once this many chunks have committed.
         public var killAfterChunk: Int?
+        /// Test hook: the daemon's first this many chunks fail before they begin, as a journal that cannot be
+        /// written would make them.
+        public var failChunks = 0
 
         /// The daemon's tuning, with the test hooks from `variable` (the executable's environment; the tests'
         /// baseline renames in one transaction, as before schema 13).
@@ -37,6 +41,7 @@ public struct RenameTuning: Sendable, Equatable {
             self.init(
                 rowsInBatch: variable(Self.oneTransactionVariable) == "1" ? nil : inBatch, rowsPerChunk: rows ?? 20_000)
             killAfterChunk = variable(Self.killAfterChunkVariable).flatMap { Int($0) }
+            failChunks = variable(Self.failChunksVariable).flatMap { Int($0) } ?? 0
         }
     #endif
 }

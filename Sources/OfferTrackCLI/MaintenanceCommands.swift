@@ -35,10 +35,12 @@ struct RebuildCommand {
             throw CLIError(.noInput, "no journal at \(options.databasePath)")
         }
         do {
+            let writerOptions = JournalWriter.Options(
+                durability: .full, schema: .migrate, busyTimeoutMilliseconds: 30_000, maintainsDerivedTables: false,
+                migrationLog: Logger(program: "offertrack"))
             let writer = try JournalWriter(
-                path: options.databasePath, durability: .full, schema: .migrate, settings: rules.rules.settings,
-                busyTimeoutMilliseconds: 30_000, maintainsDerivedTables: false,
-                migrationTuning: options.environment.migrationTuning, migrationLog: Logger(program: "offertrack"))
+                path: options.databasePath, options: writerOptions, settings: rules.rules.settings,
+                tuning: .init(migration: options.environment.migrationTuning))
             try writer.rebuildDerivedTables(settings: rules.rules.settings)
         } catch {
             throw CLIError(journal: error, doing: "rebuilding \(options.databasePath)")

@@ -51,6 +51,7 @@ final class CommitSteps: @unchecked Sendable {
 
     /// On the writer thread: appends `submissions` in one transaction, timed for the metrics.
     func append(_ submissions: [Submission], on writer: JournalWriter) -> Result<[AppendOutcome], JournalFailure> {
+        thread.preconditionOnWriterThread()
         let started = Clock.monotonicMicroseconds()
         // An edge keeps its erasures as received before they are journaled renamed (the forwarder sends those).
         let erasures = erasureOriginals == nil ? [] : submissions.indices.filter { submissions[$0].isErasure }
@@ -103,6 +104,7 @@ final class CommitSteps: @unchecked Sendable {
     /// On the writer thread, after a commit's answers are on their way: tells the checkpoint thread how long the
     /// WAL is, and moves learning users and a recompute on by a chunk when no records wait (or seldom when they do).
     func afterCommit(_ writer: JournalWriter) {
+        thread.preconditionOnWriterThread()
         checkpoints.afterCommit(walFrames: writer.framesInWAL)
         // An erasure's rename moves on by one chunk (at most 25 ms) after every commit: its client waits, and a
         // batch waits for at most about one chunk.

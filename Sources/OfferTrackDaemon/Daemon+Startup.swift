@@ -24,11 +24,14 @@ extension Daemon {
             log.info(
                 "quick_check of \(path): ok in \(Clock.monotonicMilliseconds() - started) ms")
             heartbeat.enter("opening the journal (migrating it when older)")
-            let writer = try JournalWriter(
-                path: path, durability: configuration.durability, schema: .migrate, settings: settings,
+            let options = JournalWriter.Options(
+                durability: configuration.durability, schema: .migrate,
                 maintainsDerivedTables: !configuration.journalOnly, checkpointsOnCommit: false,
-                keepsPartitionsOf: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal,
-                migrationTuning: environment.migrationTuning, migrationLog: log, renames: environment.renameTuning)
+                partitionsTotal: configuration.forwardServers.isEmpty ? nil : configuration.partitionsTotal,
+                migrationLog: log)
+            let writer = try JournalWriter(
+                path: path, options: options, settings: settings,
+                tuning: .init(migration: environment.migrationTuning, renames: environment.renameTuning))
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
             return writer
         } catch let error as StartupError {

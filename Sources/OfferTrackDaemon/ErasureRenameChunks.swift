@@ -32,7 +32,8 @@ final class PostedResults: Sendable {
 /// one's `duplicate` too) is held until the person's rename has committed; then the checkpoint thread is asked to
 /// drop the WAL's older frames.
 final class ErasureRenameChunks: @unchecked Sendable {
-    // @unchecked: `chunkQueued`, `waitingSince` and `chunks` are touched only on the writer thread; `held` is guarded by its Mutex.
+    // @unchecked: `chunkQueued`, `waitingSince`, `retryMilliseconds` and `chunks` are touched only on the writer
+    // thread (its entry points check it: `preconditionOnWriterThread`); `held` is guarded by its Mutex.
     private let thread: JournalWriterThread
     private let checkpoints: CheckpointThread
     private let results: PostedResults
@@ -52,6 +53,11 @@ final class ErasureRenameChunks: @unchecked Sendable {
     #if OFFERTRACK_FAULT_HOOKS
         /// Chunks committed by this daemon (for the test hook `RenameTuning.killAfterChunk`, debug builds only).
         private var chunks = 0
+        /// Chunks failed on purpose so far (the test hook `RenameTuning.failChunks`).
+        private var failedChunks = 0
+        private struct TestHookFailure: Error, CustomStringConvertible {
+            let description: String
+        }
     #endif
     /// Whether a rename may be pending: an erasure committed since none was (written on the writer thread).
     private let renaming = Atomic<Bool>(false)
@@ -64,6 +70,11 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// How long the rename waits before looking again when the checkpoints are behind.
     static let checkpointWaitMilliseconds = 5
     static let longestCheckpointWait: Int64 = 1000
+    /// How long a failed chunk waits before it is tried again, the first time and at most.
+    static let firstRetryMilliseconds = 100
+    static let longestRetryMilliseconds = 5_000
+    /// The wait before the next retry (writer thread only).
+    private var retryMilliseconds = firstRetryMilliseconds
 
     /// Whether a rename may be pending or erasures' answers are held for one: the drain waits (chunks run back to
     /// back once no records wait), so that a clean stop leaves no rename pending.
@@ -79,11 +90,17 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// On the writer thread, after a commit that journaled an erasure: with no rename pending the WAL's older
     /// frames can go now (`CheckpointThread.requestForgettingOldFrames`); otherwise once the last chunk commits.
     func erasureCommitted(_ writer: JournalWriter) {
+        thread.preconditionOnWriterThread()
         mayBePending = true
-        if let pending = try? writer.pendingRenameKeys(), pending.isEmpty {
-            mayBePending = false
-            checkpoints.requestForgettingOldFrames()
+        do {
+            guard try writer.pendingRenameKeys().isEmpty else { return }
+        } catch {
+            // A rename may be pending: the chunks find out, retried on a timer until they can read the journal.
+            log.error("cannot read the pending renames after an erasure (retried in \(retryMilliseconds) ms): \(error)")
+            return retryChunk()
         }
+        mayBePending = false
+        checkpoints.requestForgettingOldFrames()
     }
 
     /// On the writer thread, after a batch committed: the answers to give now, without those of its erasures whose
@@ -92,6 +109,7 @@ final class ErasureRenameChunks: @unchecked Sendable {
     func answersNow(
         _ jobs: [CommitJob], _ outcomes: Result<[AppendOutcome], JournalFailure>, writer: JournalWriter
     ) -> (jobs: [CommitJob], outcomes: Result<[AppendOutcome], JournalFailure>) {
+        thread.preconditionOnWriterThread()
         guard mayBePending, case .success(let all) = outcomes else { return (jobs, outcomes) }
         var kept: [Int] = []
         var waiting: [Held] = []
@@ -118,6 +136,7 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// On the writer thread, after every commit: one chunk of the pending rename, if any, and while no records
     /// wait one more chunk queued (never more than one, however many batches ran meanwhile).
     func chunk(_ writer: JournalWriter) {
+        thread.preconditionOnWriterThread()
         guard mayBePending else { return }
         // The rename waits for the checkpoints while they have more than a passive checkpoint's frames to copy
         // (so the `TRUNCATE` after the last chunk, which commits wait for, has little to copy), and past half
@@ -139,12 +158,19 @@ final class ErasureRenameChunks: @unchecked Sendable {
         let deadline = Clock.monotonicMilliseconds() + Self.chunkMilliseconds
         let remaining: Bool
         do {
+            #if OFFERTRACK_FAULT_HOOKS
+                if failedChunks < writer.renameTuning.failChunks {
+                    failedChunks += 1
+                    throw TestHookFailure(description: "rename test hook: chunk \(failedChunks) fails")
+                }
+            #endif
             remaining = try writer.continuePendingRenames { Clock.monotonicMilliseconds() >= deadline }
         } catch {
-            // Retried after the next commit; the held answers wait meanwhile.
-            log.error("an erasure's rename could not continue (retried after the next commit): \(error)")
-            return
+            // Retried on a timer (and after the next commit), so that an idle daemon answers the held erasures too.
+            log.error("an erasure's rename could not continue (retried in \(retryMilliseconds) ms): \(error)")
+            return retryChunk()
         }
+        retryMilliseconds = Self.firstRetryMilliseconds
         checkpoints.afterCommit(walFrames: writer.framesInWAL)
         #if OFFERTRACK_FAULT_HOOKS
             chunks += 1
@@ -153,7 +179,13 @@ final class ErasureRenameChunks: @unchecked Sendable {
                 CurrentProcess.killImmediately()
             }
         #endif
-        guard let pending = try? writer.pendingRenameKeys() else { return }
+        let pending: Set<Int64>
+        do {
+            pending = try writer.pendingRenameKeys()
+        } catch {
+            log.error("cannot read the pending renames after a chunk (retried in \(retryMilliseconds) ms): \(error)")
+            return retryChunk()
+        }
         release(pending: pending)
         if pending.isEmpty {
             mayBePending = false
@@ -161,6 +193,13 @@ final class ErasureRenameChunks: @unchecked Sendable {
             return
         }
         if remaining, !thread.recordsWait { queueChunk(afterMilliseconds: 0) }
+    }
+
+    /// After a failure: one more chunk queued `retryMilliseconds` from now, each failure in a row doubling the
+    /// wait up to `longestRetryMilliseconds`.
+    private func retryChunk() {
+        queueChunk(afterMilliseconds: retryMilliseconds)
+        retryMilliseconds = min(retryMilliseconds * 2, Self.longestRetryMilliseconds)
     }
 
     /// Queues one more chunk on the writer thread (never more than one, however many batches ran meanwhile).

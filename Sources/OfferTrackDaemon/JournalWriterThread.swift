@@ -43,6 +43,12 @@ final class JournalWriterThread: @unchecked Sendable {
         queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in body(writer) }
     }
 
+    /// Stops the daemon when called anywhere but on the writer thread: the entry points of the types whose state
+    /// only the writer thread touches (their `@unchecked Sendable` rests on it) check it first.
+    func preconditionOnWriterThread() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
+
     /// Runs `body` on the writer thread and waits for it.
     func sync<T>(_ body: (JournalWriter) throws -> T) rethrows -> T {
         try queue.sync { try body(writer) }

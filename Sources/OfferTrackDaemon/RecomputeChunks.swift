@@ -57,6 +57,7 @@ final class RecomputeChunks: @unchecked Sendable {
     /// On the writer thread: one chunk of the recompute in progress, if any, and while no records wait one more
     /// chunk queued (never more than one, however many batches ran meanwhile).
     func chunk(_ writer: JournalWriter) {
+        thread.preconditionOnWriterThread()
         guard writer.recomputedUsers != nil else { return }
         let deadline = Clock.monotonicMilliseconds() + Self.chunkMilliseconds
         do {

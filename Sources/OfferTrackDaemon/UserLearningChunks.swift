@@ -29,6 +29,7 @@ final class UserLearningChunks: @unchecked Sendable {
     /// On the writer thread: learns one chunk if the writer still needs to, and while no records wait keeps one
     /// more chunk queued (never more than one, however many batches ran meanwhile).
     func chunk(_ writer: JournalWriter) {
+        thread.preconditionOnWriterThread()
         guard writer.needsToLearnUsers else { return }
         let startedAt = self.startedAt ?? clock()
         self.startedAt = startedAt

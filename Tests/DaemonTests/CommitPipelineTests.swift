@@ -28,7 +28,7 @@ import WireFormat
         let path = "/tmp/pipeline-test-\(UInt32.random(in: 0...UInt32.max)).db"
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, checkpointsOnCommit: false)
+            path: path, options: .init(durability: .normal, schema: .migrate, checkpointsOnCommit: false))
         let limit = 256
         let pipeline = try CommitPipeline(
             writer: writer, metrics: DaemonMetrics(), backlog: Backlog(), log: .discard, walLimitFrames: limit)

@@ -98,7 +98,7 @@ import WireFormat
         let directory = ScratchDirectory()
         let path = directory.file("edge.db")
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
+            path: path, options: .init(durability: .normal, schema: .migrate, maintainsDerivedTables: false))
         let lines = Array(
             WorkloadSimulator(users: 400, seed: 8).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(\.line))
         try Self.append(lines, to: writer)
@@ -124,7 +124,7 @@ import WireFormat
     ) throws -> (writer: JournalWriter, lines: [String], server: NATSServer, forwarder: EdgeForwarder) {
         let path = directory.file("edge.db")
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
+            path: path, options: .init(durability: .normal, schema: .migrate, maintainsDerivedTables: false))
         let lines = Array(
             WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(
                 \.line))
@@ -197,7 +197,7 @@ import WireFormat
         let directory = ScratchDirectory()
         let path = directory.file("edge.db")
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
+            path: path, options: .init(durability: .normal, schema: .migrate, maintainsDerivedTables: false))
         let lines = Array(
             WorkloadSimulator(users: 100, seed: 11).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(
                 \.line

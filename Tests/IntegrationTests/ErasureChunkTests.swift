@@ -119,6 +119,29 @@ import Testing
         #expect(chunked.longestOther < baseline.took)
     }
 
+    /// A chunk that fails is tried again on a timer: an idle daemon (no other client, no other commit) still
+    /// answers the erasure once the rename is done, and says in its log why it waited.
+    @Test func anIdleDaemonRetriesAFailedChunkAndAnswersTheErasure() throws {
+        let directory = ScratchDirectory("ot-erasure-chunks-retry")
+        let daemon = try DaemonProcess(
+            in: directory,
+            environment: ["OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK": "1000", "OFFERTRACK_TEST_RENAME_FAIL_CHUNKS": "3"])
+        guard daemon.waitReady() else { return }
+        let person = "idle-person"
+        try Self.journal(person, in: directory, daemon: daemon)
+        let eraser = try LineClient(path: daemon.socketPath, receiveTimeoutSeconds: 60)
+        try eraser.send(Self.erasure("e-idle", of: person) + "\n")
+        // Nothing else is sent: only the retries can finish the rename. The wait is the test's bound, far above
+        // the three retries' 0.1 + 0.2 + 0.4 s.
+        let answer = eraser.readLine()
+        #expect(answer?.contains(#""status":"accepted""#) == true, "\(answer ?? "no answer")")
+        #expect(try Self.counts(daemon.databasePath, person) == (0, Int64(Self.records)))
+        DaemonProcess.terminateCleanly([daemon])
+        let log = daemon.stderr
+        #expect(log.contains("<3>offertrackd: an erasure's rename could not continue (retried in 100 ms)"), "\(log)")
+        #expect(log.contains("(retried in 400 ms)"), "\(log)")
+    }
+
     /// kill -9 between two chunks of the rename: the start after it finishes the rename before `READY=1`, `verify`
     /// passes, and the erasure sent again is a duplicate with its seq.
     @Test func killedDuringTheChunksTheNextStartFinishesTheRename() throws {

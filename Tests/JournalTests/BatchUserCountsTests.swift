@@ -47,7 +47,8 @@ import Testing
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: maintainsDerivedTables)
+            path: path,
+            options: .init(durability: .normal, schema: .migrate, maintainsDerivedTables: maintainsDerivedTables))
         let lines = Self.lines()
         // carol and alice's third record are journaled first, so the batch repeats them.
         _ = try writer.append([lines[3], lines[5]].map(W.submission), receivedAt: 0)

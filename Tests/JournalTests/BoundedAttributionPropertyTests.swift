@@ -71,7 +71,8 @@ import Testing
         _ lines: [String], historyLimit: Int, random: inout SeededGenerator, path: String
     ) throws -> [String] {
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, settings: Self.settings, historyLimit: historyLimit)
+            path: path, durability: .normal, schema: .migrate, settings: Self.settings,
+            tuning: .init(historyLimit: historyLimit))
         var pending = lines.shuffled(using: &random)
         while !pending.isEmpty {
             let size = min(pending.count, Int.random(in: 1...400, using: &random))
@@ -117,7 +118,7 @@ import Testing
             // The same records one at a time, in order: a second delivery with other batch boundaries.
             let writer = try JournalWriter(
                 path: scratch.path + "/ordered.db", durability: .normal, schema: .migrate, settings: Self.settings,
-                historyLimit: historyLimit)
+                tuning: .init(historyLimit: historyLimit))
             for line in lines { _ = try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0) }
             #expect(try Self.derivedRows(scratch.path + "/ordered.db") == shuffled)
             // And a rebuild from scratch.

@@ -31,8 +31,10 @@ import Testing
             let path = scratch.path + "/j\(round).db"
             // Round 0 renames in one transaction (the reference); the others in chunks of a few records.
             let writer = try JournalWriter(
-                path: path, durability: .normal, schema: .migrate, historyLimit: round % 2 == 0 ? 0 : 64,
-                renames: round == 0 ? .init() : RenameTuning(rowsInBatch: round, rowsPerChunk: 1 + round % 4))
+                path: path, durability: .normal, schema: .migrate,
+                tuning: .init(
+                    historyLimit: round % 2 == 0 ? 0 : 64,
+                    renames: round == 0 ? .init() : RenameTuning(rowsInBatch: round, rowsPerChunk: 1 + round % 4)))
             var pending = round == 0 ? lines : lines.shuffled(using: &random)
             while !pending.isEmpty {
                 let size = min(pending.count, Int.random(in: 1...30, using: &random))
@@ -66,7 +68,8 @@ import Testing
         let lines = (0..<50).map { Lines.record($0, "r\($0)", minute: $0) }
         do {
             let writer = try JournalWriter(
-                path: path, durability: .normal, schema: .migrate, renames: RenameTuning(rowsInBatch: 10))
+                path: path, durability: .normal, schema: .migrate, tuning: .init(renames: RenameTuning(rowsInBatch: 10))
+            )
             _ = try writer.append(try Lines.submissions(lines), receivedAt: 0)
             _ = try writer.append(try Lines.submissions([Lines.erasure("e-1", minute: 100)]), receivedAt: 0)
             #expect(try writer.pendingRenameKeys().count == 1)
@@ -103,8 +106,9 @@ import Testing
         for chunked in [false, true] {
             let path = scratch.path + "/\(chunked).db"
             let writer = try JournalWriter(
-                path: path, durability: .normal, schema: .migrate, historyLimit: 0,
-                renames: chunked ? RenameTuning(rowsInBatch: 1, rowsPerChunk: 1) : .init())
+                path: path, durability: .normal, schema: .migrate,
+                tuning: .init(
+                    historyLimit: 0, renames: chunked ? RenameTuning(rowsInBatch: 1, rowsPerChunk: 1) : .init()))
             _ = try writer.append(try Lines.submissions(history), receivedAt: 0)
             _ = try writer.append(try Lines.submissions([Lines.erasure("e-1", minute: 100)]), receivedAt: 0)
             for line in later { _ = try writer.append(try Lines.submissions([line]), receivedAt: 0) }

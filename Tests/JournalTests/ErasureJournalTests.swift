@@ -37,7 +37,8 @@ import Testing
     func theOldIdIsInNoFileAfterTheErasureAndACheckpoint(secureDelete: Bool) throws {
         let scratch = ScratchDirectory("erasure-bytes")
         let path = scratch.path + "/j.db"
-        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, secureDelete: secureDelete)
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, tuning: .init(secureDelete: secureDelete))
         // Other people around the person, in the same pages, and a checkpoint so the person is in the file.
         for chunk in 0..<20 {
             var lines = (0..<200).map {
@@ -87,7 +88,7 @@ import Testing
         for round in 0..<6 {
             let path = scratch.path + "/j\(round).db"
             let writer = try JournalWriter(
-                path: path, durability: .normal, schema: .migrate, historyLimit: round % 2 == 0 ? 0 : 64)
+                path: path, durability: .normal, schema: .migrate, tuning: .init(historyLimit: round % 2 == 0 ? 0 : 64))
             var pending = round == 0 ? lines : lines.shuffled(using: &random)
             while !pending.isEmpty {
                 let size = min(pending.count, Int.random(in: 1...40, using: &random))

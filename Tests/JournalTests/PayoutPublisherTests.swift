@@ -88,7 +88,8 @@ import WireFormat
         func publish(_ month: String) throws -> PayoutPublisher.Files {
             try PayoutPublisher.publish(journalPaths: [path], month: try Self.month(month), rules: rules, now: 5)
         }
-        _ = try JournalWriter(path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
+        _ = try JournalWriter(
+            path: path, options: .init(durability: .normal, schema: .migrate, maintainsDerivedTables: false))
         #expect(throws: PayoutPublisher.Refusal.nothingPublished(month: try Self.month("2026-11"))) {
             try publish("2026-11")
         }

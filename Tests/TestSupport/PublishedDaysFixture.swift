@@ -55,7 +55,8 @@ public enum PublishedDaysFixture {
     /// Creates the journal at `path` if needed (migrated to the current schema) and stores `days` as published
     /// export days, each with its CSV and a manifest naming the day.
     public static func publish(_ days: [(day: String, csv: [UInt8])], in path: String) throws {
-        _ = try JournalWriter(path: path, durability: .normal, schema: .migrate, maintainsDerivedTables: false)
+        _ = try JournalWriter(
+            path: path, options: .init(durability: .normal, schema: .migrate, maintainsDerivedTables: false))
         let connection = try Connection(path: path, mode: .readWrite)
         try connection.transaction {
             let insert = try connection.prepare(

@@ -11,7 +11,7 @@ enum JournalBaseline {
         _ workload: Workload, batch: Int, durability: Durability, path: String, join: Bool = true
     ) throws -> Double {
         let writer = try JournalWriter(
-            path: path, durability: durability, schema: .migrate, maintainsDerivedTables: join)
+            path: path, options: .init(durability: durability, schema: .migrate, maintainsDerivedTables: join))
         let receivedAt = Int64(Date().timeIntervalSince1970 * 1000)
         let start = Stopwatch.now()
         var index = 0
