@@ -1,3 +1,17 @@
+// The join of a committed batch: which path computes each of its users' derived rows.
+//
+// `refreshDerivedTables` runs in the batch's transaction, after its records are inserted, and sends each user's
+// group of the plan (`BatchJoinPlan`) down one path:
+//   - merged by an erasure's rename: recomputed whole, after every group (`DerivedTables.recompute`);
+//   - no record accepted: nothing (the plan's roll-up counts are taken back);
+//   - new to the journal (`KnownUsers`) with every record accepted: the plan's attribution, inserted as it is;
+//   - anyone else: `DerivedTables.refresh`, which diffs a short history read whole (at most `historyLimit`
+//     records) or, for a longer or hinted one, finds each rule's records by index lookups (`BoundedRefresh`);
+//   - during a recompute for new windows, users the copy already holds are refreshed in the copy too.
+// Every path decides the rules through `AttributionRules`. The decision table, and what each path relies on and
+// keeps true (the roll-ups, `KnownUsers`, `UserKeyCache`'s generation, the long-history hint, the check walks'
+// slots, pending renames, the recompute copy): docs/development/batch-join.md.
+
 import OfferTrackDomain
 import SQLite
 

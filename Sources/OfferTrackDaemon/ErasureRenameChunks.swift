@@ -31,6 +31,11 @@ final class PostedResults: Sendable {
 /// checkpoints. The erasure's answer (and that of any erasure of the same person committed meanwhile: a retried
 /// one's `duplicate` too) is held until the person's rename has committed; then the checkpoint thread is asked to
 /// drop the WAL's older frames.
+///
+/// The drain waits (to its deadline) for a pending rename, so a clean stop leaves none (`verify` names one a kill left, and the next
+/// start finishes it before `READY=1`). On an edge, a forwarder that lags may forward some of the person's earlier
+/// records under the old name while the chunks run; the central journal renames them when the erasure reaches it
+/// (SPEC 10).
 final class ErasureRenameChunks: @unchecked Sendable {
     // @unchecked: `chunkQueued`, `waitingSince`, `retryMilliseconds` and `chunks` are touched only on the writer
     // thread (its entry points check it: `preconditionOnWriterThread`); `held` is guarded by its Mutex.
