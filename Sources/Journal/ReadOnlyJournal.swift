@@ -81,9 +81,14 @@ public final class ReadOnlyJournal {
 extension ReadOnlyJournal {
     /// Whether export day `day` (`YYYY-MM-DD`) is published.
     public func isPublished(_ day: String) throws -> Bool {
-        guard try hasTable("published_days") else { return false }
-        let statement = try connection.prepare("SELECT 1 FROM published_days WHERE day = ?1")
-        try statement.bind(day, at: 1)
+        try hasRow("published_days", where: "day", is: day)
+    }
+
+    /// Whether `table` (which may not exist yet in an old journal) has a row whose `column` is `value`.
+    private func hasRow(_ table: String, where column: String, is value: String) throws -> Bool {
+        guard try hasTable(table) else { return false }
+        let statement = try connection.prepare("SELECT 1 FROM \(table) WHERE \(column) = ?1")
+        try statement.bind(value, at: 1)
         defer { statement.reset() }
         return try statement.step()
     }
@@ -115,11 +120,7 @@ extension ReadOnlyJournal {
 
     /// Whether payout month `month` (`YYYY-MM`) is published.
     public func isPublishedMonth(_ month: String) throws -> Bool {
-        guard try hasTable("published_months") else { return false }
-        let statement = try connection.prepare("SELECT 1 FROM published_months WHERE month = ?1")
-        try statement.bind(month, at: 1)
-        defer { statement.reset() }
-        return try statement.step()
+        try hasRow("published_months", where: "month", is: month)
     }
 
     /// The latest published payout month before `month` (`YYYY-MM`) and its manifest as first published, or nil.
