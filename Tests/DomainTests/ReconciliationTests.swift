@@ -1,3 +1,4 @@
+import Foundation
 import OfferTrackDomain
 import OutputFormats
 import Testing
@@ -163,6 +164,32 @@ import Testing
             .conversionDate: "Conversion_Time", .status: "conversion_status", .campaignToken: "publisher_reference",
         ]
         #expect(try Self.read(file, names: names) == ["-|x|approved|1"])
+    }
+
+    /// The network fuzzer's seeds (fuzz/corpus/network) replayed through its invariants on every `swift test`: read
+    /// or refused the same way twice, a refusal naming a line the file has.
+    @Test func theFuzzersSeedsKeepTheReadersInvariants() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../fuzz/corpus/network").standardized.path
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(names.count >= 6)
+        let month = try #require(Self.november)
+        for name in names {
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name)")))
+            let lines = bytes.count { $0 == UInt8(ascii: "\n") } + 1
+            let first = Result { () throws(NetworkReportFile.Malformed) in
+                try NetworkReportFile.read(bytes, month: month)
+            }
+            let second = Result { () throws(NetworkReportFile.Malformed) in
+                try NetworkReportFile.read(bytes, month: month)
+            }
+            switch (first, second) {
+            case (.success(let one), .success(let two)): #expect(one.rows == two.rows, "\(name)")
+            case (.failure(let one), .failure(let two)):
+                #expect(one == two && (1...lines).contains(one.line), "\(name): \(one)")
+            default: Issue.record("\(name): read once and refused once")
+            }
+        }
     }
 
     @Test(arguments: [
