@@ -4,7 +4,7 @@ import Testing
 
 /// SPEC rule 4.6: the holding period.
 extension AttributionTests {
-    static let holding = 1080 * hour
+    static let holding = 1080 * A.hour
 
     /// An attributed conversion at `t = 100 h` (check at 0, presentation at 1 ms), then `later`: attributed from
     /// the records as listed, and from eight seeded shuffles of them that must give the same result (the seed is in
@@ -12,8 +12,8 @@ extension AttributionTests {
     static func held(
         _ later: [Record], holding: Int64 = holding, sourceLocation: SourceLocation = #_sourceLocation
     ) -> Conversion? {
-        let records = [check("c0", 0), presented("p", 1), outcome("o", 100 * hour)] + later
-        let settings = AttributionSettings(windowMs: window, freshnessMs: freshness, holdingMs: holding)
+        let records = [A.check("c0", 0), A.presented("p", 1), A.outcome("o", 100 * A.hour)] + later
+        let settings = AttributionSettings(windowMs: A.window, freshnessMs: A.freshness, holdingMs: holding)
         let listed = Attribution.attribute(userRecords: records, settings: settings)
         let seed = UInt64.random(in: 0...UInt64.max)
         var generator = SimulationRandom(seed: seed)
@@ -26,7 +26,7 @@ extension AttributionTests {
         return listed.conversion
     }
 
-    static let t = 100 * hour
+    static let t = 100 * A.hour
 
     @Test(
         arguments: [
@@ -36,10 +36,10 @@ extension AttributionTests {
             (t + holding + 1, nil), (t - 1, nil),
         ] as [(Int64, String?)])
     func lapseWindowIsAfterTUpToTPlusH(at: Int64, lapse: String?) {
-        let conversion = Self.held([Self.check("l", at, .eligible)])
+        let conversion = Self.held([A.check("l", at, .eligible)])
         #expect(conversion?.status == .attributed)
         #expect(conversion?.lapse?.id == lapse)
-        #expect(conversion?.lapse.map { $0.ts - Self.t0 } == (lapse == nil ? nil : at))
+        #expect(conversion?.lapse.map { $0.ts - A.t0 } == (lapse == nil ? nil : at))
     }
 
     @Test(arguments: [
@@ -60,15 +60,15 @@ extension AttributionTests {
         ),
     ])
     func lapseRecordKinds(body: RecordBody, lapses: Bool) {
-        let record = Record(id: "l", ts: Self.t0 + Self.t + Self.hour, user: "u1", body: body)
+        let record = Record(id: "l", ts: A.t0 + Self.t + A.hour, user: "u1", body: body)
         #expect(AttributionRules.isLapse(record.body) == lapses)
         #expect(Self.held([record])?.lapse?.id == (lapses ? "l" : nil))
     }
 
     @Test func anotherUsersRecordIsNoLapse() {
         // Attribution sees one user's records; grouping by user keeps another user's check out.
-        let other = Self.check("l", Self.t + Self.hour, .eligible, user: "u2")
-        let records = [Self.check("c0", 0), Self.presented("p", 1), Self.outcome("o", Self.t)]
+        let other = A.check("l", Self.t + A.hour, .eligible, user: "u2")
+        let records = [A.check("c0", 0), A.presented("p", 1), A.outcome("o", Self.t)]
         let byUser = Dictionary(grouping: records + [other], by: \.user)
         let conversion = Self.attribute(byUser["u1"] ?? []).conversion
         #expect(conversion?.status == .attributed && conversion?.lapse == nil)
@@ -76,32 +76,32 @@ extension AttributionTests {
 
     @Test func aRecordBeforeTheConversionIsNoLapse() {
         // The eligibility check itself (and a declined outcome before subscribing) come before t.
-        let conversion = Self.held([Self.outcome("d", Self.t - Self.hour, subscribed: false)])
+        let conversion = Self.held([A.outcome("d", Self.t - A.hour, subscribed: false)])
         #expect(conversion?.status == .attributed && conversion?.lapse == nil)
     }
 
     @Test func theFirstLapseInTsThenIdOrderIsNamed() {
-        let at = Self.t + 5 * Self.hour
+        let at = Self.t + 5 * A.hour
         let conversion = Self.held([
-            Self.check("zz", at, .ineligible), Self.outcome("m", at, subscribed: false), Self.check("later", at + 1),
+            A.check("zz", at, .ineligible), A.outcome("m", at, subscribed: false), A.check("later", at + 1),
         ])
-        #expect(conversion?.lapse == RecordReference(id: "m", ts: Self.t0 + at))
+        #expect(conversion?.lapse == RecordReference(id: "m", ts: A.t0 + at))
         // A lapse in the same millisecond as the conversion does not count, even with a larger id.
-        let same = Self.held([Self.check("zzz", Self.t, .eligible), Self.check("y", Self.t + 2, .eligible)])
+        let same = Self.held([A.check("zzz", Self.t, .eligible), A.check("y", Self.t + 2, .eligible)])
         #expect(same?.lapse?.id == "y")
     }
 
     @Test func withHZeroNothingLapses() {
-        let conversion = Self.held([Self.check("l", Self.t + 1, .eligible)], holding: 0)
+        let conversion = Self.held([A.check("l", Self.t + 1, .eligible)], holding: 0)
         #expect(conversion?.status == .attributed && conversion?.lapse == nil)
     }
 
     @Test func onlyAttributedConversionsLapse() {
         // No eligibility check: unattributed, and a later lapse record names nothing.
-        let records = [Self.presented("p", 1), Self.outcome("o", Self.t), Self.check("l", Self.t + 1, .eligible)]
+        let records = [A.presented("p", 1), A.outcome("o", Self.t), A.check("l", Self.t + 1, .eligible)]
         let conversion = Attribution.attribute(
             userRecords: records,
-            settings: AttributionSettings(windowMs: Self.window, freshnessMs: Self.freshness, holdingMs: Self.holding)
+            settings: AttributionSettings(windowMs: A.window, freshnessMs: A.freshness, holdingMs: Self.holding)
         ).conversion
         #expect(conversion?.status == .unattributed(.eligibilityUnknown) && conversion?.lapse == nil)
     }
@@ -113,14 +113,14 @@ extension AttributionTests {
     func pendingUntilTPlusHThenQualified(after: Int64, state: QualificationState) throws {
         let rules = CommissionRules(
             currency: "USD",
-            settings: AttributionSettings(windowMs: Self.window, freshnessMs: Self.freshness, holdingMs: Self.holding),
+            settings: AttributionSettings(windowMs: A.window, freshnessMs: A.freshness, holdingMs: Self.holding),
             rules: [CommissionRule(affiliateToken: "*", campaignToken: nil, amountMinor: 500, from: nil, until: nil)])
         let conversion = try #require(Self.held([]))
         let evaluated = EvaluatedConversion(conversion, rules: rules)
-        #expect(evaluated.qualifiesAt == Self.t0 + Self.t + Self.holding)
-        #expect(evaluated.state(asOf: Self.t0 + Self.t + after) == state)
-        let lapsed = EvaluatedConversion(try #require(Self.held([Self.check("l", Self.t + 1)])), rules: rules)
-        #expect(lapsed.state(asOf: Self.t0 + Self.t + after) == .lapsed)
+        #expect(evaluated.qualifiesAt == A.t0 + Self.t + Self.holding)
+        #expect(evaluated.state(asOf: A.t0 + Self.t + after) == state)
+        let lapsed = EvaluatedConversion(try #require(Self.held([A.check("l", Self.t + 1)])), rules: rules)
+        #expect(lapsed.state(asOf: A.t0 + Self.t + after) == .lapsed)
         #expect(lapsed.commission.amountMinor == 500)
         #expect(CommissionRow(lapsed, currency: "USD") == nil)
         #expect(CommissionRow(evaluated, currency: "USD")?.amountMinor == 500)

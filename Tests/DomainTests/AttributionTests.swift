@@ -3,43 +3,9 @@ import Testing
 
 /// SPEC section 4, cases computed by hand. Times are offsets from `t0` (2026-11-01T00:00:00Z).
 @Suite struct AttributionTests {
-    static let t0: Int64 = 1_793_491_200_000
-    static let hour: Int64 = 3_600_000
-    static let window = 720 * hour
-    static let freshness = 24 * hour
+    typealias A = AttributionRecords
 
     // MARK: Fixtures
-
-    static func check(_ id: String, _ at: Int64, _ decision: EligibilityDecision = .eligible, user: String = "u1")
-        -> Record
-    {
-        Record(id: id, ts: t0 + at, user: user, body: .capabilities(decision))
-    }
-
-    static func presented(
-        _ id: String,
-        _ at: Int64,
-        affiliate: String? = "1010lKxy",
-        campaign: String? = nil,
-        loaded: Bool = true,
-        user: String = "u1"
-    ) -> Record {
-        let offer = Offer(affiliateToken: affiliate, campaignToken: campaign, messageIdentifier: nil, itemID: nil)
-        return Record(id: id, ts: t0 + at, user: user, body: .presented(offer, loaded: loaded))
-    }
-
-    static func outcome(
-        _ id: String,
-        _ at: Int64,
-        subscribed: Bool = true,
-        decision: EligibilityDecision? = nil,
-        offerId: String? = nil,
-        user: String = "u1"
-    ) -> Record {
-        Record(
-            id: id, ts: t0 + at, user: user,
-            body: .outcome(subscribed: subscribed, decision: decision, offerId: offerId))
-    }
 
     static func attribute(_ records: [Record]) -> UserAttribution {
         Attribution.attribute(userRecords: records, settings: .defaults)
@@ -57,45 +23,45 @@ import Testing
 
     @Test func specExampleIsAttributed() {
         let result = Self.attribute([
-            Self.check("01JDX3K7Q8A1", 0),
-            Self.presented("01JDX3K9M2B1", 1_880, campaign: "spring26"),
-            Self.outcome("01JDX3M1C4D1", 1_880 + 161_000, offerId: "01JDX3K9M2B1"),
+            A.check("01JDX3K7Q8A1", 0),
+            A.presented("01JDX3K9M2B1", 1_880, campaign: "spring26"),
+            A.outcome("01JDX3M1C4D1", 1_880 + 161_000, offerId: "01JDX3K9M2B1"),
         ])
         #expect(result.conversion?.status == .attributed)
         #expect(result.conversion?.id == "01JDX3M1C4D1")
-        #expect(result.conversion?.ts == Self.t0 + 162_880)
+        #expect(result.conversion?.ts == A.t0 + 162_880)
         #expect(result.conversion?.presentation?.id == "01JDX3K9M2B1")
         #expect(result.conversion?.presentation?.offer.campaignToken == "spring26")
         #expect(result.presentations.map(\.eligible) == [true])
     }
 
     @Test func conversionExactlyWAfterPresentationIsAttributed() {
-        let records = [Self.check("c", 0), Self.presented("p", 0 + 1), Self.outcome("o", 1 + Self.window)]
+        let records = [A.check("c", 0), A.presented("p", 0 + 1), A.outcome("o", 1 + A.window)]
         #expect(Self.status(records) == .attributed)
     }
 
     @Test func conversionOneMillisecondPastWIsOutsideWindow() {
-        let records = [Self.check("c", 0), Self.presented("p", 1), Self.outcome("o", 1 + Self.window + 1)]
+        let records = [A.check("c", 0), A.presented("p", 1), A.outcome("o", 1 + A.window + 1)]
         #expect(Self.status(records) == .unattributed(.outsideWindow))
         #expect(Self.candidate(records) == "p")
     }
 
     @Test func checkExactlyFOldIsFresh() {
-        let records = [Self.check("c", 0), Self.presented("p", Self.freshness), Self.outcome("o", Self.freshness + 5)]
+        let records = [A.check("c", 0), A.presented("p", A.freshness), A.outcome("o", A.freshness + 5)]
         #expect(Self.status(records) == .attributed)
         #expect(Self.attribute(records).presentations.first?.eligible == true)
     }
 
     @Test func checkOneMillisecondOlderThanFIsUnknown() {
         let records = [
-            Self.check("c", 0), Self.presented("p", Self.freshness + 1), Self.outcome("o", Self.freshness + 5),
+            A.check("c", 0), A.presented("p", A.freshness + 1), A.outcome("o", A.freshness + 5),
         ]
         #expect(Self.status(records) == .unattributed(.eligibilityUnknown))
         #expect(Self.attribute(records).presentations.first?.eligible == false)
     }
 
     @Test func windowAndFreshnessComeFromSettings() {
-        let records = [Self.check("c", 0), Self.presented("p", 10), Self.outcome("o", 20)]
+        let records = [A.check("c", 0), A.presented("p", 10), A.outcome("o", 20)]
         let tight = AttributionSettings(windowMs: 9, freshnessMs: 10)
         #expect(
             Attribution.attribute(userRecords: records, settings: tight).conversion?.status
@@ -107,52 +73,52 @@ import Testing
     }
 
     @Test func checkWithSameTsAndSmallerIdIsBeforePresentation() {
-        let records = [Self.check("A1", 100), Self.presented("A2", 100), Self.outcome("Z", 200)]
+        let records = [A.check("A1", 100), A.presented("A2", 100), A.outcome("Z", 200)]
         #expect(Self.status(records) == .attributed)
     }
 
     @Test func checkWithSameTsAndLargerIdIsAfterPresentation() {
-        let records = [Self.check("A2", 100), Self.presented("A1", 100), Self.outcome("Z", 200)]
+        let records = [A.check("A2", 100), A.presented("A1", 100), A.outcome("Z", 200)]
         #expect(Self.status(records) == .unattributed(.eligibilityUnknown))
     }
 
     @Test func presentationWithSameTsAndSmallerIdIsBeforeConversion() {
-        let records = [Self.check("c", 0), Self.presented("P1", 500), Self.outcome("P2", 500)]
+        let records = [A.check("c", 0), A.presented("P1", 500), A.outcome("P2", 500)]
         #expect(Self.status(records) == .attributed)
         #expect(Self.candidate(records) == "P1")
     }
 
     @Test func presentationWithSameTsAndLargerIdIsAfterConversion() {
-        let records = [Self.check("c", 0), Self.presented("P3", 500), Self.outcome("P2", 500)]
+        let records = [A.check("c", 0), A.presented("P3", 500), A.outcome("P2", 500)]
         #expect(Self.status(records) == .unattributed(.noPresentation))
         #expect(Self.candidate(records) == nil)
     }
 
     @Test func idsCompareByBytesUppercaseBeforeLowercase() {
         // "Z" (0x5A) sorts before "a" (0x61): the check "Z" is before the presentation "a" at the same ts.
-        let records = [Self.check("Z", 100), Self.presented("a", 100), Self.outcome("o", 200)]
+        let records = [A.check("Z", 100), A.presented("a", 100), A.outcome("o", 200)]
         #expect(Self.status(records) == .attributed)
-        let reversed = [Self.check("a", 100), Self.presented("Z", 100), Self.outcome("o", 200)]
+        let reversed = [A.check("a", 100), A.presented("Z", 100), A.outcome("o", 200)]
         #expect(Self.status(reversed) == .unattributed(.eligibilityUnknown))
     }
 
     @Test func offerIdNamingAnEarlierPresentationMakesItTheCandidate() {
         let records = [
-            Self.check("c1", 0), Self.presented("p1", 1, affiliate: "first"),
-            Self.check("c2", 2, .ineligible), Self.presented("p2", 3, affiliate: "second"),
-            Self.outcome("o", 4, offerId: "p1"),
+            A.check("c1", 0), A.presented("p1", 1, affiliate: "first"),
+            A.check("c2", 2, .ineligible), A.presented("p2", 3, affiliate: "second"),
+            A.outcome("o", 4, offerId: "p1"),
         ]
         #expect(Self.candidate(records) == "p1")
         #expect(Self.status(records) == .attributed)
-        let unnamed = Array(records.dropLast()) + [Self.outcome("o", 4)]
+        let unnamed = Array(records.dropLast()) + [A.outcome("o", 4)]
         #expect(Self.candidate(unnamed) == "p2")
         #expect(Self.status(unnamed) == .unattributed(.notEligible))
     }
 
     @Test func offerIdNamingALaterPresentationFallsBackToLatestLoadedBefore() {
         let records = [
-            Self.check("c", 0), Self.presented("p1", 10), Self.presented("p2", 20),
-            Self.outcome("o", 30, offerId: "p3"), Self.presented("p3", 40),
+            A.check("c", 0), A.presented("p1", 10), A.presented("p2", 20),
+            A.outcome("o", 30, offerId: "p3"), A.presented("p3", 40),
         ]
         #expect(Self.candidate(records) == "p2")
         #expect(Self.status(records) == .attributed)
@@ -160,8 +126,8 @@ import Testing
 
     @Test func offerIdNamingAnUnloadedPresentationFallsBack() {
         let records = [
-            Self.check("c", 0), Self.presented("p1", 10), Self.presented("p2", 20, loaded: false),
-            Self.outcome("o", 30, offerId: "p2"),
+            A.check("c", 0), A.presented("p1", 10), A.presented("p2", 20, loaded: false),
+            A.outcome("o", 30, offerId: "p2"),
         ]
         #expect(Self.candidate(records) == "p1")
         #expect(Self.attribute(records).presentations.map(\.id) == ["p1"])
@@ -170,9 +136,9 @@ import Testing
     @Test func offerIdNamingAnotherUsersPresentationFallsBack() {
         // The journal holds both users; attribution runs per user, as every caller groups records by user.
         let journal = [
-            Self.check("c1", 0), Self.presented("p1", 10, affiliate: "mine"),
-            Self.check("c2", 0, user: "u2"), Self.presented("p2", 20, affiliate: "theirs", user: "u2"),
-            Self.outcome("o", 30, offerId: "p2"),
+            A.check("c1", 0), A.presented("p1", 10, affiliate: "mine"),
+            A.check("c2", 0, user: "u2"), A.presented("p2", 20, affiliate: "theirs", user: "u2"),
+            A.outcome("o", 30, offerId: "p2"),
         ]
         let byUser = Dictionary(grouping: journal, by: \.user)
         let mine = Attribution.attribute(userRecords: byUser["u1"] ?? [], settings: .defaults)
@@ -184,14 +150,14 @@ import Testing
     }
 
     @Test func offerIdNamingACapabilitiesRecordFallsBack() {
-        let records = [Self.check("c", 0), Self.presented("p1", 10), Self.outcome("o", 30, offerId: "c")]
+        let records = [A.check("c", 0), A.presented("p1", 10), A.outcome("o", 30, offerId: "c")]
         #expect(Self.candidate(records) == "p1")
     }
 
     @Test func repeatSubscribedOutcomesEarnNothing() {
         let records = [
-            Self.check("c", 0), Self.presented("p1", 10), Self.outcome("o1", 20),
-            Self.presented("p2", 30), Self.outcome("o2", 40, offerId: "p2"), Self.outcome("o3", 50),
+            A.check("c", 0), A.presented("p1", 10), A.outcome("o1", 20),
+            A.presented("p2", 30), A.outcome("o2", 40, offerId: "p2"), A.outcome("o3", 50),
         ]
         let result = Self.attribute(records)
         #expect(result.conversion?.id == "o1")
@@ -201,68 +167,68 @@ import Testing
 
     @Test func declinedBeforeSubscribedIsNotTheConversion() {
         let records = [
-            Self.check("c", 0), Self.presented("p1", 10), Self.outcome("o1", 20, subscribed: false),
-            Self.outcome("o2", 30_000),
+            A.check("c", 0), A.presented("p1", 10), A.outcome("o1", 20, subscribed: false),
+            A.outcome("o2", 30_000),
         ]
         #expect(Self.attribute(records).conversion?.id == "o2")
         #expect(Self.status(records) == .attributed)
     }
 
     @Test func onlyDeclinedMeansNoConversion() {
-        let records = [Self.check("c", 0), Self.presented("p1", 10), Self.outcome("o1", 20, subscribed: false)]
+        let records = [A.check("c", 0), A.presented("p1", 10), A.outcome("o1", 20, subscribed: false)]
         #expect(Self.attribute(records).conversion == nil)
     }
 
     @Test(arguments: [EligibilityDecision.subscriber, .ineligible, .unauthorized])
     func otherFreshDecisionsAreNotEligible(decision: EligibilityDecision) {
-        let records = [Self.check("c", 0, decision), Self.presented("p", 10), Self.outcome("o", 20)]
+        let records = [A.check("c", 0, decision), A.presented("p", 10), A.outcome("o", 20)]
         #expect(Self.status(records) == .unattributed(.notEligible))
         #expect(Self.attribute(records).presentations.first?.eligible == false)
     }
 
     @Test func latestCheckDecidesEvenWhenAnEarlierOneWasEligible() {
         let records = [
-            Self.check("c1", 0), Self.check("c2", 5, .subscriber), Self.presented("p", 10), Self.outcome("o", 20),
+            A.check("c1", 0), A.check("c2", 5, .subscriber), A.presented("p", 10), A.outcome("o", 20),
         ]
         #expect(Self.status(records) == .unattributed(.notEligible))
     }
 
     @Test func checksAfterThePresentationDoNotCount() {
-        let records = [Self.presented("p", 10), Self.check("c", 11), Self.outcome("o", 20)]
+        let records = [A.presented("p", 10), A.check("c", 11), A.outcome("o", 20)]
         #expect(Self.status(records) == .unattributed(.eligibilityUnknown))
     }
 
     @Test func outcomeCapabilitiesAreNotAnEligibilityCheck() {
         let records = [
-            Self.presented("p", 10), Self.outcome("o1", 15, subscribed: false, decision: .eligible),
-            Self.outcome("o2", 20, decision: .subscriber),
+            A.presented("p", 10), A.outcome("o1", 15, subscribed: false, decision: .eligible),
+            A.outcome("o2", 20, decision: .subscriber),
         ]
         #expect(Self.status(records) == .unattributed(.eligibilityUnknown))
     }
 
     @Test func noPresentationAtAll() {
-        let records = [Self.check("c", 0), Self.outcome("o", 20)]
+        let records = [A.check("c", 0), A.outcome("o", 20)]
         #expect(Self.status(records) == .unattributed(.noPresentation))
         #expect(Self.attribute(records).conversion?.presentation == nil)
     }
 
     @Test func onlyUnloadedPresentationsMeanNoPresentation() {
-        let records = [Self.check("c", 0), Self.presented("p", 10, loaded: false), Self.outcome("o", 20)]
+        let records = [A.check("c", 0), A.presented("p", 10, loaded: false), A.outcome("o", 20)]
         #expect(Self.status(records) == .unattributed(.noPresentation))
         #expect(Self.attribute(records).presentations.isEmpty)
     }
 
     @Test func windowIsCheckedBeforeEligibility() {
-        let records = [Self.presented("p", 0), Self.outcome("o", Self.window + 1)]
+        let records = [A.presented("p", 0), A.outcome("o", A.window + 1)]
         #expect(Self.status(records) == .unattributed(.outsideWindow))
     }
 
     @Test func presentationFactsCarryEachPresentationsOwnCheck() {
         let records = [
-            Self.check("c1", 0), Self.presented("p1", 10), Self.check("c2", 20, .ineligible),
-            Self.presented("p2", 30), Self.presented("p3", 30 + Self.freshness + 1),
-            Self.check("c3", 40 + Self.freshness), Self.presented("p4", 50 + Self.freshness, loaded: false),
-            Self.presented("p5", 60 + Self.freshness),
+            A.check("c1", 0), A.presented("p1", 10), A.check("c2", 20, .ineligible),
+            A.presented("p2", 30), A.presented("p3", 30 + A.freshness + 1),
+            A.check("c3", 40 + A.freshness), A.presented("p4", 50 + A.freshness, loaded: false),
+            A.presented("p5", 60 + A.freshness),
         ]
         let facts = Self.attribute(records).presentations
         #expect(facts.map(\.id) == ["p1", "p2", "p3", "p5"])
@@ -283,24 +249,24 @@ import Testing
     }
 
     @Test func matchingRuleSetsTheAmount() {
-        let records = [Self.check("c", 0), Self.presented("p", 10), Self.outcome("o", 20)]
+        let records = [A.check("c", 0), A.presented("p", 10), A.outcome("o", 20)]
         #expect(Self.commission(records) == Commission(amountMinor: 700, reason: nil, rule: 0, heldByRule: false))
     }
 
     @Test func noAffiliateTokenEarnsNothing() {
-        let records = [Self.check("c", 0), Self.presented("p", 10, affiliate: nil), Self.outcome("o", 20)]
+        let records = [A.check("c", 0), A.presented("p", 10, affiliate: nil), A.outcome("o", 20)]
         #expect(Self.status(records) == .attributed)
         #expect(Self.commission(records) == Commission(amountMinor: 0, reason: .noAffiliate))
     }
 
     @Test func noMatchingRuleEarnsNothing() {
-        let records = [Self.check("c", 0), Self.presented("p", 10, affiliate: "other"), Self.outcome("o", 20)]
+        let records = [A.check("c", 0), A.presented("p", 10, affiliate: "other"), A.outcome("o", 20)]
         #expect(Self.status(records) == .attributed)
         #expect(Self.commission(records) == Commission(amountMinor: 0, reason: .noRule))
     }
 
     @Test func unattributedEarnsNothingWithItsReason() {
-        let records = [Self.check("c", 0, .subscriber), Self.presented("p", 10), Self.outcome("o", 20)]
+        let records = [A.check("c", 0, .subscriber), A.presented("p", 10), A.outcome("o", 20)]
         #expect(Self.commission(records) == Commission(amountMinor: 0, reason: .notEligible))
         #expect(CommissionReason.notEligible.rawValue == "not_eligible")
         #expect(
@@ -313,9 +279,9 @@ import Testing
 
     @Test func everyInputOrderGivesTheSameResult() {
         let records = [
-            Self.check("c1", 0, .ineligible), Self.check("c2", 100), Self.presented("p1", 100),
-            Self.presented("p2", 200, affiliate: "x", loaded: false), Self.outcome("o1", 300, subscribed: false),
-            Self.outcome("o2", 300, offerId: "p1"), Self.outcome("o3", 400),
+            A.check("c1", 0, .ineligible), A.check("c2", 100), A.presented("p1", 100),
+            A.presented("p2", 200, affiliate: "x", loaded: false), A.outcome("o1", 300, subscribed: false),
+            A.outcome("o2", 300, offerId: "p1"), A.outcome("o3", 400),
         ]
         let expected = Self.attribute(records)
         #expect(expected.conversion?.id == "o2")

@@ -4,7 +4,7 @@ import Testing
 
 /// `offertrack explain` (SPEC section 6): the JSON object field by field, computed by hand.
 @Suite struct ExplanationTests {
-    typealias A = AttributionTests
+    typealias A = AttributionRecords
     static let hour = A.hour
     static let t0 = A.t0
 

@@ -4,7 +4,7 @@ import Testing
 /// Rule 4.7 and its report columns, cases computed by hand from the SPEC. Times are offsets from `t0`
 /// (2026-11-01T00:00:00Z); the holding period is 10 h, so the conversion at 20 h qualifies at 30 h.
 @Suite struct ReviewTests {
-    typealias A = AttributionTests
+    typealias A = AttributionRecords
     static let hour = A.hour
     static let holding = 10 * hour
     /// `*` pays 500; `held` pays 300 and holds every conversion whose amount it sets.

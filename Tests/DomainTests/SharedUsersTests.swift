@@ -4,7 +4,7 @@ import WireFormat
 
 /// SPEC rule 4.0 and the rules file's `sharedUsers` (section 5), cases computed by hand.
 @Suite struct SharedUsersTests {
-    typealias A = AttributionTests
+    typealias A = AttributionRecords
 
     /// A user who was checked eligible, shown the offer and subscribed, reviewed twice, with a lapse and a repeat:
     /// attributed (and lapsed) unless the user is shared.

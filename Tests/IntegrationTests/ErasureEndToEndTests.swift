@@ -24,11 +24,6 @@ import Testing
         return users
     }
 
-    static func fileContains(_ path: String, _ text: String) -> Bool {
-        guard let data = FileManager.default.contents(atPath: path) else { return false }
-        return data.range(of: Data(text.utf8)) != nil
-    }
-
     @Test func erasingPeopleChangesNoAmountAndLeavesTheirIdInNoFile() throws {
         let directory = ScratchDirectory("ot-erasure")
         let rules = Repository.file("systemd/rules.example.json")
@@ -78,7 +73,7 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         var remaining = people
         while !remaining.isEmpty, Date() < deadline {
-            remaining = people.filter { Self.fileContains(db, $0) || Self.fileContains(db + "-wal", $0) }
+            remaining = people.filter { FileBytes.contain(db, $0) || FileBytes.contain(db + "-wal", $0) }
             if !remaining.isEmpty { usleep(200_000) }
         }
         #expect(remaining.isEmpty, "still in the journal's files after 60 s: \(remaining)")

@@ -11,20 +11,6 @@ import Testing
 /// `storage_unavailable`, none waiting for the export, and the files equal those of the same records exported
 /// from an idle journal.
 @Suite struct ExportDuringIngestTests {
-    static let rules =
-        #"{"currency":"USD","attributionWindowHours":720,"eligibilityFreshnessHours":24,"rules":[{"affiliateToken":"*","amountMinor":500}]}"#
-
-    /// Ingests `lines` into a fresh daemon's journal in `directory`, leaving it running.
-    static func daemon(in directory: ScratchDirectory, rules: String, lines: [String]) throws -> DaemonProcess? {
-        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules])
-        guard daemon.waitReady() else { return nil }
-        let file = directory.file("busy-day.ndjson")
-        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let ingest = try Shell.run(Binaries.cli, ["ingest", file, "--socket", daemon.socketPath])
-        #expect(ingest.status == 0, "\(ingest.output)")
-        return daemon
-    }
-
     static func export(_ database: String, rules: String, to folder: String) throws -> (csv: Data, seconds: Double) {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let started = Date()
@@ -48,8 +34,8 @@ import Testing
         // The reference: the busy day alone, exported from a journal nobody writes to.
         let idle = ScratchDirectory()
         let idleRules = idle.file("rules.json")
-        try Self.rules.write(toFile: idleRules, atomically: true, encoding: .utf8)
-        guard let twin = try Self.daemon(in: idle, rules: idleRules, lines: busyDay) else { return }
+        try IngestedDaemon.rules.write(toFile: idleRules, atomically: true, encoding: .utf8)
+        guard let twin = try IngestedDaemon.start(in: idle, rules: idleRules, lines: busyDay) else { return }
         twin.signal(Signals.terminate)
         #expect(twin.waitExit() == 0)
         let reference = try Self.export(twin.databasePath, rules: idleRules, to: idle.file("out"))
@@ -57,8 +43,8 @@ import Testing
 
         let directory = ScratchDirectory()
         let rules = directory.file("rules.json")
-        try Self.rules.write(toFile: rules, atomically: true, encoding: .utf8)
-        guard let daemon = try Self.daemon(in: directory, rules: rules, lines: busyDay) else { return }
+        try IngestedDaemon.rules.write(toFile: rules, atomically: true, encoding: .utf8)
+        guard let daemon = try IngestedDaemon.start(in: directory, rules: rules, lines: busyDay) else { return }
         let clients = 8
         let stop = Atomic<Bool>(false)
         let finished = Atomic<Int>(0)

@@ -14,9 +14,9 @@ import Testing
     /// A journal holding a simulated day, written by a daemon that is then stopped.
     static func journal(in directory: ScratchDirectory) throws -> (path: String, rules: String)? {
         let rules = directory.file("rules.json")
-        try ExportDuringIngestTests.rules.write(toFile: rules, atomically: true, encoding: .utf8)
+        try IngestedDaemon.rules.write(toFile: rules, atomically: true, encoding: .utf8)
         let lines = Array(WorkloadSimulator(users: 2_000, seed: 41, days: 1).lines)
-        guard let daemon = try ExportDuringIngestTests.daemon(in: directory, rules: rules, lines: lines) else {
+        guard let daemon = try IngestedDaemon.start(in: directory, rules: rules, lines: lines) else {
             return nil
         }
         DaemonProcess.terminateCleanly([daemon])

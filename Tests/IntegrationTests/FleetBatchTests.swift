@@ -14,69 +14,31 @@ import WireFormat
 /// are taken beside batched ones; an edge killed while its messages are in flight loses nothing and repeats
 /// nothing in the central journal.
 @Suite(.serialized) struct FleetBatchTests {
-    /// Records in a journal.
-    static func count(of path: String) throws -> Int {
-        try Connection(path: path, mode: .readOnly).scalarInt("SELECT count(*) FROM records").map(Int.init) ?? 0
-    }
-
-    /// A central daemon for `partitions` of 4 on `server`, with a metrics socket; nil when it did not start.
-    static func central(
-        _ server: NATSServer, in directory: ScratchDirectory, partitions: String = "0-3", extra: [String] = [],
-        notify: NotifyListener? = nil
-    ) throws -> DaemonProcess? {
-        let central = try DaemonProcess(
-            in: directory,
-            arguments: [
-                "--consume", server.url, "--partitions", partitions, "--partitions-total", "4", "--stream-replicas",
-                "1",
-                "--metrics-listen", directory.file("m.sock"),
-            ] + extra, notify: notify)
-        guard central.waitReady() else { return nil }
-        return central
-    }
-
-    /// A scrape of `daemon`'s metrics socket.
-    static func scrape(_ directory: ScratchDirectory) throws -> String {
-        try MetricsEndpointTests.curl(["--unix-socket", directory.file("m.sock"), "http://localhost/metrics"]).output
-    }
-
-    /// `lines` as one message: each followed by `\n`.
-    static func payload(_ lines: [String]) -> [UInt8] {
-        Array(lines.map { $0 + "\n" }.joined().utf8)
-    }
-
     /// Partition 0's consumer has acknowledged everything it was given, and was given everything.
     static func acknowledgedEverything(_ client: JetStreamClient) -> Bool {
         guard let state = try? client.consumerState(stream: "OFFERTRACK", durable: "central-0") else { return false }
         return state.pending == 0 && state.acknowledgementsPending == 0
     }
 
-    /// Records of partition-0 users (`u-…` of 4 partitions) with ids `prefix-N`.
-    static func records(_ prefix: String, _ count: Int) -> [String] {
-        let users = (0...).lazy.map { "u-\($0)" }.filter { Partition.of(user: $0, total: 4) == 0 }.prefix(50)
-        let names = Array(users)
-        return (0..<count).map { TestRecords.capabilities(id: "\(prefix)-\($0)", user: names[$0 % names.count]) }
-    }
-
     @Test func aLineThatIsNotARecordIsCountedAndTheMessagesOtherRecordsAreCommitted() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let central = try Self.central(server, in: directory, partitions: "0") else { return }
-        #expect(try FleetMisconfigurationTests.waitForStream(server))
-        let own = Self.records("own", 3)
-        let stranger = TestRecords.capabilities(id: "wrong-1", user: FleetMisconfigurationTests.user(in: 1, of: 4))
+        guard let central = try TestFleet.central(server, in: directory, partitions: "0") else { return }
+        #expect(try server.waitForStream())
+        let own = FleetRecords.inPartitionZero("own", 3)
+        let stranger = TestRecords.capabilities(id: "wrong-1", user: FleetRecords.user(in: 1, of: 4))
         // Not JSON, then a record missing its fields, among the records; one of another partition.
         let lines = [own[0], "{not json", own[1], #"{"type":"capabilities","id":"x-1"}"#, stranger, own[2]]
         let client = try JetStreamClient(servers: [server.url], name: "injector")
-        try client.publishAsync(subject: Partition.subject(0), data: Self.payload(lines), messageID: "hand-1")
+        try client.publishAsync(subject: Partition.subject(0), data: FleetRecords.payload(lines), messageID: "hand-1")
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
-        #expect(try FleetRecoveryTests.eventually(20) { try Self.count(of: central.databasePath) >= 3 })
-        #expect(try FleetEndToEndTests.lines(of: central.databasePath).sorted() == own.sorted())
+        #expect(try eventually(20) { try JournalInspector.count(of: central.databasePath) >= 3 })
+        #expect(try JournalInspector.lines(of: central.databasePath).sorted() == own.sorted())
         // The message is acknowledged (its records committed, its bad lines dropped): never delivered again.
-        #expect(FleetRecoveryTests.eventually(10) { Self.acknowledgedEverything(client) })
-        let scrape = try Self.scrape(directory)
-        #expect(MetricsEndpointTests.value(scrape, "offertrack_stream_invalid_total") == "2", "\(scrape)")
-        #expect(MetricsEndpointTests.value(scrape, "offertrack_stream_wrong_partition_total") == "1")
+        #expect(eventually(10) { Self.acknowledgedEverything(client) })
+        let scrape = try MetricsScrape.exposition(in: directory)
+        #expect(MetricsScrape.value(scrape, "offertrack_stream_invalid_total") == "2", "\(scrape)")
+        #expect(MetricsScrape.value(scrape, "offertrack_stream_wrong_partition_total") == "1")
         #expect(
             central.stderr.contains(
                 "line 2 of 6 of stream message hand-1 on offertrack.records.0 is not a valid record; dropped"),
@@ -89,19 +51,21 @@ import WireFormat
     @Test func aMessageLargerThanACommitIsSplitAndAcknowledgedAfterItsLastCommit() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let central = try Self.central(server, in: directory, extra: ["--consume-batch", "16"]) else { return }
-        #expect(try FleetMisconfigurationTests.waitForStream(server))
-        let lines = Self.records("big", 100)
+        guard let central = try TestFleet.central(server, in: directory, extra: ["--consume-batch", "16"]) else {
+            return
+        }
+        #expect(try server.waitForStream())
+        let lines = FleetRecords.inPartitionZero("big", 100)
         let client = try JetStreamClient(servers: [server.url], name: "injector")
-        try client.publishAsync(subject: Partition.subject(0), data: Self.payload(lines), messageID: "hand-big")
+        try client.publishAsync(subject: Partition.subject(0), data: FleetRecords.payload(lines), messageID: "hand-big")
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
-        #expect(try FleetRecoveryTests.eventually(20) { try Self.count(of: central.databasePath) >= 100 })
-        #expect(FleetRecoveryTests.eventually(10) { Self.acknowledgedEverything(client) })
-        #expect(try FleetEndToEndTests.lines(of: central.databasePath).sorted() == lines.sorted())
+        #expect(try eventually(20) { try JournalInspector.count(of: central.databasePath) >= 100 })
+        #expect(eventually(10) { Self.acknowledgedEverything(client) })
+        #expect(try JournalInspector.lines(of: central.databasePath).sorted() == lines.sorted())
         // Seven commits of at most 16 records each; nothing delivered twice.
-        let scrape = try Self.scrape(directory)
-        #expect(MetricsEndpointTests.value(scrape, #"offertrack_commit_records_bucket{le="16"}"#) == "7", "\(scrape)")
-        #expect(MetricsEndpointTests.value(scrape, "offertrack_commit_records_count") == "7")
+        let scrape = try MetricsScrape.exposition(in: directory)
+        #expect(MetricsScrape.value(scrape, #"offertrack_commit_records_bucket{le="16"}"#) == "7", "\(scrape)")
+        #expect(MetricsScrape.value(scrape, "offertrack_commit_records_count") == "7")
         #expect(central.notify.waitFor { $0.contains("consumed 100 (0 duplicate,") } != nil)
         DaemonProcess.terminateCleanly([central])
     }
@@ -113,26 +77,30 @@ import WireFormat
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
         let notify = try NotifyListener(in: directory)
-        guard var central = try Self.central(server, in: directory, extra: ["--consume-batch", "1"], notify: notify)
+        guard
+            var central = try TestFleet.central(server, in: directory, extra: ["--consume-batch", "1"], notify: notify)
         else { return }
-        #expect(try FleetMisconfigurationTests.waitForStream(server))
-        let lines = Self.records("split", 5_000)
+        #expect(try server.waitForStream())
+        let lines = FleetRecords.inPartitionZero("split", 5_000)
         let client = try JetStreamClient(servers: [server.url], name: "injector")
-        try client.publishAsync(subject: Partition.subject(0), data: Self.payload(lines), messageID: "hand-split")
+        try client.publishAsync(
+            subject: Partition.subject(0), data: FleetRecords.payload(lines), messageID: "hand-split")
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
         // Killed once a quarter of its records are committed (long after the first commit: an acknowledgement sent
         // after it would have reached the server) and before the last.
-        #expect(try FleetRecoveryTests.eventually(30) { try Self.count(of: central.databasePath) >= lines.count / 4 })
+        #expect(try eventually(30) { try JournalInspector.count(of: central.databasePath) >= lines.count / 4 })
         central.kill()
-        let cut = try Self.count(of: central.databasePath)
+        let cut = try JournalInspector.count(of: central.databasePath)
         #expect(cut < lines.count, "every record was committed before the kill: \(cut)")
         notify.reset()
-        guard let restarted = try Self.central(server, in: directory, extra: ["--consume-batch", "1"], notify: notify)
+        guard
+            let restarted = try TestFleet.central(
+                server, in: directory, extra: ["--consume-batch", "1"], notify: notify)
         else { return }
         central = restarted
-        #expect(try FleetRecoveryTests.eventually(90) { try Self.count(of: central.databasePath) >= lines.count })
-        #expect(try FleetEndToEndTests.lines(of: central.databasePath).sorted() == lines.sorted())
-        #expect(FleetRecoveryTests.eventually(10) { Self.acknowledgedEverything(client) })
+        #expect(try eventually(90) { try JournalInspector.count(of: central.databasePath) >= lines.count })
+        #expect(try JournalInspector.lines(of: central.databasePath).sorted() == lines.sorted())
+        #expect(eventually(10) { Self.acknowledgedEverything(client) })
         // The whole message came again: what was committed before the kill, as duplicates.
         let again = "consumed \(lines.count - cut) (\(cut) duplicate,"
         #expect(central.notify.waitFor { $0.contains(again) } != nil, "\(again)")
@@ -144,12 +112,12 @@ import WireFormat
     @Test func singleRecordMessagesAreTakenBesideBatches() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let central = try Self.central(server, in: ScratchDirectory("ot-central")) else { return }
+        guard let central = try TestFleet.central(server, in: ScratchDirectory("ot-central")) else { return }
         let edge = try DaemonProcess(
             in: ScratchDirectory("ot-edge"),
             arguments: ["--forward", server.url, "--partitions-total", "4", "--stream-replicas", "1"])
         guard edge.waitReady() else { return }
-        let batched = FleetRecoveryTests.records(users: 200, seed: 31)
+        let batched = FleetRecords.simulated(users: 200, seed: 31)
         let single = TestRecords.stream(prefix: "old", count: 300)
         let client = try JetStreamClient(servers: [server.url], name: "old-edge")
         let half = batched.count / 2
@@ -170,11 +138,11 @@ import WireFormat
             })
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
         let all = batched + single
-        #expect(try FleetRecoveryTests.eventually(60) { try Self.count(of: central.databasePath) >= all.count })
+        #expect(try eventually(60) { try JournalInspector.count(of: central.databasePath) >= all.count })
         #expect(
-            try FleetRecoveryTests.eventually(20) { try FleetEndToEndTests.status(edge).contains(#""lagRecords":0,"#) })
+            try eventually(20) { try FleetStatus.json(edge).contains(#""lagRecords":0,"#) })
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(try FleetEndToEndTests.lines(of: central.databasePath).sorted() == all.sorted())
+        #expect(try JournalInspector.lines(of: central.databasePath).sorted() == all.sorted())
         // The upgraded edge's records went in fewer messages than records.
         let messages = try client.streamInfo("OFFERTRACK")?.messages ?? 0
         #expect(messages <= UInt64(single.count + 1 + batched.count / 2), "\(messages) messages")
@@ -188,7 +156,7 @@ import WireFormat
     @Test func anEdgeKilledWithMessagesInFlightLosesAndRepeatsNothing() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let central = try Self.central(server, in: ScratchDirectory("ot-central")) else { return }
+        guard let central = try TestFleet.central(server, in: ScratchDirectory("ot-central")) else { return }
         let edgeDirectory = ScratchDirectory("ot-edge")
         let notify = try NotifyListener(in: edgeDirectory)
         func edge() throws -> DaemonProcess {
@@ -200,18 +168,18 @@ import WireFormat
         }
         var daemon = try edge()
         guard daemon.waitReady() else { return }
-        let lines = FleetRecoveryTests.records(users: 2_500, seed: 32)
+        let lines = FleetRecords.simulated(users: 2_500, seed: 32)
         let parts = [0, lines.count / 2, lines.count * 3 / 4, lines.count]
         let chunk = { (index: Int) in Array(lines[parts[index]..<parts[index + 1]]) }
         // 1. Killed as soon as the first of the first half's records reach the central journal (usually long before
         // the last does).
         #expect(try LineClient(path: daemon.socketPath).exchange(chunk(0)).allSatisfy { $0.status == "accepted" })
         let deadline = Date().addingTimeInterval(30)
-        while try Self.count(of: central.databasePath) == 0 && Date() < deadline { usleep(500) }
+        while try JournalInspector.count(of: central.databasePath) == 0 && Date() < deadline { usleep(500) }
         daemon.kill()
         daemon = try edge()
         guard daemon.waitReady() else { return }
-        #expect(try FleetRecoveryTests.eventually(60) { try Self.count(of: central.databasePath) >= parts[1] })
+        #expect(try eventually(60) { try JournalInspector.count(of: central.databasePath) >= parts[1] })
         // 2. The stream stops answering; the next quarter is published into it, and the edge is killed.
         server.pause()
         #expect(try LineClient(path: daemon.socketPath).exchange(chunk(1)).allSatisfy { $0.status == "accepted" })
@@ -224,13 +192,13 @@ import WireFormat
         daemon = try edge()
         guard daemon.waitReady() else { return }
         #expect(try LineClient(path: daemon.socketPath).exchange(chunk(2)).allSatisfy { $0.status == "accepted" })
-        #expect(try FleetRecoveryTests.eventually(60) { try Self.count(of: central.databasePath) >= lines.count })
+        #expect(try eventually(60) { try JournalInspector.count(of: central.databasePath) >= lines.count })
         #expect(
-            try FleetRecoveryTests.eventually(20) {
-                try FleetEndToEndTests.status(daemon).contains(#""lagRecords":0,"#)
+            try eventually(20) {
+                try FleetStatus.json(daemon).contains(#""lagRecords":0,"#)
             })
         Thread.sleep(forTimeInterval: 0.5)
-        let held = try FleetEndToEndTests.lines(of: central.databasePath)
+        let held = try JournalInspector.lines(of: central.databasePath)
         #expect(held.count == lines.count && held.sorted() == lines.sorted(), "\(held.count) of \(lines.count)")
         DaemonProcess.terminateCleanly([daemon, central])
     }

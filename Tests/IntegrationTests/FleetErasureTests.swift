@@ -12,7 +12,6 @@ import Testing
 /// central journal applies it there.
 @Suite(.serialized) struct FleetErasureTests {
     static let person = "person-to-forget-7"
-    static let common = ["--partitions-total", "4", "--stream-replicas", "1"]
 
     static func erasure(id: String, user: String = person) -> String {
         #"{"type":"erasure","id":"\#(id)","ts":"2026-11-29T08:00:00Z","user":"\#(user)","ticket":"DSR-\#(id)"}"#
@@ -30,38 +29,26 @@ import Testing
 
     /// Whether the database or its WAL holds `text`.
     static func filesHold(_ path: String, _ text: String) -> Bool {
-        ["", "-wal"].contains { ErasureEndToEndTests.fileContains(path + $0, text) }
-    }
-
-    /// A central daemon for every partition and two edges on `server`.
-    static func fleet(_ server: NATSServer) throws -> (central: DaemonProcess, edges: [DaemonProcess])? {
-        let central = try DaemonProcess(
-            in: ScratchDirectory("ot-central"), arguments: ["--consume", server.url, "--partitions", "0-3"] + common)
-        guard central.waitReady() else { return nil }
-        let edges = try ["ot-edge-a", "ot-edge-b"].map {
-            try DaemonProcess(in: ScratchDirectory($0), arguments: ["--forward", server.url] + common)
-        }
-        guard edges.allSatisfy({ $0.waitReady() }) else { return nil }
-        return (central, edges)
+        ["", "-wal"].contains { FileBytes.contain(path + $0, text) }
     }
 
     @Test func anErasureThroughAnEdgeRenamesThePersonCentrallyAndTheirLaterRecordsThroughAnotherEdge() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let (central, edges) = try Self.fleet(server) else { return }
+        guard let (central, edges) = try TestFleet.aCentralAndTwoEdges(server) else { return }
         defer { DaemonProcess.terminateCleanly([central] + edges) }
         let before = [
             TestRecords.capabilities(id: "a-1", user: Self.person), TestRecords.presented(id: "a-2", user: Self.person),
             TestRecords.capabilities(id: "a-3", user: "someone-else"),
         ]
         #expect(try LineClient(path: edges[0].socketPath).exchange(before).allSatisfy { $0.status == "accepted" })
-        #expect(try FleetRecoveryTests.eventually(30) { try Self.users(of: central.databasePath).count == 3 })
+        #expect(try eventually(30) { try Self.users(of: central.databasePath).count == 3 })
 
         let answer = try LineClient(path: edges[0].socketPath).exchange([Self.erasure(id: "er-1")])
         #expect(answer.map(\.status) == ["accepted"])
         let name = Erasure.name(erasureID: "er-1")
         // The central journal renames the person's records, the erasure included.
-        let renamed = try FleetRecoveryTests.eventually(30) {
+        let renamed = try eventually(30) {
             try Self.users(of: central.databasePath) == [
                 "a-1": name, "a-2": name, "a-3": "someone-else", "er-1": name,
             ]
@@ -72,18 +59,18 @@ import Testing
         // Later records of the person, through the other edge (which never saw the erasure): renamed centrally.
         let later = [TestRecords.capabilities(id: "b-1", user: Self.person, ts: "2026-11-30T10:00:00Z")]
         #expect(try LineClient(path: edges[1].socketPath).exchange(later).map(\.status) == ["accepted"])
-        #expect(try FleetRecoveryTests.eventually(30) { try Self.users(of: central.databasePath)["b-1"] == name })
+        #expect(try eventually(30) { try Self.users(of: central.databasePath)["b-1"] == name })
         // Within 60 s neither the central journal's files nor the first edge's hold the person's id.
         for daemon in [central, edges[0]] {
             #expect(
-                FleetRecoveryTests.eventually(60) { !Self.filesHold(daemon.databasePath, Self.person) },
+                eventually(60) { !Self.filesHold(daemon.databasePath, Self.person) },
                 "\(daemon.databasePath) still holds the id")
         }
         // verify --edge compares with names taken into account: the first edge's records match the central's;
         // the second edge still names the person, and the check says the erasure should go there too.
         let verifyA = try CLI.run(["verify", "--edge", edges[0].databasePath, "--db", central.databasePath])
         #expect(verifyA.status == 0, "\(verifyA.output)")
-        #expect(try FleetRecoveryTests.eventually(10) { try Self.acknowledged(edges[1]) })
+        #expect(try eventually(10) { try Self.acknowledged(edges[1]) })
         let verifyB = try CLI.run(["verify", "--edge", edges[1].databasePath, "--db", central.databasePath])
         #expect(verifyB.status == 0, "\(verifyB.output)")
         #expect(
@@ -97,11 +84,11 @@ import Testing
     @Test func anErasureTheEdgeCouldNotForwardWithItsPersonIsAppliedCentrallyWhenSentAgain() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let (central, edges) = try Self.fleet(server) else { return }
+        guard let (central, edges) = try TestFleet.aCentralAndTwoEdges(server) else { return }
         defer { DaemonProcess.terminateCleanly([central, edges[1]]) }
         let before = [TestRecords.capabilities(id: "a-1", user: Self.person)]
         #expect(try LineClient(path: edges[0].socketPath).exchange(before).map(\.status) == ["accepted"])
-        #expect(try FleetRecoveryTests.eventually(30) { try Self.users(of: central.databasePath)["a-1"] != nil })
+        #expect(try eventually(30) { try Self.users(of: central.databasePath)["a-1"] != nil })
 
         server.stop()
         let erasure = Self.erasure(id: "er-2")
@@ -109,18 +96,18 @@ import Testing
         edges[0].kill()
         try server.start()
         let restarted = try DaemonProcess(
-            in: ScratchDirectory("ot-edge-a2"), arguments: ["--forward", server.url] + Self.common,
+            in: ScratchDirectory("ot-edge-a2"), arguments: ["--forward", server.url] + TestFleet.common,
             databasePath: edges[0].databasePath)
         defer { DaemonProcess.terminateCleanly([restarted]) }
         guard restarted.waitReady() else { return }
         let name = Erasure.name(erasureID: "er-2")
-        #expect(try FleetRecoveryTests.eventually(30) { try Self.users(of: central.databasePath)["er-2"] == name })
+        #expect(try eventually(30) { try Self.users(of: central.databasePath)["er-2"] == name })
         #expect(try Self.users(of: central.databasePath)["a-1"] == Self.person)
         #expect(
-            FleetRecoveryTests.eventually(10) {
+            eventually(10) {
                 restarted.stderr.contains("the erasure er-2 (seq 2) is forwarded without the name of the person")
             }, "\(restarted.stderr)")
-        #expect(try FleetRecoveryTests.eventually(10) { try Self.acknowledged(restarted) })
+        #expect(try eventually(10) { try Self.acknowledged(restarted) })
         let unrenamed = try CLI.run(["verify", "--edge", restarted.databasePath, "--db", central.databasePath])
         #expect(unrenamed.status == 65, "\(unrenamed.output)")
         #expect(unrenamed.output.contains("1 renamed by an erasure at the edge and not in the central journals"))
@@ -135,7 +122,7 @@ import Testing
 
     /// The edge's stream has acknowledged every record it journaled.
     static func acknowledged(_ edge: DaemonProcess) throws -> Bool {
-        let status = try FleetEndToEndTests.status(edge)
+        let status = try FleetStatus.json(edge)
         return status.contains(#""lagRecords":0"#)
     }
 }
@@ -146,11 +133,11 @@ extension FleetErasureTests {
     @Test func aRepeatedErasureWhileTheStreamIsDownStillReachesTheCentralWithItsPerson() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let (central, edges) = try Self.fleet(server) else { return }
+        guard let (central, edges) = try TestFleet.aCentralAndTwoEdges(server) else { return }
         defer { DaemonProcess.terminateCleanly([central] + edges) }
         let before = [TestRecords.capabilities(id: "a-1", user: Self.person)]
         #expect(try LineClient(path: edges[0].socketPath).exchange(before).map(\.status) == ["accepted"])
-        #expect(try FleetRecoveryTests.eventually(30) { try Self.users(of: central.databasePath)["a-1"] != nil })
+        #expect(try eventually(30) { try Self.users(of: central.databasePath)["a-1"] != nil })
         server.stop()
         let erasure = Self.erasure(id: "er-3")
         #expect(try LineClient(path: edges[0].socketPath).exchange([erasure]).map(\.status) == ["accepted"])
@@ -158,7 +145,7 @@ extension FleetErasureTests {
         try server.start()
         let name = Erasure.name(erasureID: "er-3")
         #expect(
-            try FleetRecoveryTests.eventually(60) {
+            try eventually(60) {
                 try Self.users(of: central.databasePath) == ["a-1": name, "er-3": name]
             })
     }
@@ -172,24 +159,24 @@ extension FleetErasureTests {
         let rules = directory.file("rules.json")
         try #"{"currency":"USD","sharedUsers":["kiosk-7"],"rules":[]}"#.write(
             toFile: rules, atomically: true, encoding: .utf8)
-        guard let central = try FleetBatchTests.central(server, in: directory, extra: ["--rules", rules]) else {
+        guard let central = try TestFleet.central(server, in: directory, extra: ["--rules", rules]) else {
             return
         }
         defer { DaemonProcess.terminateCleanly([central]) }
-        #expect(try FleetMisconfigurationTests.waitForStream(server))
+        #expect(try server.waitForStream())
         let kiosk = "kiosk-7"
         let partition = Partition.of(user: kiosk, total: 4)
         let neighbour = TestRecords.capabilities(id: "n-1", user: kiosk)
         let lines = [Self.erasure(id: "er-k", user: kiosk), neighbour]
         let client = try JetStreamClient(servers: [server.url], name: "injector")
         try client.publishAsync(
-            subject: Partition.subject(partition), data: FleetBatchTests.payload(lines), messageID: "kiosk-1")
+            subject: Partition.subject(partition), data: FleetRecords.payload(lines), messageID: "kiosk-1")
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
-        #expect(try FleetRecoveryTests.eventually(20) { try Self.users(of: central.databasePath) == ["n-1": kiosk] })
+        #expect(try eventually(20) { try Self.users(of: central.databasePath) == ["n-1": kiosk] })
         #expect(
-            FleetRecoveryTests.eventually(10) {
-                (try? FleetBatchTests.scrape(directory)).flatMap {
-                    MetricsEndpointTests.value($0, "offertrack_stream_invalid_total")
+            eventually(10) {
+                (try? MetricsScrape.exposition(in: directory)).flatMap {
+                    MetricsScrape.value($0, "offertrack_stream_invalid_total")
                 } == "1"
             })
     }

@@ -13,8 +13,8 @@ import Testing
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
         let rulesPath = directory.file("rules.json")
-        try FleetEndToEndTests.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
-        guard let (centrals, edge) = try FleetRecoveryTests.smallFleet(server, extra: ["--rules", rulesPath]) else {
+        try TestFleet.rules.write(toFile: rulesPath, atomically: true, encoding: .utf8)
+        guard let (centrals, edge) = try TestFleet.twoCentralsAndAnEdge(server, extra: ["--rules", rulesPath]) else {
             return
         }
         let lines = Array(
@@ -22,7 +22,7 @@ import Testing
         )
         #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
         #expect(
-            try FleetRecoveryTests.eventually { try FleetRecoveryTests.centralLines(centrals).count >= lines.count })
+            try eventually { try TestFleet.centralLines(centrals).count >= lines.count })
         let day = "2026-11-02"
         let out = directory.file("out")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
@@ -49,7 +49,7 @@ import Testing
         let completed = try Shell.run(Binaries.cli, export)
         #expect(completed.status == 0, "\(completed.output)")
         // The day equals a single daemon's, and rewriting it gives the same bytes.
-        try FleetEndToEndTests.compareWithASingleDaemon(
+        try FleetComparison.withASingleDaemon(
             centrals: centrals, lines: lines, rules: rulesPath, in: directory)
         DaemonProcess.terminateCleanly(centrals + [edge])
     }

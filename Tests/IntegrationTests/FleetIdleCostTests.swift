@@ -13,7 +13,7 @@ import Testing
 @Suite(.serialized) struct FleetIdleCostTests {
     /// The messages `server` has received from clients so far.
     static func inboundMessages(monitorPort: UInt16) throws -> Int? {
-        let outcome = try MetricsEndpointTests.curl(["http://127.0.0.1:\(monitorPort)/varz"])
+        let outcome = try Curl.run(["http://127.0.0.1:\(monitorPort)/varz"])
         guard case .object(let varz)? = try? JSONParser.parse(Array(outcome.output.utf8)),
             case .number(let count)? = varz["in_msgs"], let value = count.int64Value
         else { return nil }
@@ -22,16 +22,16 @@ import Testing
 
     @Test func anIdleCentralSendsAboutOnePullRequestAPartitionASecond() throws {
         let directory = ScratchDirectory()
-        let monitorPort = try MetricsEndpointTests.freePort()
+        let monitorPort = try LoopbackPorts.ephemeral()
         let server = try NATSServer(in: directory, extra: ["-m", String(monitorPort)])
-        guard let central = try FleetBatchTests.central(server, in: directory, partitions: "0-3") else { return }
-        #expect(try FleetMisconfigurationTests.waitForStream(server))
+        guard let central = try TestFleet.central(server, in: directory, partitions: "0-3") else { return }
+        #expect(try server.waitForStream())
         // Bound and consuming: a record of partition 0 reaches the journal.
         let client = try JetStreamClient(servers: [server.url], name: "injector")
-        let record = FleetBatchTests.records("idle", 1)
-        try client.publishAsync(subject: Partition.subject(0), data: FleetBatchTests.payload(record), messageID: "i-1")
+        let record = FleetRecords.inPartitionZero("idle", 1)
+        try client.publishAsync(subject: Partition.subject(0), data: FleetRecords.payload(record), messageID: "i-1")
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
-        #expect(try FleetRecoveryTests.eventually(20) { try FleetBatchTests.count(of: central.databasePath) >= 1 })
+        #expect(try eventually(20) { try JournalInspector.count(of: central.databasePath) >= 1 })
         guard let before = try Self.inboundMessages(monitorPort: monitorPort) else {
             Issue.record("no in_msgs in /varz")
             return
@@ -49,10 +49,10 @@ import Testing
         let bound = 4 * (Int(seconds) + 2) + Int(seconds / 2) + 2
         #expect(after - before <= bound, "\(after - before) requests in \(seconds) s; at most \(bound)")
         // And still at work: records sent while the fetches wait are consumed.
-        let next = FleetBatchTests.records("idle-next", 2)
-        try client.publishAsync(subject: Partition.subject(0), data: FleetBatchTests.payload(next), messageID: "i-2")
+        let next = FleetRecords.inPartitionZero("idle-next", 2)
+        try client.publishAsync(subject: Partition.subject(0), data: FleetRecords.payload(next), messageID: "i-2")
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
-        #expect(try FleetRecoveryTests.eventually(20) { try FleetBatchTests.count(of: central.databasePath) >= 3 })
+        #expect(try eventually(20) { try JournalInspector.count(of: central.databasePath) >= 3 })
         DaemonProcess.terminateCleanly([central])
     }
 }

@@ -11,25 +11,9 @@ import Testing
 /// journal never journals a record of another partition; `report`, `explain` and `verify` refuse a set of
 /// journals that repeats a journal or a partition or mixes P (exit 65).
 @Suite(.serialized) struct FleetMisconfigurationTests {
-    /// A user of `partition` among `total` (the first `u-N` that falls there).
-    static func user(in partition: Int, of total: Int) -> String {
-        (0...).lazy.map { "u-\($0)" }.first { Partition.of(user: $0, total: total) == partition } ?? ""
-    }
-
     /// Runs `offertrackd` to its exit (a refusal) with `arguments`.
     static func daemonRun(_ arguments: [String], in directory: ScratchDirectory) throws -> Shell.Outcome {
         try Shell.run(Binaries.daemon, ["--socket", directory.file("refused.sock")] + arguments)
-    }
-
-    /// Waits until the server holds the stream; false after 20 s.
-    static func waitForStream(_ server: NATSServer, _ name: String = "OFFERTRACK") throws -> Bool {
-        let client = try JetStreamClient(servers: [server.url], name: "test-probe")
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if (try? client.streamInfo(name)) != nil { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return false
     }
 
     @Test func anEdgeOrCentralWithAnotherPOrStreamRefusesToStart() throws {
@@ -41,7 +25,7 @@ import Testing
             in: ScratchDirectory("ot-central"),
             arguments: ["--consume", server.url, "--partitions", "0-3", "--partitions-total", "4"] + common)
         guard central.waitReady() else { return }
-        #expect(try Self.waitForStream(server))
+        #expect(try server.waitForStream())
         #expect(
             try JetStreamClient(servers: [server.url], name: "probe").streamInfo("OFFERTRACK")?.description.contains(
                 "partitions-total=4") == true)
@@ -93,11 +77,11 @@ import Testing
                 "--metrics-listen", metrics,
             ])
         guard central.waitReady() else { return }
-        #expect(try Self.waitForStream(server))
+        #expect(try server.waitForStream())
         // Published by hand on partition 0's subject: a record of partition 1's user, then one of partition 0's.
         let client = try JetStreamClient(servers: [server.url], name: "injector")
-        let stranger = TestRecords.capabilities(id: "wrong-1", user: Self.user(in: 1, of: 4))
-        let own = TestRecords.capabilities(id: "own-1", user: Self.user(in: 0, of: 4))
+        let stranger = TestRecords.capabilities(id: "wrong-1", user: FleetRecords.user(in: 1, of: 4))
+        let own = TestRecords.capabilities(id: "own-1", user: FleetRecords.user(in: 0, of: 4))
         for (line, id) in [(stranger, "wrong-1"), (own, "own-1")] {
             try client.publishAsync(subject: Partition.subject(0), data: Array(line.utf8), messageID: id)
         }
@@ -105,20 +89,20 @@ import Testing
         let deadline = Date().addingTimeInterval(20)
         var held: [String] = []
         while Date() < deadline {
-            held = try FleetEndToEndTests.lines(of: central.databasePath)
+            held = try JournalInspector.lines(of: central.databasePath)
             if !held.isEmpty { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
         #expect(held == [own], "\(held)")
-        let scrape = try MetricsEndpointTests.curl(["--unix-socket", metrics, "http://localhost/metrics"]).output
-        #expect(MetricsEndpointTests.value(scrape, "offertrack_stream_wrong_partition_total") == "1", "\(scrape)")
-        #expect(MetricsEndpointTests.value(scrape, "offertrack_stream_up") == "1")
+        let scrape = try Curl.run(["--unix-socket", metrics, "http://localhost/metrics"]).output
+        #expect(MetricsScrape.value(scrape, "offertrack_stream_wrong_partition_total") == "1", "\(scrape)")
+        #expect(MetricsScrape.value(scrape, "offertrack_stream_up") == "1")
         #expect(central.stderr.contains("record wrong-1 on offertrack.records.0 belongs to partition 1 of 4"))
         #expect(central.notify.waitFor { $0.contains("1 of other partitions refused") } != nil)
         // `offertrack status` shows it (the daemon records it within a second).
         var status = ""
         for _ in 0..<40 {
-            status = try FleetEndToEndTests.status(central)
+            status = try FleetStatus.json(central)
             if status.contains(#""wrongPartition":1"#) { break }
             Thread.sleep(forTimeInterval: 0.1)
         }

@@ -12,48 +12,6 @@ import Testing
 /// is reported by every daemon (`STATUS=`, `offertrack status`, `offertrack_stream_up`) while ingest goes on; a
 /// central started before the cluster, or whose consumers the server lost, consumes once it can, each record once.
 @Suite(.serialized) struct FleetRecoveryTests {
-    /// A daemon's metric, read from its `--metrics-listen` socket.
-    static func metric(_ name: String, at socket: String) -> String? {
-        guard let scrape = try? MetricsEndpointTests.curl(["--unix-socket", socket, "http://localhost/metrics"])
-        else { return nil }
-        return MetricsEndpointTests.value(scrape.output, name)
-    }
-
-    /// Waits up to `seconds` for `condition`; false when it never held.
-    static func eventually(_ seconds: Double = 60, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        return try condition()
-    }
-
-    /// Every central journal's lines, together.
-    static func centralLines(_ centrals: [DaemonProcess]) throws -> [String] {
-        try centrals.flatMap { try FleetEndToEndTests.lines(of: $0.databasePath) }
-    }
-
-    /// Records of `users` users (seeded), without the simulator's deliberate duplicates.
-    static func records(users: Int, seed: UInt64) -> [String] {
-        Array(
-            WorkloadSimulator(users: users, seed: seed).filter { !$0.isDuplicate && $0.record.type != .erasure }.map(
-                \.line))
-    }
-
-    /// Two central daemons (partitions 0-1 and 2-3 of 4) and an edge on `server`, ready; nil when one did not
-    /// start. Each daemon keeps its scratch directory.
-    static func smallFleet(_ server: NATSServer, extra: [String] = []) throws -> ([DaemonProcess], DaemonProcess)? {
-        let common = ["--partitions-total", "4", "--stream-replicas", "1"] + extra
-        let centrals = try [("0-1", "ot-central-a"), ("2-3", "ot-central-b")].map { partitions, label in
-            try DaemonProcess(
-                in: ScratchDirectory(label), arguments: ["--consume", server.url, "--partitions", partitions] + common)
-        }
-        let edge = try DaemonProcess(in: ScratchDirectory("ot-edge"), arguments: ["--forward", server.url] + common)
-        guard (centrals + [edge]).allSatisfy({ $0.waitReady() }) else { return nil }
-        return (centrals, edge)
-    }
-
     @Test func aStreamTooLargeForTheServersIsReportedEverywhereAndFlowsOnceTheFlagIsFixed() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory, maxFileStore: "256MB")
@@ -79,35 +37,35 @@ import Testing
         // 1 GiB cannot be placed on a server allowed 256 MB: every daemon says so, with the fix.
         var daemons = try start(["--stream-max-mb", "1024"])
         guard daemons.allSatisfy({ $0.waitReady() }) else { return }
-        let lines = Self.records(users: 100, seed: 20)
+        let lines = FleetRecords.simulated(users: 100, seed: 20)
         let answers = try LineClient(path: daemons[0].socketPath).exchange(lines)
         #expect(answers.allSatisfy { $0.status == "accepted" }, "ingest goes on while the stream is down")
         for (daemon, socket) in zip(daemons, [edgeDirectory.file("m.sock"), centralDirectory.file("m.sock")]) {
             let status = daemon.notify.waitFor(timeout: 20) { $0.contains("STREAM DOWN") }
             #expect(status?.contains("--stream-max-mb") == true, "\(status ?? daemon.stderr)")
-            #expect(Self.metric("offertrack_stream_up", at: socket) == "0")
+            #expect(MetricsScrape.metric("offertrack_stream_up", at: socket) == "0")
             #expect(
-                try Self.eventually(10) { try FleetEndToEndTests.status(daemon).contains(#""up":false,"problem":"#) })
+                try eventually(10) { try FleetStatus.json(daemon).contains(#""up":false,"problem":"#) })
             let text = try Shell.run(
                 Binaries.cli, ["status", "--db", daemon.databasePath, "--socket", daemon.socketPath])
             #expect(text.output.contains("DOWN: ") && text.output.contains("max_file_store"), "\(text.output)")
             #expect(daemon.stderr.contains("STREAM DOWN"), "one log line")
         }
-        #expect(try FleetEndToEndTests.lines(of: daemons[1].databasePath).isEmpty)
+        #expect(try JournalInspector.lines(of: daemons[1].databasePath).isEmpty)
         // Without the flag the stream is sized to what the server can place; everything arrives.
         DaemonProcess.terminateCleanly(daemons)
         daemons = try start([])
         guard daemons.allSatisfy({ $0.waitReady() }) else { return }
-        #expect(try Self.eventually { try FleetEndToEndTests.lines(of: daemons[1].databasePath).count >= lines.count })
-        #expect(try FleetEndToEndTests.lines(of: daemons[1].databasePath).sorted() == lines.sorted())
-        #expect(Self.metric("offertrack_stream_up", at: edgeDirectory.file("m.sock")) == "1")
-        #expect(Self.metric("offertrack_stream_up", at: centralDirectory.file("m.sock")) == "1")
+        #expect(try eventually { try JournalInspector.lines(of: daemons[1].databasePath).count >= lines.count })
+        #expect(try JournalInspector.lines(of: daemons[1].databasePath).sorted() == lines.sorted())
+        #expect(MetricsScrape.metric("offertrack_stream_up", at: edgeDirectory.file("m.sock")) == "1")
+        #expect(MetricsScrape.metric("offertrack_stream_up", at: centralDirectory.file("m.sock")) == "1")
         #expect(
             try JetStreamClient(servers: [server.url], name: "probe").streamInfo("OFFERTRACK").map {
                 $0.maxBytes > 0 && $0.maxBytes <= 256 << 20
             } == true)
         for daemon in daemons {
-            #expect(try Self.eventually(5) { try FleetEndToEndTests.status(daemon).contains(#""up":true"#) })
+            #expect(try eventually(5) { try FleetStatus.json(daemon).contains(#""up":true"#) })
             daemon.signal(Signals.terminate)
             #expect(daemon.waitExit() == 0)
         }
@@ -129,28 +87,28 @@ import Testing
         let edgeDirectory = ScratchDirectory("ot-edge")
         let edge = try DaemonProcess(in: edgeDirectory, arguments: ["--forward", server.url] + common)
         guard edge.waitReady() else { return }
-        let lines = Self.records(users: 100, seed: 21)
+        let lines = FleetRecords.simulated(users: 100, seed: 21)
         #expect(try LineClient(path: edge.socketPath).exchange(lines).allSatisfy { $0.status == "accepted" })
-        #expect(try Self.eventually { try Self.centralLines([central]).count >= lines.count })
-        #expect(try Self.centralLines([central]).sorted() == lines.sorted())
+        #expect(try eventually { try TestFleet.centralLines([central]).count >= lines.count })
+        #expect(try TestFleet.centralLines([central]).sorted() == lines.sorted())
         DaemonProcess.terminateCleanly([edge, central])
     }
 
     @Test func consumersDeletedOnTheServerWhileRecordsFlowAreBoundAgain() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let (centrals, edge) = try Self.smallFleet(server) else { return }
-        let lines = Self.records(users: 300, seed: 22)
+        guard let (centrals, edge) = try TestFleet.twoCentralsAndAnEdge(server) else { return }
+        let lines = FleetRecords.simulated(users: 300, seed: 22)
         let half = lines.count / 2
         let operatorClient = try JetStreamClient(servers: [server.url], name: "operator")
         let client = try LineClient(path: edge.socketPath)
         let first = client.exchange(Array(lines[..<half]))
         #expect(first.allSatisfy { $0.status == "accepted" })
-        #expect(try Self.eventually { try Self.centralLines(centrals).count >= 10 })
+        #expect(try eventually { try TestFleet.centralLines(centrals).count >= 10 })
         // An operator deletes every consumer while the first half is still being consumed, then the second half
         // comes. (Each central binds its partitions on its own time: the deletions wait until all four exist.)
         #expect(
-            try Self.eventually {
+            try eventually {
                 try (0..<4).allSatisfy {
                     try operatorClient.consumerExists(stream: "OFFERTRACK", durable: "central-\($0)")
                 }
@@ -160,9 +118,9 @@ import Testing
         }
         let second = client.exchange(Array(lines[half...]))
         #expect(second.allSatisfy { $0.status == "accepted" })
-        #expect(try Self.eventually(30) { try Self.centralLines(centrals).count >= lines.count })
+        #expect(try eventually(30) { try TestFleet.centralLines(centrals).count >= lines.count })
         Thread.sleep(forTimeInterval: 0.5)
-        let held = try Self.centralLines(centrals)
+        let held = try TestFleet.centralLines(centrals)
         #expect(held.count == lines.count && held.sorted() == lines.sorted(), "\(held.count) of \(lines.count)")
         #expect(centrals.contains { $0.stderr.contains("is gone from the stream OFFERTRACK; binding again") })
         DaemonProcess.terminateCleanly(centrals + [edge])
@@ -188,16 +146,16 @@ import Testing
         var centrals = try [central(0), central(1)]
         let edge = try DaemonProcess(in: ScratchDirectory("ot-edge"), arguments: ["--forward", server.url] + common)
         guard (centrals + [edge]).allSatisfy({ $0.waitReady() }) else { return }
-        let lines = Self.records(users: 300, seed: 23)
+        let lines = FleetRecords.simulated(users: 300, seed: 23)
         let third = lines.count / 3
         let client = try LineClient(path: edge.socketPath)
         #expect(client.exchange(Array(lines[..<third])).allSatisfy { $0.status == "accepted" })
-        #expect(try Self.eventually { try Self.centralLines(centrals).count >= third })
+        #expect(try eventually { try TestFleet.centralLines(centrals).count >= third })
         // Central b stops: the second third's records of its partitions wait in the stream, all forwarded.
         centrals[1].signal(Signals.terminate)
         #expect(centrals[1].waitExit() == 0)
         #expect(client.exchange(Array(lines[third..<(2 * third)])).allSatisfy { $0.status == "accepted" })
-        #expect(try Self.eventually { try FleetEndToEndTests.status(edge).contains(#""lagRecords":0,"#) })
+        #expect(try eventually { try FleetStatus.json(edge).contains(#""lagRecords":0,"#) })
         // The last third flows while an operator deletes the stream and creates it again.
         let last = Array(lines[(2 * third)...])
         let refused = Mutex<[String]>([])
@@ -220,18 +178,18 @@ import Testing
         guard centrals[1].waitReady() else { return }
         sent.wait()
         #expect(refused.withLock { $0 }.isEmpty, "\(refused.withLock { $0 })")
-        #expect(try Self.eventually(60) { try Self.centralLines(centrals).count >= lines.count })
+        #expect(try eventually(60) { try TestFleet.centralLines(centrals).count >= lines.count })
         Thread.sleep(forTimeInterval: 1)
-        let held = try Self.centralLines(centrals)
+        let held = try TestFleet.centralLines(centrals)
         #expect(held.count == lines.count && held.sorted() == lines.sorted(), "\(held.count) of \(lines.count)")
         #expect(edge.stderr.contains("was created again"), "\(edge.stderr)")
         // The lags go to 0.
-        #expect(try Self.eventually(20) { try FleetEndToEndTests.status(edge).contains(#""lagRecords":0,"#) })
+        #expect(try eventually(20) { try FleetStatus.json(edge).contains(#""lagRecords":0,"#) })
         for central in centrals {
-            let drained = try Self.eventually(20) {
-                try FleetEndToEndTests.status(central).contains(#""lagRecords":0,"#)
+            let drained = try eventually(20) {
+                try FleetStatus.json(central).contains(#""lagRecords":0,"#)
             }
-            #expect(drained, "\((try? FleetEndToEndTests.status(central)) ?? "")")
+            #expect(drained, "\((try? FleetStatus.json(central)) ?? "")")
         }
         DaemonProcess.terminateCleanly(centrals + [edge])
     }
@@ -241,7 +199,7 @@ import Testing
     @Test func corruptionFoundByAStreamCommitStopsConsumingAndSaysSo() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        let path = try UnderAttack.JournalSafetyTests.journal(in: directory)
+        let path = try JournalDamage.journal(in: directory)
         let metrics = directory.file("m.sock")
         let central = try DaemonProcess(
             in: directory,
@@ -250,21 +208,21 @@ import Testing
                 "--metrics-listen", metrics,
             ])
         guard central.waitReady() else { return }
-        #expect(try FleetMisconfigurationTests.waitForStream(server))
+        #expect(try server.waitForStream())
         // The index of ids is not read at start: the first record from the stream reads it.
-        let page = try UnderAttack.JournalSafetyTests.rootPage(of: "sqlite_autoindex_records_1", in: path)
-        try UnderAttack.JournalSafetyTests.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
+        let page = try JournalDamage.rootPage(of: "sqlite_autoindex_records_1", in: path)
+        try JournalDamage.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
         let client = try JetStreamClient(servers: [server.url], name: "injector")
         for (index, line) in TestRecords.stream(prefix: "s", count: 20).enumerated() {
             try client.publishAsync(subject: Partition.subject(0), data: Array(line.utf8), messageID: "s-\(index)")
         }
         try client.waitForPublishes(timeoutMilliseconds: 5_000)
         #expect(central.notify.waitFor(timeout: 20) { $0.contains("STATUS=") && $0.contains("JOURNAL CORRUPT") } != nil)
-        #expect(Self.metric("offertrack_journal_corrupt", at: metrics) == "1")
+        #expect(MetricsScrape.metric("offertrack_journal_corrupt", at: metrics) == "1")
         Thread.sleep(forTimeInterval: 2)  // the consumer's backoff: more attempts would be more lines
         let log = central.stderr
         #expect(log.components(separatedBy: "JOURNAL CORRUPT").count == 2, "reported more than once: \(log)")
-        #expect(Self.metric("offertrack_storage_failures_total", at: metrics) == "1")
+        #expect(MetricsScrape.metric("offertrack_storage_failures_total", at: metrics) == "1")
         central.signal(Signals.terminate)
         #expect(central.waitExit() == 0)
     }

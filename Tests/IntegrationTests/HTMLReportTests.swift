@@ -33,32 +33,6 @@ import WireFormat
         return outcome.output
     }
 
-    /// The `data-field` cells of each group row of the page's table, keyed by `data-key` ("" for the null group).
-    static func tableValues(_ dom: String) -> [String: [String: Int64]] {
-        var rows: [String: [String: Int64]] = [:]
-        for chunk in dom.components(separatedBy: "<tr class=\"group\"").dropFirst() {
-            let row = chunk.components(separatedBy: "</tr>")[0]
-            let head = row.prefix { $0 != ">" }
-            var key = ""
-            if let range = head.range(of: "data-key=\"") {
-                key = String(head[range.upperBound...].prefix { $0 != "\"" })
-            }
-            var fields: [String: Int64] = [:]
-            for cell in row.components(separatedBy: "<td data-field=\"").dropFirst() {
-                let name = String(cell.prefix { $0 != "\"" })
-                let value: Substring
-                if let minor = cell.range(of: "data-minor=\"") {
-                    value = cell[minor.upperBound...].prefix { $0 != "\"" }
-                } else {
-                    value = cell.drop { $0 != ">" }.dropFirst().prefix { $0 != "<" }
-                }
-                fields[name] = Int64(value)
-            }
-            rows[key] = fields
-        }
-        return rows
-    }
-
     @Test func theBrowserShowsTheJSONNumbersAndFetchesNothing() throws {
         let directory = ScratchDirectory()
         let rulesPath = directory.file("rules.json")
@@ -96,7 +70,7 @@ import WireFormat
         #expect(try Chromium.render(logging, in: directory).console.contains { $0.contains("from the page") })
         // A real picture (PNG signature, some kilobytes), and the table's numbers equal the JSON report's.
         #expect(rendering.png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && rendering.png.count > 20_000)
-        let shown = Self.tableValues(rendering.dom)
+        let shown = ReportTable.values(rendering.dom)
         guard case .array(let rows) = try JSONParser.parse(Array(try Self.cli(common + ["--format", "json"]).utf8))
         else {
             Issue.record("the JSON report is not an array")

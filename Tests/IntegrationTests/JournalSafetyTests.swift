@@ -9,54 +9,25 @@ import Testing
 extension UnderAttack {
     /// A damaged journal, a second daemon, commands of another schema version: the journal is never made worse.
     @Suite struct JournalSafetyTests {
-        /// A journal of `count` records written by a daemon that then stopped cleanly (WAL checkpointed away).
-        static func journal(in directory: ScratchDirectory, count: Int = 3000) throws -> String {
-            let daemon = try DaemonProcess(in: directory)
-            guard daemon.waitReady() else { throw JournalSafetyFailure("the daemon did not start") }
-            let answers = try LineClient(path: daemon.socketPath).exchange(
-                TestRecords.stream(prefix: "r", count: count))
-            #expect(answers.count == count && answers.allSatisfy { $0.status == "accepted" })
-            daemon.signal(Signals.terminate)
-            #expect(daemon.waitExit() == 0)
-            return daemon.databasePath
-        }
-
-        /// Overwrites `count` bytes at `offset` of `path` with pseudo-random garbage.
-        static func overwrite(_ path: String, offset: UInt64, count: Int) throws {
-            var generator = SeededGenerator(seed: 13)
-            let garbage = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
-            try handle.seek(toOffset: offset)
-            try handle.write(contentsOf: garbage)
-            try handle.synchronize()
-            try handle.close()
-        }
-
-        /// The page number of the root of `name` (a table or index).
-        static func rootPage(of name: String, in path: String) throws -> Int64 {
-            let connection = try Connection(path: path, mode: .readOnly)
-            return try connection.scalarInt("SELECT rootpage FROM sqlite_master WHERE name = '\(name)'") ?? -1
-        }
-
         /// Starting on a damaged journal is exit 65 (never retried by the unit), telling to restore a backup.
         static func expectCorruptionRefusal(_ path: String, in directory: ScratchDirectory) throws {
             let daemon = try DaemonProcess(in: directory, notify: NotifyListener(in: ScratchDirectory()))
-            StartupFaultTests.expectRefusal(daemon, code: 65, mentioning: "corrupt")
+            StartupRefusal.expect(daemon, code: 65, mentioning: "corrupt")
             #expect(daemon.stderr.contains("restore the latest backup"), "stderr: \(daemon.stderr)")
         }
 
         @Test func aPageOverwrittenWithGarbageIsFoundAtStart() throws {
             let directory = ScratchDirectory()
-            let path = try Self.journal(in: directory)
-            let page = try Self.rootPage(of: "by_user", in: path)
+            let path = try JournalDamage.journal(in: directory)
+            let page = try JournalDamage.rootPage(of: "by_user", in: path)
             #expect(page > 1)
-            try Self.overwrite(path, offset: UInt64(page - 1) * 4096 + 8, count: 4000)
+            try JournalDamage.overwrite(path, offset: UInt64(page - 1) * 4096 + 8, count: 4000)
             try Self.expectCorruptionRefusal(path, in: directory)
         }
 
         @Test func aTruncatedJournalIsFoundAtStart() throws {
             let directory = ScratchDirectory()
-            let path = try Self.journal(in: directory)
+            let path = try JournalDamage.journal(in: directory)
             let size = try #require(CurrentProcess.fileSize(path))
             #expect(truncate(path, off_t(size / 2)) == 0)
             try Self.expectCorruptionRefusal(path, in: directory)
@@ -64,8 +35,8 @@ extension UnderAttack {
 
         @Test func aGarbageHeaderIsFoundAtStart() throws {
             let directory = ScratchDirectory()
-            let path = try Self.journal(in: directory, count: 10)
-            try Self.overwrite(path, offset: 0, count: 100)
+            let path = try JournalDamage.journal(in: directory, count: 10)
+            try JournalDamage.overwrite(path, offset: 0, count: 100)
             try Self.expectCorruptionRefusal(path, in: directory)
         }
 
@@ -79,12 +50,12 @@ extension UnderAttack {
         /// Damage found while running: not retried as if it would pass, nothing more acknowledged, and said so.
         @Test func corruptionFoundWhileRunningStopsAcknowledgingAndSaysSo() throws {
             let directory = ScratchDirectory()
-            let path = try Self.journal(in: directory)
+            let path = try JournalDamage.journal(in: directory)
             let daemon = try DaemonProcess(in: directory)
             guard daemon.waitReady() else { return }
             // The index of ids is not read at start (its pages are not cached): the next new id reads it.
-            let page = try Self.rootPage(of: "sqlite_autoindex_records_1", in: path)
-            try Self.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
+            let page = try JournalDamage.rootPage(of: "sqlite_autoindex_records_1", in: path)
+            try JournalDamage.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
             let client = try LineClient(path: daemon.socketPath)
             let first = client.exchange(TestRecords.stream(prefix: "after", count: 50))
             #expect(first.count == 50)
@@ -115,7 +86,7 @@ extension UnderAttack {
             let otherDirectory = ScratchDirectory()
             let second = try DaemonProcess(
                 in: otherDirectory, arguments: ["--rules", otherRules], databasePath: first.databasePath)
-            StartupFaultTests.expectRefusal(second, code: 69, mentioning: "another offertrackd")
+            StartupRefusal.expect(second, code: 69, mentioning: "another offertrackd")
             #expect(try JournalSafetyTests.derivedWindow(first.databasePath) == before)
             let answer = try LineClient(path: first.socketPath).exchange([TestRecords.capabilities(id: "still")])
             #expect(answer.first?.status == "accepted")
@@ -134,7 +105,7 @@ extension UnderAttack {
                 .write(toFile: otherRules, atomically: true, encoding: .utf8)
             let second = try DaemonProcess(
                 in: directory, arguments: ["--rules", otherRules], notify: NotifyListener(in: ScratchDirectory()))
-            StartupFaultTests.expectRefusal(second, code: 69, mentioning: "another offertrackd")
+            StartupRefusal.expect(second, code: 69, mentioning: "another offertrackd")
             #expect(try JournalSafetyTests.derivedWindow(first.databasePath) == before)
             first.signal(Signals.terminate)
             #expect(first.waitExit() == 0)
@@ -199,9 +170,4 @@ extension UnderAttack {
             #expect(missingOutcome.status == 66, "\(missingOutcome.output)")
         }
     }
-}
-
-struct JournalSafetyFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -10,7 +10,7 @@ import Testing
     @Test func verifyDuringTrafficFindsNothingLost() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
-        guard let (central, edges) = try FleetErasureTests.fleet(server) else { return }
+        guard let (central, edges) = try TestFleet.aCentralAndTwoEdges(server) else { return }
         defer { DaemonProcess.terminateCleanly([central, edges[1]]) }
         let sending = DispatchGroup()
         sending.enter()
@@ -33,7 +33,7 @@ import Testing
         }
         // A record the stream never had, marked acknowledged in the stopped edge's journal, is still named lost
         // beside the running central daemon (once nothing more arrives).
-        #expect(try FleetRecoveryTests.eventually(30) { try LiveEdgeReconciliationTests.settled(edge, central) })
+        #expect(try eventually(30) { try LiveEdgeReconciliationTests.settled(edge, central) })
         DaemonProcess.terminateCleanly([edge])
         let plain = try DaemonProcess(in: ScratchDirectory("ot-edge-plain"), databasePath: edge.databasePath)
         guard plain.waitReady() else { return }
@@ -49,6 +49,6 @@ import Testing
 
     /// Every record the edge journaled is in the central journal.
     static func settled(_ edge: DaemonProcess, _ central: DaemonProcess) throws -> Bool {
-        try FleetBatchTests.count(of: central.databasePath) == FleetBatchTests.count(of: edge.databasePath)
+        try JournalInspector.count(of: central.databasePath) == JournalInspector.count(of: edge.databasePath)
     }
 }

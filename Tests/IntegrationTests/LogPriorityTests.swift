@@ -13,22 +13,14 @@ extension UnderAttack {
             log.split(separator: "\n").filter { $0.contains(text) }
         }
 
-        /// Every line is `<N>offertrackd: …` with N from 3 (error) to 7 (debug).
-        static func expectEveryLinePrefixed(_ log: String, sourceLocation: SourceLocation = #_sourceLocation) {
-            let unprefixed = log.split(separator: "\n").filter { line in
-                !Logger.Priority.allCases.contains { line.hasPrefix("\($0.prefix)offertrackd: ") }
-            }
-            #expect(unprefixed.isEmpty, "lines without a priority: \(unprefixed)", sourceLocation: sourceLocation)
-        }
-
         /// Damage found while running is logged at error (3); starting, stopping and stopped at info and notice.
         @Test func aCorruptJournalIsAnErrorAndRoutineLinesAreInfo() throws {
             let directory = ScratchDirectory()
-            let path = try JournalSafetyTests.journal(in: directory, count: 300)
+            let path = try JournalDamage.journal(in: directory, count: 300)
             let daemon = try DaemonProcess(in: directory)
             guard daemon.waitReady() else { return }
-            let page = try JournalSafetyTests.rootPage(of: "sqlite_autoindex_records_1", in: path)
-            try JournalSafetyTests.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
+            let page = try JournalDamage.rootPage(of: "sqlite_autoindex_records_1", in: path)
+            try JournalDamage.overwrite(path, offset: UInt64(page - 1) * 4096, count: 4096)
             let answers = try LineClient(path: daemon.socketPath).exchange(TestRecords.stream(prefix: "x", count: 20))
             #expect(answers.allSatisfy { $0.code == "storage_unavailable" }, "\(answers.prefix(3))")
             daemon.signal(Signals.terminate)
@@ -44,14 +36,14 @@ extension UnderAttack {
             #expect(Self.lines(log, mentioning: "stopping:").allSatisfy { $0.hasPrefix("<5>") }, "\(log)")
             let stopped = Self.lines(log, mentioning: "stopped:")
             #expect(stopped.count == 1 && stopped.allSatisfy { $0.hasPrefix("<6>offertrackd: stopped:") }, "\(log)")
-            Self.expectEveryLinePrefixed(log)
+            DaemonLog.expectEveryLinePrefixed(log)
         }
 
         /// A start refused (here a damaged journal, exit 65) is an error, every line of it.
         @Test func aRefusedStartIsAnError() throws {
             let directory = ScratchDirectory()
-            let path = try JournalSafetyTests.journal(in: directory, count: 10)
-            try JournalSafetyTests.overwrite(path, offset: 0, count: 100)
+            let path = try JournalDamage.journal(in: directory, count: 10)
+            try JournalDamage.overwrite(path, offset: 0, count: 100)
             let daemon = try DaemonProcess(in: directory)
             #expect(daemon.waitExit(timeout: 10) == 65, "\(daemon.stderr)")
             let lines = daemon.stderr.split(separator: "\n")

@@ -6,38 +6,21 @@ import Testing
 /// `offertrackd --metrics-listen` (SPEC section 8) against real tools: `promtool check metrics` parses the
 /// exposition, and a real Prometheus server scrapes the daemon and answers the accepted count through its API.
 @Suite struct MetricsEndpointTests {
-    /// A loopback port nobody listens on now (bind to 0 and read the port back).
-    static func freePort() throws -> UInt16 {
-        let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        defer { FileDescriptor.close(fd) }
-        return try TCPSocket.port(of: fd)
-    }
-
-    static func curl(_ arguments: [String]) throws -> Shell.Outcome {
-        try Shell.run("/usr/bin/curl", ["--silent", "--show-error", "--max-time", "5"] + arguments)
-    }
-
     /// Records that give 3 accepted, 1 duplicate, 1 invalid_json and 1 missing_field.
     static let lines = [
         TestRecords.capabilities(id: "m-1"), TestRecords.presented(id: "m-2"), TestRecords.capabilities(id: "m-3"),
         TestRecords.capabilities(id: "m-1"), "{not json", #"{"type":"capabilities","id":"m-4"}"#,
     ]
 
-    static func value(_ exposition: String, _ sample: String) -> String? {
-        exposition.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.map {
-            String($0.dropFirst(sample.count + 1))
-        }
-    }
-
     @Test func theExpositionParsesAndCountsWhatWasAnswered() throws {
         let directory = ScratchDirectory()
-        let port = try Self.freePort()
+        let port = try LoopbackPorts.ephemeral()
         let launched = Date().timeIntervalSince1970.rounded(.down)
         let daemon = try DaemonProcess(in: directory, arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
         guard daemon.waitReady() else { return }
         let answers = try LineClient(path: daemon.socketPath).exchange(Self.lines)
         #expect(answers.map(\.status) == ["accepted", "accepted", "accepted", "duplicate", "rejected", "rejected"])
-        let scrape = try Self.curl(["--include", "http://127.0.0.1:\(port)/metrics"])
+        let scrape = try Curl.run(["--include", "http://127.0.0.1:\(port)/metrics"])
         #expect(scrape.status == 0, "\(scrape.output)")
         #expect(scrape.output.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(scrape.output.contains("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"))
@@ -46,26 +29,26 @@ import Testing
         try body.write(toFile: file, atomically: true, encoding: .utf8)
         let check = try Shell.run("/bin/sh", ["-c", "/usr/bin/promtool check metrics < \(file)"])
         #expect(check.status == 0, "promtool: \(check.output)")
-        #expect(Self.value(body, #"offertrack_records_total{status="accepted"}"#) == "3")
-        #expect(Self.value(body, #"offertrack_records_total{status="duplicate"}"#) == "1")
-        #expect(Self.value(body, #"offertrack_records_total{status="rejected"}"#) == "2")
-        #expect(Self.value(body, #"offertrack_rejections_total{code="invalid_json"}"#) == "1")
-        #expect(Self.value(body, #"offertrack_rejections_total{code="missing_field"}"#) == "1")
-        #expect(Self.value(body, #"offertrack_ack_latency_seconds_count"#) == "4")
-        #expect(Self.value(body, "offertrack_last_seq") == "3")
-        #expect(Self.value(body, "offertrack_connections").flatMap(Int.init).map { $0 <= 1 } == true)
-        #expect(Self.value(body, "offertrack_journal_bytes").flatMap(Int.init).map { $0 > 0 } == true)
-        #expect(Self.value(body, "offertrack_journal_corrupt") == "0")
-        #expect(Self.value(body, "offertrack_checkpoint_failures_total") == "0")
-        let started = Self.value(body, "offertrack_start_time_seconds").flatMap(Double.init) ?? 0
+        #expect(MetricsScrape.value(body, #"offertrack_records_total{status="accepted"}"#) == "3")
+        #expect(MetricsScrape.value(body, #"offertrack_records_total{status="duplicate"}"#) == "1")
+        #expect(MetricsScrape.value(body, #"offertrack_records_total{status="rejected"}"#) == "2")
+        #expect(MetricsScrape.value(body, #"offertrack_rejections_total{code="invalid_json"}"#) == "1")
+        #expect(MetricsScrape.value(body, #"offertrack_rejections_total{code="missing_field"}"#) == "1")
+        #expect(MetricsScrape.value(body, #"offertrack_ack_latency_seconds_count"#) == "4")
+        #expect(MetricsScrape.value(body, "offertrack_last_seq") == "3")
+        #expect(MetricsScrape.value(body, "offertrack_connections").flatMap(Int.init).map { $0 <= 1 } == true)
+        #expect(MetricsScrape.value(body, "offertrack_journal_bytes").flatMap(Int.init).map { $0 > 0 } == true)
+        #expect(MetricsScrape.value(body, "offertrack_journal_corrupt") == "0")
+        #expect(MetricsScrape.value(body, "offertrack_checkpoint_failures_total") == "0")
+        let started = MetricsScrape.value(body, "offertrack_start_time_seconds").flatMap(Double.init) ?? 0
         #expect(started >= launched && started <= Date().timeIntervalSince1970, "start time \(started)")
         for name in ["offertrack_queued_records", "offertrack_commit_seconds_count", "offertrack_commit_records_sum"] {
-            #expect(Self.value(body, name) != nil, "no \(name)")
+            #expect(MetricsScrape.value(body, name) != nil, "no \(name)")
         }
         // Anything but GET /metrics is refused.
-        #expect(try Self.curl(["--include", "http://127.0.0.1:\(port)/"]).output.hasPrefix("HTTP/1.1 404"))
+        #expect(try Curl.run(["--include", "http://127.0.0.1:\(port)/"]).output.hasPrefix("HTTP/1.1 404"))
         #expect(
-            try Self.curl(["--include", "-X", "POST", "http://127.0.0.1:\(port)/metrics"]).output.hasPrefix(
+            try Curl.run(["--include", "-X", "POST", "http://127.0.0.1:\(port)/metrics"]).output.hasPrefix(
                 "HTTP/1.1 405"))
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
@@ -76,7 +59,7 @@ import Testing
         let path = directory.file("metrics.sock")
         let daemon = try DaemonProcess(in: directory, arguments: ["--metrics-listen", path])
         guard daemon.waitReady() else { return }
-        let scrape = try Self.curl(["--unix-socket", path, "http://localhost/metrics"])
+        let scrape = try Curl.run(["--unix-socket", path, "http://localhost/metrics"])
         #expect(scrape.status == 0 && scrape.output.contains("# TYPE offertrack_records_total counter"))
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
@@ -86,11 +69,11 @@ import Testing
 
     @Test func aRealPrometheusScrapesTheAcceptedCount() throws {
         let directory = ScratchDirectory()
-        let port = try Self.freePort()
+        let port = try LoopbackPorts.ephemeral()
         let daemon = try DaemonProcess(in: directory, arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
         guard daemon.waitReady() else { return }
         _ = try LineClient(path: daemon.socketPath).exchange(Self.lines)
-        let webPort = try Self.freePort()
+        let webPort = try LoopbackPorts.ephemeral()
         let config = directory.file("prometheus.yml")
         try """
         global:
@@ -112,7 +95,7 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         var answer = ""
         while Date() < deadline {
-            answer = (try? Self.curl([query]).output) ?? ""
+            answer = (try? Curl.run([query]).output) ?? ""
             if answer.contains(#""value":["#) { break }
             Thread.sleep(forTimeInterval: 0.5)
         }
@@ -128,7 +111,7 @@ import Testing
     /// at once it used as much), and serves the scrape once descriptors are back.
     @Test func outOfDescriptorsTheEndpointPausesInsteadOfSpinning() throws {
         let directory = ScratchDirectory()
-        let port = try Self.freePort()
+        let port = try LoopbackPorts.ephemeral()
         let daemon = try DaemonProcess(in: directory, arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
         guard daemon.waitReady() else { return }
         // The soft limit only: without CAP_SYS_RESOURCE a hard limit lowered cannot be raised again.

@@ -132,11 +132,11 @@ import Testing
         let server = try NATSServer(in: directory)
         let rules = Repository.file("systemd/rules.example.json")
         let common = ["--partitions-total", "4", "--stream-replicas", "1", "--rules", rules]
-        let edgePort = try MetricsEndpointTests.freePort()
+        let edgePort = try LoopbackPorts.ephemeral()
         let edge = try DaemonProcess(
             in: ScratchDirectory("ot-edge"),
             arguments: ["--forward", server.url, "--metrics-listen", "127.0.0.1:\(edgePort)"] + common)
-        let centralPort = try MetricsEndpointTests.freePort()
+        let centralPort = try LoopbackPorts.ephemeral()
         let central = try DaemonProcess(
             in: ScratchDirectory("ot-central"),
             arguments: ["--consume", server.url, "--partitions", "0-3", "--metrics-listen", "127.0.0.1:\(centralPort)"]
@@ -145,7 +145,7 @@ import Testing
         _ = try LineClient(path: edge.socketPath).exchange(TestRecords.stream(prefix: "mon", count: 20))
         var names: Set<String> = []
         for port in [edgePort, centralPort] {
-            let scrape = try MetricsEndpointTests.curl(["http://127.0.0.1:\(port)/metrics"])
+            let scrape = try Curl.run(["http://127.0.0.1:\(port)/metrics"])
             #expect(scrape.status == 0, "\(scrape.output)")
             names.formUnion(Self.sampleNames(scrape.output))
         }
@@ -184,7 +184,7 @@ import Testing
             let check = try Shell.run("/bin/sh", ["-c", "/usr/bin/promtool check metrics < \(file)"])
             #expect(check.status == 0, "promtool on \(file): \(check.output)")
             let stamp =
-                MetricsEndpointTests.value(text, "offertrack_\(job)_last_success_timestamp_seconds")
+                MetricsScrape.value(text, "offertrack_\(job)_last_success_timestamp_seconds")
                 .flatMap(Double.init) ?? 0
             #expect(stamp >= before && stamp <= after, "\(job): \(text)")
             names.formUnion(Self.sampleNames(text))

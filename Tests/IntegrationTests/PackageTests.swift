@@ -92,7 +92,7 @@ import Testing
         let units = try FileManager.default.contentsOfDirectory(atPath: Repository.file("systemd")).filter {
             $0.hasSuffix(".service") || $0.hasSuffix(".socket") || $0.hasSuffix(".timer")
         }
-        #expect(units.count >= Set(SystemdUnitTests.units).count)
+        #expect(units.count >= Set(UnitFile.names).count)
         for unit in units { #expect(files.contains("/usr/lib/systemd/system/\(unit)"), "\(unit)") }
         let scripts = try FileManager.default.contentsOfDirectory(atPath: Repository.file("scripts")).filter {
             $0.hasPrefix("offertrack-")

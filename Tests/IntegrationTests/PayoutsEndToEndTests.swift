@@ -155,7 +155,7 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         var held: [[String]] = []
         while Date() < deadline {
-            held = try centrals.map { try FleetEndToEndTests.lines(of: $0.databasePath) }
+            held = try centrals.map { try JournalInspector.lines(of: $0.databasePath) }
             if held.map(\.count).reduce(0, +) >= lines.count { break }
             Thread.sleep(forTimeInterval: 0.1)
         }

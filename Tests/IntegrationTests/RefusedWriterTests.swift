@@ -31,7 +31,7 @@ extension UnderAttack {
         @Test func aRefusedPeerStreamingWithoutPauseIsReadAFewTimesAWakeup() throws {
             let directory = ScratchDirectory()
             let trace = directory.file("strace.out")
-            let traced = try IOFaultTests.TracedDaemon(in: directory, trace: "epoll_wait,read", output: trace)
+            let traced = try TracedDaemon(in: directory, trace: "epoll_wait,read", output: trace)
             guard traced.daemon.waitReady() else { return }
             chmod(directory.path, 0o755)
             chmod(traced.daemon.socketPath, 0o666)

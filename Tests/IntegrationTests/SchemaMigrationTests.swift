@@ -91,7 +91,7 @@ import Testing
             }
             if name.hasSuffix(".html"), let old, let new {
                 // The page's layout changed since schema 7 (issue 44: money first); its table's numbers must not.
-                let table = { (page: Data) in HTMLReportTests.tableValues(String(decoding: page, as: UTF8.self)) }
+                let table = { (page: Data) in ReportTable.values(String(decoding: page, as: UTF8.self)) }
                 #expect(!table(old).isEmpty && table(old) == table(new), "\(name)'s table differs from schema 7's")
                 continue
             }
@@ -113,7 +113,7 @@ import Testing
         #expect(daemonLines.count == 2, "\(daemonLog)")
         #expect(daemonLines.first?.hasPrefix("<6>offertrackd: migrating the journal to schema 8") == true)
         #expect(daemonLines.last?.hasPrefix("<6>offertrackd: migrated the journal to schema 8 in ") == true)
-        UnderAttack.LogPriorityTests.expectEveryLinePrefixed(daemonLog)
+        DaemonLog.expectEveryLinePrefixed(daemonLog)
         let rebuilt = ScratchDirectory()
         let path = try Self.copyOfFixture(in: rebuilt)
         let rebuild = try Shell.run(Binaries.cli, ["rebuild", "--db", path, "--rules", Self.rules])

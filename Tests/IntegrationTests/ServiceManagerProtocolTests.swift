@@ -99,16 +99,16 @@ import Testing
         // cannot be in that batch, and the deadline always finds records to answer shutting_down.
         let window = 4096  // `Daemon.maxUnansweredPerConnection`
         func queuedRecords() -> Double {
-            FleetRecoveryTests.metric("offertrack_queued_records", at: metrics).flatMap { Double($0) } ?? 0
+            MetricsScrape.metric("offertrack_queued_records", at: metrics).flatMap { Double($0) } ?? 0
         }
         try #require(
-            FleetRecoveryTests.eventually(60) { queuedRecords() >= Double(window) },
+            eventually(60) { queuedRecords() >= Double(window) },
             "the first connection's records never filled its window")
         let late = TestRecords.stream(prefix: "term-late", count: 100)
         let second = try LineClient(path: daemon.socketPath)
         try second.send(lines: late)
         try #require(
-            FleetRecoveryTests.eventually(60) {
+            eventually(60) {
                 queuedRecords() >= Double(window + late.count)
             }, "the second connection's records were never read")
         daemon.signal(Signals.terminate)

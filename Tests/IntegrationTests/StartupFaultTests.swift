@@ -6,39 +6,20 @@ import Testing
 extension UnderAttack {
     /// Faults at start: the journal's directory read-only or missing, the socket path taken or stale.
     @Suite struct StartupFaultTests {
-        /// The daemon must refuse to start with `code` and a message naming `mentioning`, and never crash.
-        static func expectRefusal(
-            _ daemon: DaemonProcess, code: Int32, mentioning: String, sourceLocation: SourceLocation = #_sourceLocation
-        ) {
-            let status = daemon.waitExit(timeout: 10)
-            #expect(
-                status == code, "exit \(String(describing: status)); stderr: \(daemon.stderr)",
-                sourceLocation: sourceLocation)
-            guard status != nil else {
-                daemon.kill()  // it started instead of refusing (Process traps on reading a live one's reason)
-                return
-            }
-            #expect(daemon.process.terminationReason == .exit, "killed by a signal", sourceLocation: sourceLocation)
-            #expect(
-                daemon.stderr.hasPrefix("<3>offertrackd: "), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
-            #expect(daemon.stderr.contains(mentioning), "stderr: \(daemon.stderr)", sourceLocation: sourceLocation)
-            #expect(daemon.notify.waitFor(line: "READY=1", timeout: 0.1) == nil, sourceLocation: sourceLocation)
-        }
-
         @Test func readOnlyDatabaseDirectoryIsAClearErrorWithExit73() throws {
             let directory = ScratchDirectory()
             // Root ignores permission bits: only a read-only mount really refuses writes.
             let disk = try SmallFilesystem(in: directory, name: "ro", size: "1m", readOnly: true)
             let readOnly = disk.path
             let daemon = try DaemonProcess(in: directory, databasePath: "\(readOnly)/offertrack.db")
-            Self.expectRefusal(daemon, code: 73, mentioning: "\(readOnly)/offertrack.db")
+            StartupRefusal.expect(daemon, code: 73, mentioning: "\(readOnly)/offertrack.db")
         }
 
         @Test func missingDatabaseDirectoryIsAClearErrorWithExit73() throws {
             let directory = ScratchDirectory()
             let gone = directory.file("gone/offertrack.db")
             let daemon = try DaemonProcess(in: directory, databasePath: gone)
-            Self.expectRefusal(daemon, code: 73, mentioning: gone)
+            StartupRefusal.expect(daemon, code: 73, mentioning: gone)
         }
 
         @Test func socketOfALiveDaemonIsRefusedWithExit69() throws {
@@ -47,7 +28,7 @@ extension UnderAttack {
             guard first.waitReady() else { return }
             let second = try DaemonProcess(
                 in: directory, notify: NotifyListener(in: ScratchDirectory()), databasePath: directory.file("b.db"))
-            Self.expectRefusal(second, code: 69, mentioning: "in use")
+            StartupRefusal.expect(second, code: 69, mentioning: "in use")
             // The first daemon still owns the socket and serves.
             let answer = try LineClient(path: first.socketPath).exchange([TestRecords.capabilities(id: "still")])
             #expect(answer.first?.status == "accepted")

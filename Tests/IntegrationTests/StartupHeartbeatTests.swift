@@ -25,9 +25,9 @@ extension UnderAttack {
 
         /// The daemon under strace on a fresh journal, its reads of the journal delayed by `inject`, once it sent
         /// `READY=1` (nil when it did not: `waitReady` records why).
-        static func startSlowed(_ inject: String, in directory: ScratchDirectory) throws -> IOFaultTests.TracedDaemon? {
+        static func startSlowed(_ inject: String, in directory: ScratchDirectory) throws -> TracedDaemon? {
             let path = try journal(in: directory)
-            let traced = try IOFaultTests.TracedDaemon(in: directory, trace: "pread64", inject: inject, path: path)
+            let traced = try TracedDaemon(in: directory, trace: "pread64", inject: inject, path: path)
             return traced.daemon.waitReady(timeout: 120) ? traced : nil
         }
 
@@ -82,7 +82,7 @@ extension UnderAttack {
         @Test func aStopDuringTheJournalsCheckExitsZero() throws {
             let directory = ScratchDirectory()
             let path = try Self.journal(in: directory)
-            let traced = try IOFaultTests.TracedDaemon(
+            let traced = try TracedDaemon(
                 in: directory, trace: "pread64", inject: "pread64:delay_enter=2000", path: path)
             let checking = traced.daemon.notify.waitFor(timeout: 30) {
                 $0.contains("STATUS=starting: checking the journal (quick_check)")

@@ -22,13 +22,13 @@ import Testing
                 \.line))
         let half = lines.count / 2
         func forwarded(_ count: Int) throws -> Bool {
-            try FleetEndToEndTests.status(edge).contains(#""forward":{"acknowledgedThrough":\#(count),"lagRecords":0,"#)
+            try FleetStatus.json(edge).contains(#""forward":{"acknowledgedThrough":\#(count),"lagRecords":0,"#)
         }
         #expect(
             try LineClient(path: edge.socketPath).exchange(Array(lines[..<half])).allSatisfy { $0.status == "accepted" }
         )
         #expect(
-            try FleetRecoveryTests.eventually { try forwarded(half) }, "\((try? FleetEndToEndTests.status(edge)) ?? "")"
+            try eventually { try forwarded(half) }, "\((try? FleetStatus.json(edge)) ?? "")"
         )
         try disk.fill()
         // Only what the edge says from now on: a STREAM DOWN while the cluster was forming is not this one.
@@ -39,13 +39,13 @@ import Testing
         let mute = edge.notify.waitFor(timeout: 60) { $0.contains("STREAM DOWN") }
         #expect(mute?.contains("JetStream does not answer") == true, "\(mute ?? edge.stderr)")
         #expect(mute?.contains("after a full disk, free space and restart the servers") == true)
-        #expect(try FleetEndToEndTests.status(edge).contains(#""up":false"#))
+        #expect(try FleetStatus.json(edge).contains(#""up":false"#))
         try disk.free()
         for node in cluster.nodes { node.stop() }
         for node in cluster.nodes { try node.start() }
         #expect(
-            try FleetRecoveryTests.eventually(120) { try forwarded(lines.count) },
-            "\(FleetEndToEndTests.diagnosis([edge], in: directory))")
+            try eventually(120) { try forwarded(lines.count) },
+            "\(FleetStatus.diagnosis([edge], in: directory))")
         edge.signal(Signals.terminate)
         #expect(edge.waitExit() == 0)
     }

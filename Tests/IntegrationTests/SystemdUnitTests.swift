@@ -5,17 +5,11 @@ import Testing
 
 /// The units in `systemd/`, checked offline with systemd's own tools (systemd is not PID 1 here).
 @Suite struct SystemdUnitTests {
-    static let units = [
-        "offertrackd.socket", "offertrackd.service", "offertrack-export.service", "offertrack-export.timer",
-        "offertrack-backup.service", "offertrack-backup.timer", "offertrack-payouts.service",
-        "offertrack-payouts.timer",
-    ]
-
     /// Copies the units into `directory` with the installed paths pointed at this build: `systemd-analyze
     /// verify` checks that every ExecStart= binary exists and is executable, and the package is not installed
     /// here. Every `/usr/lib/offertrack/NAME` helper is `scripts/NAME` in the checkout.
     static func installedForTest(in directory: ScratchDirectory) throws -> [String] {
-        return try units.map { name in
+        return try UnitFile.names.map { name in
             let path = directory.file(name)
             try pointedAtThisBuild(UnitFile(name).text).write(toFile: path, atomically: true, encoding: .utf8)
             return path
@@ -35,14 +29,14 @@ import Testing
         let paths = try Self.installedForTest(in: directory)
         let outcome = try Shell.run("/usr/bin/systemd-analyze", ["verify"] + paths)
         #expect(outcome.status == 0, "\(outcome.output)")
-        for name in Self.units {
+        for name in UnitFile.names {
             #expect(!outcome.output.contains(name), "systemd-analyze verify: \(outcome.output)")
         }
     }
 
     /// As shipped, the only complaint is the not-yet-installed executables, nothing about the units.
     @Test func verifyOnTheShippedUnitsOnlyMissesTheInstalledBinaries() throws {
-        let paths = Self.units.map { Repository.file("systemd/\($0)") }
+        let paths = UnitFile.names.map { Repository.file("systemd/\($0)") }
         let outcome = try Shell.run("/usr/bin/systemd-analyze", ["verify"] + paths)
         let complaints = outcome.output.split(separator: "\n")
         #expect(!complaints.isEmpty)

@@ -8,14 +8,12 @@ import Testing
 /// records of the last batch, counted from the join plan's groups or, for a journal that keeps no attribution,
 /// from the batch itself; both the same.
 @Suite struct BatchUserCountsTests {
-    typealias W = JournalWriterTests
-
     /// Users interleaved, one with only a repeat, one with a repeat among accepted records.
     static func lines() -> [String] {
         [
-            W.capabilities("a1", user: "alice"), W.capabilities("b1", user: "bob"),
-            W.capabilities("a2", user: "alice"), W.capabilities("c1", user: "carol"),
-            W.capabilities("b2", user: "bob"), W.capabilities("a3", user: "alice"),
+            JournalRecordLines.capabilities("a1", user: "alice"), JournalRecordLines.capabilities("b1", user: "bob"),
+            JournalRecordLines.capabilities("a2", user: "alice"), JournalRecordLines.capabilities("c1", user: "carol"),
+            JournalRecordLines.capabilities("b2", user: "bob"), JournalRecordLines.capabilities("a3", user: "alice"),
         ]
     }
 
@@ -24,7 +22,7 @@ import Testing
     }
 
     @Test func planGroupsAndTheBatchCountTheSameAcceptedRecords() throws {
-        let batch = try Self.lines().map(W.submission)
+        let batch = try Self.lines().map(JournalRecordLines.submission)
         // carol's only record and alice's third are repeats, bob's second is accepted.
         let outcomes: [AppendOutcome] = [
             .accepted(seq: 1), .accepted(seq: 2), .accepted(seq: 3), .duplicate(seq: 9), .accepted(seq: 4),
@@ -51,10 +49,10 @@ import Testing
             options: .init(durability: .normal, schema: .migrate, maintainsDerivedTables: maintainsDerivedTables))
         let lines = Self.lines()
         // carol and alice's third record are journaled first, so the batch repeats them.
-        _ = try writer.append([lines[3], lines[5]].map(W.submission), receivedAt: 0)
-        _ = try writer.append(try lines.map(W.submission), receivedAt: 0)
+        _ = try writer.append([lines[3], lines[5]].map(JournalRecordLines.submission), receivedAt: 0)
+        _ = try writer.append(try lines.map(JournalRecordLines.submission), receivedAt: 0)
         #expect(Self.expected(writer.lastBatchUsers))
-        _ = try writer.append(try lines.map(W.submission), receivedAt: 0)
+        _ = try writer.append(try lines.map(JournalRecordLines.submission), receivedAt: 0)
         #expect(writer.lastBatchUsers.isEmpty)
     }
 }

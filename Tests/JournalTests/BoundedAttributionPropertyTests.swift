@@ -81,30 +81,12 @@ import Testing
             if let retry = lines.randomElement(using: &random), Int.random(in: 0..<3, using: &random) == 0 {
                 batch.append(retry)
             }
-            _ = try writer.append(try batch.map(JournalWriterTests.submission), receivedAt: 0)
+            _ = try writer.append(try batch.map(JournalRecordLines.submission), receivedAt: 0)
         }
         let reader = try ReadOnlyJournal(path: path)
         let failed = try JournalVerifier.verify(reader).filter { !$0.passed }
         #expect(failed.isEmpty, "\(failed.map { "\($0.name): \($0.problems.prefix(5))" })")
-        return try Self.derivedRows(path)
-    }
-
-    /// Every derived row and roll-up, as text, in a fixed order.
-    static func derivedRows(_ path: String) throws -> [String] {
-        let connection = try Connection(path: path, mode: .readOnly)
-        var rows: [String] = []
-        for sql in [
-            "SELECT r.id, d.ts, d.eligible FROM derived_presentations d JOIN records r USING (seq) ORDER BY 1",
-            "SELECT u.user, \(DerivedTables.conversionColumns) FROM derived_conversions JOIN users u USING (k) ORDER BY id",
-            "SELECT * FROM presentation_rollup WHERE presented != 0 OR eligible != 0 ORDER BY 1, 2, 3",
-            "SELECT * FROM conversion_days WHERE conversions != 0 ORDER BY 1, 2, 3, 4, 5, 6, 7",
-        ] {
-            let statement = try connection.prepare(sql)
-            while try statement.step() {
-                rows.append((0..<statement.columnCount).map { statement.text($0) ?? "∅" }.joined(separator: "|"))
-            }
-        }
-        return rows
+        return try JournalRows.derived(path)
     }
 
     @Test(arguments: [0, JournalWriter.defaultHistoryLimit])
@@ -119,11 +101,11 @@ import Testing
             let writer = try JournalWriter(
                 path: scratch.path + "/ordered.db", durability: .normal, schema: .migrate, settings: Self.settings,
                 tuning: .init(historyLimit: historyLimit))
-            for line in lines { _ = try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0) }
-            #expect(try Self.derivedRows(scratch.path + "/ordered.db") == shuffled)
+            for line in lines { _ = try writer.append([try JournalRecordLines.submission(line)], receivedAt: 0) }
+            #expect(try JournalRows.derived(scratch.path + "/ordered.db") == shuffled)
             // And a rebuild from scratch.
             try writer.rebuildDerivedTables(settings: Self.settings)
-            #expect(try Self.derivedRows(scratch.path + "/ordered.db") == shuffled)
+            #expect(try JournalRows.derived(scratch.path + "/ordered.db") == shuffled)
         }
     }
 }
@@ -139,12 +121,12 @@ extension BoundedAttributionPropertyTests {
         var lines: [String] = []
         for user in ["kiosk", "anonymous"] {
             lines += [
-                JournalWriterTests.capabilities("c-\(user)", user: user, ts: "2026-11-28T10:00:00Z"),
-                JournalWriterTests.presented("p-\(user)", user: user, ts: "2026-11-28T10:01:00Z"),
-                JournalWriterTests.subscribed("o-\(user)", user: user, ts: "2026-11-28T10:02:00Z"),
+                JournalRecordLines.capabilities("c-\(user)", user: user, ts: "2026-11-28T10:00:00Z"),
+                JournalRecordLines.presented("p-\(user)", user: user, ts: "2026-11-28T10:01:00Z"),
+                JournalRecordLines.subscribed("o-\(user)", user: user, ts: "2026-11-28T10:02:00Z"),
             ]
         }
-        _ = try writer.append(try lines.map(JournalWriterTests.submission), receivedAt: 0)
+        _ = try writer.append(try lines.map(JournalRecordLines.submission), receivedAt: 0)
         func reasons() throws -> String? {
             try Connection(path: scratch.path + "/j.db", mode: .readOnly).scalarText(
                 "SELECT group_concat(id || '=' || coalesce(reason, 'attributed'), ' ') FROM "

@@ -13,7 +13,7 @@ import Testing
     /// that both levels of the index hold some).
     static let batches: [[String]] = [
         [check("c1", "10:00"), denied("d1", "10:05")],
-        [check("c2b", "10:10"), JournalWriterTests.presented("c2aa", user: "w", ts: "2026-11-28T10:10:00Z")],
+        [check("c2b", "10:10"), JournalRecordLines.presented("c2aa", user: "w", ts: "2026-11-28T10:10:00Z")],
         [check("c2a", "10:10")],
         [denied("d2", "10:20"), check("c3", "10:20")],
         [check("c4", "11:00")],
@@ -34,7 +34,7 @@ import Testing
     ]
 
     static func check(_ id: String, _ time: String) -> String {
-        JournalWriterTests.capabilities(id, user: "w", ts: "2026-11-28T\(time):00Z")
+        JournalRecordLines.capabilities(id, user: "w", ts: "2026-11-28T\(time):00Z")
     }
 
     static func denied(_ id: String, _ time: String) -> String {
@@ -49,7 +49,7 @@ import Testing
     func lookup(_ scratch: ScratchDirectory) throws -> UserIndexLookup {
         let path = scratch.path + "/j.db"
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
-        for batch in Self.batches { _ = try writer.append(try batch.map(JournalWriterTests.submission), receivedAt: 0) }
+        for batch in Self.batches { _ = try writer.append(try batch.map(JournalRecordLines.submission), receivedAt: 0) }
         let connection = try Connection(path: path, mode: .readOnly)
         let key = try #require(try UserKeys.existingKey(of: "w", on: connection))
         return UserIndexLookup(key: key, user: "w", connection: connection)

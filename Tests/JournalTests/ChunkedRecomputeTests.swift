@@ -30,7 +30,7 @@ import Testing
                 #"{"type":"subscription.outcome","id":"edge-o\#(index)","ts":"2026-11-01T12:00:00Z","user":"\#(user)","outcome":"subscribed"}"#
             )
         }
-        return try lines.map { try JournalWriterTests.submission($0) }
+        return try lines.map { try JournalRecordLines.submission($0) }
     }
 
     static func settings(_ path: String) throws -> AttributionSettings? {

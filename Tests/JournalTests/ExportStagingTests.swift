@@ -10,24 +10,6 @@ import WireFormat
 /// Schema 9: a publication staged in short transactions reads back whole, and rows published before schema 9
 /// (`export_ledger`) stay in force until a later publication replaces or withdraws them.
 @Suite struct ExportStagingTests {
-    typealias Fixtures = CommissionExportTests
-
-    /// Chunks of 7 ledger changes, CSV parts of 100 bytes and reads of 5 conversions: a day of a few dozen rows
-    /// takes many transactions.
-    static let small = ExportLimits(partBytes: 100, entriesPerChunk: 7, conversionsPerRead: 5)
-
-    static func day(_ index: Int) -> String {
-        Timestamp.formatDay(WorkloadSimulator.defaultStart + Int64(index) * Timestamp.millisecondsPerDay)
-    }
-
-    /// A journal at `path` with a simulated first day.
-    static func journal(at path: String) throws -> JournalWriter {
-        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
-        _ = try writer.append(
-            Fixtures.submissions(WorkloadSimulator(users: 300, seed: 31, days: 1).lines), receivedAt: 0)
-        return writer
-    }
-
     /// Rewrites the journal's publications as schema 8 stored them: the CSV in `published_days`, the rows in force
     /// in `export_ledger`, no runs.
     static func makeLegacy(_ path: String) throws {
@@ -52,13 +34,14 @@ import WireFormat
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let staged = "\(directory)/staged.db"
         let legacy = "\(directory)/legacy.db"
-        let writers = [try Self.journal(at: staged), try Self.journal(at: legacy)]
-        let first = try Fixtures.rules(500, 700)
-        let second = try Fixtures.rules(450, 900)
+        let writers = [try ExportFixtures.journal(at: staged), try ExportFixtures.journal(at: legacy)]
+        let first = try ExportFixtures.rules(500, 700)
+        let second = try ExportFixtures.rules(450, 900)
         var files: [[[UInt8]]] = [[], []]
         for (index, path) in [staged, legacy].enumerated() {
             let published = try CommissionExporter.export(
-                journalPath: path, day: Self.day(0), rules: first, now: Fixtures.later, limits: Self.small)
+                journalPath: path, day: ExportFixtures.day(0), rules: first, now: ExportFixtures.later,
+                limits: ExportFixtures.small)
             files[index].append(published.csv)
         }
         #expect(files[0][0] == files[1][0], "the same day exported from the same records differs")
@@ -84,16 +67,18 @@ import WireFormat
         let release =
             #"{"type":"review","id":"rv-release","ts":"\#(releasedAt)","user":"\#(users[0])","conversion":"\#(voided[0])","decision":"release"}"#
         for (index, path) in [staged, legacy].enumerated() {
-            _ = try writers[index].append(Fixtures.submissions(reviews), receivedAt: 0)
+            _ = try writers[index].append(ExportFixtures.submissions(reviews), receivedAt: 0)
             files[index].append(
                 try CommissionExporter.export(
-                    journalPath: path, day: Self.day(1), rules: second, now: Fixtures.later + 1, limits: Self.small
+                    journalPath: path, day: ExportFixtures.day(1), rules: second, now: ExportFixtures.later + 1,
+                    limits: ExportFixtures.small
                 ).csv)
             // Back to the first rules, one void released: every row replaced again, on top of the last run's.
-            _ = try writers[index].append(Fixtures.submissions([release]), receivedAt: 0)
+            _ = try writers[index].append(ExportFixtures.submissions([release]), receivedAt: 0)
             files[index].append(
                 try CommissionExporter.export(
-                    journalPath: path, day: Self.day(2), rules: first, now: Fixtures.later + 2, limits: Self.small
+                    journalPath: path, day: ExportFixtures.day(2), rules: first, now: ExportFixtures.later + 2,
+                    limits: ExportFixtures.small
                 ).csv)
         }
         for day in 1...2 {
@@ -114,7 +99,7 @@ import WireFormat
         for (index, path) in [staged, legacy].enumerated() {
             for day in 0...2 {
                 let again = try CommissionExporter.export(
-                    journalPath: path, day: Self.day(day), rules: second, now: Fixtures.later + 9)
+                    journalPath: path, day: ExportFixtures.day(day), rules: second, now: ExportFixtures.later + 9)
                 #expect(again.republished, "day \(day) of \(path)")
                 #expect(again.csv == files[index][day], "day \(day) of \(path) reads back otherwise")
             }
@@ -129,14 +114,16 @@ import WireFormat
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let original = "\(directory)/original.db"
-        _ = try Self.journal(at: original)
-        for rules in [try Fixtures.rules(500, 700), try Fixtures.rules(500, 700, windowHours: 6, holdingHours: 3)] {
+        _ = try ExportFixtures.journal(at: original)
+        for rules in [
+            try ExportFixtures.rules(500, 700), try ExportFixtures.rules(500, 700, windowHours: 6, holdingHours: 3),
+        ] {
             var days: [String] = []
             for (index, pageSize) in [1_000_000, 1, 5, 7].enumerated() {
                 let path = "\(directory)/\(rules.sha256.prefix(8))-\(index).db"
                 try FileManager.default.copyItem(atPath: original, toPath: path)
                 let files = try CommissionExporter.export(
-                    journalPath: path, day: Self.day(0), rules: rules, now: Fixtures.later,
+                    journalPath: path, day: ExportFixtures.day(0), rules: rules, now: ExportFixtures.later,
                     limits: ExportLimits(conversionsPerRead: pageSize))
                 days.append(String(decoding: files.csv, as: UTF8.self))
             }

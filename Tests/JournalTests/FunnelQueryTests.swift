@@ -15,7 +15,7 @@ import WireFormat
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = Array(WorkloadSimulator(users: 300, seed: 21, days: 4).lines)
         var generator = SeededGenerator.announced("rollupsEqualARecomputation")
-        _ = try writer.append(CommissionExportTests.submissions(lines.shuffled(using: &generator)), receivedAt: 0)
+        _ = try writer.append(ExportFixtures.submissions(lines.shuffled(using: &generator)), receivedAt: 0)
         let reader = try ReadOnlyJournal(path: path)
         let start = WorkloadSimulator.defaultStart
         let hour: Int64 = 3_600_000
@@ -63,14 +63,14 @@ import WireFormat
         var lines = Array(WorkloadSimulator(users: 300, seed: 22, days: 4).lines)
         // Checks without playback 0–40 h after some conversions: lapses inside and outside the 30 h.
         var generator = SimulationRandom(seed: 22)
-        for submission in CommissionExportTests.submissions(lines) {
+        for submission in ExportFixtures.submissions(lines) {
             guard case .outcome(subscribed: true, _, _) = submission.record.body, generator.next() % 3 == 0 else {
                 continue
             }
             let ts = submission.record.ts + Int64(generator.next() % (40 * 3_600_000))
-            lines.append(CommissionExportTests.lapseLine(user: submission.record.user, ts: ts, number: lines.count))
+            lines.append(ExportFixtures.lapseLine(user: submission.record.user, ts: ts, number: lines.count))
         }
-        _ = try writer.append(CommissionExportTests.submissions(lines.shuffled(using: &generator)), receivedAt: 0)
+        _ = try writer.append(ExportFixtures.submissions(lines.shuffled(using: &generator)), receivedAt: 0)
         let reader = try ReadOnlyJournal(path: path)
         let start = WorkloadSimulator.defaultStart
         let hour: Int64 = 3_600_000

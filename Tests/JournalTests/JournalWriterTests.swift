@@ -14,12 +14,13 @@ import Testing
     @Test func duplicatesAndConflictsAreDecidedWithinOneBatchToo() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
-        let same = Self.capabilities("a")
-        let other = Self.capabilities("a", ts: "2026-11-28T10:00:01Z")
+        let same = JournalRecordLines.capabilities("a")
+        let other = JournalRecordLines.capabilities("a", ts: "2026-11-28T10:00:01Z")
         let outcomes = try writer.append(
             [
-                try Self.submission(same), try Self.submission(same), try Self.submission(other),
-                try Self.submission(Self.capabilities("b")),
+                try JournalRecordLines.submission(same), try JournalRecordLines.submission(same),
+                try JournalRecordLines.submission(other),
+                try JournalRecordLines.submission(JournalRecordLines.capabilities("b")),
             ],
             receivedAt: 0)
         #expect(outcomes == [.accepted(seq: 1), .duplicate(seq: 1), .conflict, .accepted(seq: 2)])
@@ -60,9 +61,9 @@ import Testing
         let lines = [
             #"{"type":"subscription.outcome","id":"o1","ts":"2026-11-28T10:05:00Z","user":"u","outcome":"subscribed"}"#,
             #"{"type":"offer.presented","id":"p1","ts":"2026-11-28T10:01:00Z","user":"u","offer":{"action":"subscribe","affiliateToken":"aff"}}"#,
-            Self.capabilities("c1", ts: "2026-11-28T10:00:00Z"),
+            JournalRecordLines.capabilities("c1", ts: "2026-11-28T10:00:00Z"),
         ]
-        for line in lines { _ = try writer.append([try Self.submission(line)], receivedAt: 0) }
+        for line in lines { _ = try writer.append([try JournalRecordLines.submission(line)], receivedAt: 0) }
         let reader = try ReadOnlyJournal(path: path)
         let incremental = try FunnelQuery.rows(reader, grouping: .affiliate, range: .all, rules: .defaults, asOf: .max)
         #expect(
@@ -80,10 +81,10 @@ extension JournalWriterTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = [
-            Self.capabilities("c1"),
+            JournalRecordLines.capabilities("c1"),
             #"{"type":"offer.presented","id":"p1","ts":"2026-11-28T10:01:00Z","user":"u","offer":{"action":"subscribe"}}"#,
         ]
-        _ = try writer.append(lines.map { try Self.submission($0) }, receivedAt: 0)
+        _ = try writer.append(lines.map { try JournalRecordLines.submission($0) }, receivedAt: 0)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
         let tamper = try Connection(path: path, mode: .readWriteCreate)
         try tamper.execute("UPDATE derived_presentations SET eligible = 0")
@@ -103,12 +104,13 @@ extension JournalWriterTests {
     @Test func aFreshJournalNeedsNoLearningAndARestartedWriterLearnsEveryUser() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let first = try JournalWriter(path: path, durability: .normal, schema: .migrate)
-        _ = try first.append([try Self.submission(Self.capabilities("c0", user: "z"))], receivedAt: 0)
+        _ = try first.append(
+            [try JournalRecordLines.submission(JournalRecordLines.capabilities("c0", user: "z"))], receivedAt: 0)
         #expect(!first.needsToLearnUsers)
         // One user with more records than a chunk reads, then others after it.
-        var lines = (1...5).map { Self.capabilities("a\($0)", user: "a", ts: "2026-11-28T10:00:0\($0)Z") }
-        lines += ["b", "c", "d"].map { Self.capabilities("c-\($0)", user: $0) }
-        _ = try first.append(try lines.map(Self.submission), receivedAt: 0)
+        var lines = (1...5).map { JournalRecordLines.capabilities("a\($0)", user: "a", ts: "2026-11-28T10:00:0\($0)Z") }
+        lines += ["b", "c", "d"].map { JournalRecordLines.capabilities("c-\($0)", user: $0) }
+        _ = try first.append(try lines.map(JournalRecordLines.submission), receivedAt: 0)
         first.close()
 
         let restarted = try JournalWriter(path: path, durability: .normal, schema: .migrate)
@@ -121,11 +123,11 @@ extension JournalWriterTests {
         #expect(chunks == 2)
         // Each returning user's late records still join with what was journaled before the restart.
         let late = [
-            Self.presented("p-b", user: "b", ts: "2026-11-28T10:00:10Z"),
-            Self.subscribed("o-b", user: "b", ts: "2026-11-28T10:00:20Z"),
-            Self.subscribed("o-n", user: "new", ts: "2026-11-28T10:00:20Z"),
+            JournalRecordLines.presented("p-b", user: "b", ts: "2026-11-28T10:00:10Z"),
+            JournalRecordLines.subscribed("o-b", user: "b", ts: "2026-11-28T10:00:20Z"),
+            JournalRecordLines.subscribed("o-n", user: "new", ts: "2026-11-28T10:00:20Z"),
         ]
-        _ = try restarted.append(try late.map(Self.submission), receivedAt: 0)
+        _ = try restarted.append(try late.map(JournalRecordLines.submission), receivedAt: 0)
         #expect(try attributedConversions() == 1)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
     }
@@ -133,17 +135,25 @@ extension JournalWriterTests {
     @Test func recordsAppendedByAnotherConnectionAreNotMistakenForNewUsers() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
-        _ = try writer.append([try Self.submission(Self.capabilities("c1", user: "x"))], receivedAt: 0)
+        _ = try writer.append(
+            [try JournalRecordLines.submission(JournalRecordLines.capabilities("c1", user: "x"))], receivedAt: 0)
         #expect(!writer.needsToLearnUsers)
         // Another process appends user y's presentation; this writer never saw y.
         let other = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try other.append(
-            [try Self.submission(Self.presented("p-y", user: "y", ts: "2026-11-28T10:00:10Z"))], receivedAt: 0)
+            [
+                try JournalRecordLines.submission(
+                    JournalRecordLines.presented("p-y", user: "y", ts: "2026-11-28T10:00:10Z"))
+            ], receivedAt: 0)
         other.close()
         // A batch of nothing new first: it must not hide the other writer's records.
-        _ = try writer.append([try Self.submission(Self.capabilities("c1", user: "x"))], receivedAt: 0)
         _ = try writer.append(
-            [try Self.submission(Self.subscribed("o-y", user: "y", ts: "2026-11-28T10:00:20Z"))], receivedAt: 0)
+            [try JournalRecordLines.submission(JournalRecordLines.capabilities("c1", user: "x"))], receivedAt: 0)
+        _ = try writer.append(
+            [
+                try JournalRecordLines.submission(
+                    JournalRecordLines.subscribed("o-y", user: "y", ts: "2026-11-28T10:00:20Z"))
+            ], receivedAt: 0)
         #expect(writer.needsToLearnUsers)
         #expect(try attributedConversions() == 0)  // y was not checked eligible: outside the funnel, but joined
         let reason = try Connection(path: path, mode: .readOnly).scalarText(
@@ -167,7 +177,7 @@ extension JournalWriterTests {
         var statuses: [String: Int] = [:]
         for batch in batches {
             #expect(batch.count >= BatchJoinPlan.backgroundThreshold)
-            for outcome in try writer.append(try batch.map(Self.submission), receivedAt: 0) {
+            for outcome in try writer.append(try batch.map(JournalRecordLines.submission), receivedAt: 0) {
                 switch outcome {
                 case .accepted: statuses["accepted", default: 0] += 1
                 case .duplicate: statuses["duplicate", default: 0] += 1
@@ -193,10 +203,11 @@ extension JournalWriterTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         let lines = [
-            Self.capabilities("c1"), Self.presented("p1", user: "u", ts: "2026-11-28T10:01:00Z"),
-            Self.subscribed("o1", user: "u", ts: "2026-11-28T10:02:00Z"),
+            JournalRecordLines.capabilities("c1"),
+            JournalRecordLines.presented("p1", user: "u", ts: "2026-11-28T10:01:00Z"),
+            JournalRecordLines.subscribed("o1", user: "u", ts: "2026-11-28T10:02:00Z"),
         ]
-        _ = try writer.append(lines.map { try Self.submission($0) }, receivedAt: 0)
+        _ = try writer.append(lines.map { try JournalRecordLines.submission($0) }, receivedAt: 0)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
         try Connection(path: path, mode: .readWriteCreate).execute(tampering)
         let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }

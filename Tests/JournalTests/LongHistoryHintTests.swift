@@ -12,9 +12,9 @@ import Testing
         let ts = Timestamp.format(1_795_860_000_000 + Int64(minute) * 60_000)
         let id = "\(user)-\(n)"
         switch n % 3 {
-        case 0: return JournalWriterTests.capabilities(id, user: user, ts: ts)
-        case 1: return JournalWriterTests.presented(id, user: user, ts: ts)
-        default: return JournalWriterTests.subscribed(id, user: user, ts: ts)
+        case 0: return JournalRecordLines.capabilities(id, user: user, ts: ts)
+        case 1: return JournalRecordLines.presented(id, user: user, ts: ts)
+        default: return JournalRecordLines.subscribed(id, user: user, ts: ts)
         }
     }
 
@@ -39,14 +39,14 @@ import Testing
         func lines(_ numbers: [(Int, Int)]) throws -> [Submission] {
             // Another user in every batch, so that the plan has a group it does not skip.
             try (numbers.map { Self.line($0.0, user: "hot", minute: $0.1) } + [Self.line(1, user: "other", minute: 5)])
-                .map(JournalWriterTests.submission)
+                .map(JournalRecordLines.submission)
         }
         if !item.earlier.isEmpty { _ = try writer.append(try lines(item.earlier), receivedAt: 0) }
         writer.caches.longHistoryUsers = hint ? [ExactString("hot")] : []
         _ = try writer.append(try lines(item.batch), receivedAt: 0)
         let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }
         #expect(failed.isEmpty, "\(item.name): \(failed.map { "\($0.name): \($0.problems.prefix(3))" })")
-        return (try BoundedAttributionPropertyTests.derivedRows(path), writer.caches.longHistoryUsers)
+        return (try JournalRows.derived(path), writer.caches.longHistoryUsers)
     }
 
     @Test func aHintChangesNoDerivedRow() throws {
@@ -65,7 +65,7 @@ import Testing
     /// The plan leaves a skipped group unattributed and out of its roll-up, and plans the others as before.
     @Test func thePlanSkipsHintedGroups() throws {
         let batch = try ((0..<6).map { Self.line($0, user: "hot", minute: $0) } + [Self.line(1, user: "b", minute: 3)])
-            .map(JournalWriterTests.submission)
+            .map(JournalRecordLines.submission)
         let all = BatchJoinPlan(batch: batch, settings: .defaults)
         let skipping = BatchJoinPlan(batch: batch, settings: .defaults, skipping: [ExactString("hot")])
         #expect(all.groups.map(\.isPlanned) == [true, true])
@@ -90,7 +90,7 @@ import Testing
     @Test func thePlanSkipsUsersTheJournalMayHold() throws {
         let batch = try
             ((0..<3).map { Self.line($0, user: "back", minute: $0) } + [Self.line(1, user: "new", minute: 3)])
-            .map(JournalWriterTests.submission)
+            .map(JournalRecordLines.submission)
         var journaled = UserFilter(expectedUsers: 10)
         _ = journaled.insert("back")
         let plan = BatchJoinPlan(batch: batch, settings: .defaults, mayBeJournaled: journaled)

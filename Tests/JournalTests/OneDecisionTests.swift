@@ -127,7 +127,7 @@ import WireFormat
         let path = scratch.path + "/j.db"
         let writer = try JournalWriter(
             path: path, durability: .normal, schema: .migrate, settings: Self.settings, tuning: .init(historyLimit: 0))
-        for line in lines { _ = try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0) }
+        for line in lines { _ = try writer.append([try JournalRecordLines.submission(line)], receivedAt: 0) }
         let found = try Connection(path: path, mode: .readOnly).scalarText(
             "SELECT coalesce(reason, 'attributed') || ' lapse=' || coalesce(lapse_id, 'none') FROM derived_conversions")
         #expect(found == expected, "\(what)")

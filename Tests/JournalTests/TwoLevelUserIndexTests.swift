@@ -17,7 +17,7 @@ import Testing
         let lines = Array(WorkloadSimulator(users: users, seed: seed, days: 2).lines)
         var lastSeqs: [Int64] = []
         for start in stride(from: 0, to: lines.count, by: 200) {
-            let batch = try lines[start..<min(start + 200, lines.count)].map(JournalWriterTests.submission)
+            let batch = try lines[start..<min(start + 200, lines.count)].map(JournalRecordLines.submission)
             _ = try writer.append(batch, receivedAt: 0)
             lastSeqs.append(try writer.lastSeq())
         }
@@ -165,8 +165,8 @@ import Testing
         #expect(try !JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
         // A round of slices later, every entry has been moved (or dropped as already there), and verify passes.
         for round in 0..<Int(UserKeys.fewestSlices) {
-            let line = JournalWriterTests.capabilities("late-\(round)", user: "late-user-\(round)")
-            #expect(try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0).count == 1)
+            let line = JournalRecordLines.capabilities("late-\(round)", user: "late-user-\(round)")
+            #expect(try writer.append([try JournalRecordLines.submission(line)], receivedAt: 0).count == 1)
         }
         #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent WHERE seq < 100") == 0)
         #expect(try JournalVerifier.verify(try ReadOnlyJournal(path: path)).allSatisfy(\.passed))
@@ -181,8 +181,8 @@ import Testing
         first.close()
         for run in 0..<(Int(UserKeys.fewestSlices) + 4) {
             let writer = try JournalWriter(path: path, durability: .normal)
-            let line = JournalWriterTests.capabilities("restart-\(run)", user: "restarting-user")
-            #expect(try writer.append([try JournalWriterTests.submission(line)], receivedAt: 0).count == 1)
+            let line = JournalRecordLines.capabilities("restart-\(run)", user: "restarting-user")
+            #expect(try writer.append([try JournalRecordLines.submission(line)], receivedAt: 0).count == 1)
             writer.close()
         }
         let connection = try Connection(path: path, mode: .readOnly)
@@ -264,10 +264,10 @@ import Testing
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         func append(_ checks: [(id: String, user: String)]) throws {
             let lines = checks.enumerated().map { index, check in
-                JournalWriterTests.capabilities(
+                JournalRecordLines.capabilities(
                     check.id, user: check.user, ts: "2026-11-28T10:00:00.\(String(1000 + index).dropFirst())Z")
             }
-            _ = try writer.append(try lines.map(JournalWriterTests.submission), receivedAt: 0)
+            _ = try writer.append(try lines.map(JournalRecordLines.submission), receivedAt: 0)
         }
         let connection = try Connection(path: path, mode: .readOnly)
         func listed(_ level: String, _ user: String) throws -> Int64? {

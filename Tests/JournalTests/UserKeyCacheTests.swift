@@ -9,11 +9,11 @@ import Testing
 /// `users`, whatever renamed, merged, gave or rolled back keys meanwhile, in this writer or another connection.
 @Suite struct UserKeyCacheTests {
     static func record(_ id: String, user: String, minute: Int) -> String {
-        ErasureJournalTests.record(0, id, minute: minute, user: user)
+        ErasureLines.record(0, id, minute: minute, user: user)
     }
 
     static func append(_ writer: JournalWriter, _ lines: [String]) throws -> [AppendOutcome] {
-        try writer.append(try ErasureJournalTests.submissions(lines), receivedAt: 0)
+        try writer.append(try ErasureLines.submissions(lines), receivedAt: 0)
     }
 
     /// Entries of the per-user index (both levels) whose key is not the key of their record's user, and the
@@ -72,10 +72,10 @@ import Testing
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         _ = try Self.append(writer, (0..<3).map { Self.record("v\($0)", user: "victim", minute: $0) })
         let key = try #require(try Self.key(of: "victim", in: path))
-        _ = try Self.append(writer, [ErasureJournalTests.erasure("e-late", minute: 400, user: "victim")])
+        _ = try Self.append(writer, [ErasureLines.erasure("e-late", minute: 400, user: "victim")])
         _ = try Self.append(writer, [Self.record("l1", user: "erased:e-late", minute: 500)])
         #expect(try Self.key(of: "erased:e-late", in: path) == key)
-        _ = try Self.append(writer, [ErasureJournalTests.erasure("e-early", minute: 300, user: "victim")])
+        _ = try Self.append(writer, [ErasureLines.erasure("e-early", minute: 300, user: "victim")])
         #expect(try Self.key(of: "erased:e-early", in: path) == key)
         _ = try Self.append(writer, [Self.record("l2", user: "erased:e-late", minute: 600)])
         try Self.expectEveryRecordListedUnderItsUsersKey(path)
@@ -90,7 +90,7 @@ import Testing
         _ = try Self.append(writer, (0..<3).map { Self.record("v\($0)", user: "victim", minute: $0) })
         #expect(writer.caches.userKeys.count == 1)
         let other = try JournalWriter(path: path, durability: .normal)
-        _ = try Self.append(other, [ErasureJournalTests.erasure("e1", minute: 10, user: "victim")])
+        _ = try Self.append(other, [ErasureLines.erasure("e1", minute: 10, user: "victim")])
         other.close()
         _ = try Self.append(writer, [Self.record("v9", user: "victim", minute: 20)])
         try Self.expectEveryRecordListedUnderItsUsersKey(path)

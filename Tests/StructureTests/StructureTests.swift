@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// The package's arrows (issue #33): what each module imports, checked against `Package.swift` and the arrows of
-/// ARCHITECTURE.md, the lines that must never appear, and where the environment may be read.
+/// ARCHITECTURE.md, the lines that must never appear, and where the environment may be read; and where the tests'
+/// shared helpers live (issue 46).
 @Suite struct StructureTests {
     let layout: PackageLayout
 
@@ -78,7 +79,21 @@ import Testing
             "no longer read, drop from pendingEnvironmentReads: \(pending.subtracting(readers).sorted())")
     }
 
-    /// The checks see what they check: a file that imports a forbidden module or reads the environment is caught.
+    /// (d) A test file uses no helper of a suite declared in another file: helpers shared by suites live in a
+    /// support file (`Tests/TestSupport`, a target's `Support/`).
+    @Test func noTestFileBorrowsAHelperOfAnotherFilesSuite() throws {
+        var uses: [String] = []
+        for target in layout.targets where target.directory.hasPrefix("Tests/") {
+            let files = try layout.swiftFiles(of: target).map { file in
+                (path: file, text: try String(contentsOfFile: layout.root + "/" + file, encoding: .utf8))
+            }
+            uses += SuiteHelpers.borrowed(in: files)
+        }
+        #expect(uses.isEmpty, "helpers of another file's suite, for a support file:\n\(uses.joined(separator: "\n"))")
+    }
+
+    /// The checks see what they check: a file that imports a forbidden module, reads the environment or borrows
+    /// another file's suite's helper is caught.
     @Test func theChecksCatchWhatTheyLookFor() {
         #expect(
             PackageLayout.imports(in: "import Foundation\n@testable import Journal\nimport struct SQLite.Row\n")
@@ -89,5 +104,15 @@ import Testing
         #expect(Forbidden.readsEnvironment("let x = CurrentProcess.environment(\"A\")"))
         #expect(Forbidden.readsEnvironment("guard let v = getenv(name)"))
         #expect(!Forbidden.readsEnvironment("// the environment is read by main.swift"))
+        let suites = [
+            (path: "A.swift", text: "@Suite struct ATests {\n    static func helper() {}\n}"),
+            (path: "A+More.swift", text: "extension ATests {\n    @Test func t() { ATests.helper() }\n}"),
+            (path: "B.swift", text: "struct BTests {\n    typealias H = ATests\n    func t() { ATests.helper() }\n}"),
+            (path: "C.swift", text: "// ATests.helper() in a comment, ATests.self\nlet t = ATests.self"),
+        ]
+        #expect(
+            SuiteHelpers.borrowed(in: suites) == [
+                "B.swift:2: typealias H = ATests", "B.swift:3: func t() { ATests.helper() }",
+            ])
     }
 }

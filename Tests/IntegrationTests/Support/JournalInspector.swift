@@ -20,3 +20,20 @@ struct JournalInspector {
 
     func integrityCheck() throws -> String? { try connection.scalarText("PRAGMA integrity_check") }
 }
+
+extension JournalInspector {
+    /// Every record's line in the journal at `path`.
+    static func lines(of path: String) throws -> [String] {
+        let connection = try Connection(path: path, mode: .readOnly)
+        let statement = try connection.prepare("SELECT line FROM records")
+        defer { statement.reset() }
+        var lines: [String] = []
+        while try statement.step() { lines.append(statement.text(0) ?? "") }
+        return lines
+    }
+
+    /// Records in the journal at `path`.
+    static func count(of path: String) throws -> Int {
+        try Connection(path: path, mode: .readOnly).scalarInt("SELECT count(*) FROM records").map(Int.init) ?? 0
+    }
+}

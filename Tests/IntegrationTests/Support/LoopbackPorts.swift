@@ -24,6 +24,14 @@ enum LoopbackPorts {
         return ports
     }
 
+    /// A loopback port nobody listens on now (bind to 0 and read the port back): one of the ephemeral range, for a
+    /// server that is not restarted.
+    static func ephemeral() throws -> UInt16 {
+        let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        defer { FileDescriptor.close(fd) }
+        return try TCPSocket.port(of: fd)
+    }
+
     /// `net.ipv4.ip_local_port_range` (Linux's default when it cannot be read).
     static func ephemeralRange() -> ClosedRange<UInt16> {
         let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""

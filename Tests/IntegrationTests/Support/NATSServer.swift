@@ -1,4 +1,5 @@
 import Foundation
+import NATS
 import Posix
 import TestSupport
 
@@ -101,5 +102,18 @@ final class NATSCluster {
                     routes,
                 ], maxFileStore: maxFileStore, storeBase: storeBase)
         }
+    }
+}
+
+extension NATSServer {
+    /// Waits until the server holds the stream `name`; false after 20 s.
+    func waitForStream(_ name: String = "OFFERTRACK") throws -> Bool {
+        let client = try JetStreamClient(servers: [url], name: "test-probe")
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if (try? client.streamInfo(name)) != nil { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
     }
 }

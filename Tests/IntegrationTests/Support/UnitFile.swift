@@ -13,6 +13,13 @@ enum Repository {
 
 /// One unit file from `systemd/`, read as simple `Key=Value` lines (our units use no continuation lines).
 struct UnitFile {
+    /// The names of the units in `systemd/`.
+    static let names = [
+        "offertrackd.socket", "offertrackd.service", "offertrack-export.service", "offertrack-export.timer",
+        "offertrack-backup.service", "offertrack-backup.timer", "offertrack-payouts.service",
+        "offertrack-payouts.timer",
+    ]
+
     let name: String
     let text: String
 

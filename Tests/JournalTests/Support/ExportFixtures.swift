@@ -1,9 +1,29 @@
 import Journal
 import OfferTrackDomain
+import Simulator
 import WireFormat
 
-/// The export tests' fixtures (also used by `FunnelQueryTests`): rules, submissions, lapses, expected totals.
-extension CommissionExportTests {
+/// The export tests' fixtures: rules, submissions, lapses, expected totals, simulated days, a journal of one and
+/// small export limits.
+enum ExportFixtures {
+    /// Chunks of 7 ledger changes, CSV parts of 100 bytes and reads of 5 conversions: a day of a few dozen rows
+    /// takes many transactions.
+    static let small = ExportLimits(partBytes: 100, entriesPerChunk: 7, conversionsPerRead: 5)
+
+    /// The simulator's day `index` (0 is its first).
+    static func day(_ index: Int) -> String {
+        Timestamp.formatDay(WorkloadSimulator.defaultStart + Int64(index) * Timestamp.millisecondsPerDay)
+    }
+
+    /// A journal at `path` with a simulated first day.
+    static func journal(at path: String) throws -> JournalWriter {
+        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
+        _ = try writer.append(
+            submissions(WorkloadSimulator(users: 300, seed: 31, days: 1).lines), receivedAt: 0)
+        return writer
+    }
+
+    /// Rules paying `star` for every affiliate token and `special` for `1010lKxy`.
     static func rules(_ star: Int, _ special: Int, windowHours: Int = 720, holdingHours: Int = 0) throws -> RulesFile {
         let text = """
             {"currency":"USD","attributionWindowHours":\(windowHours),"holdingPeriodHours":\(holdingHours),
@@ -13,6 +33,7 @@ extension CommissionExportTests {
         return try RulesFile(bytes: Array(text.utf8))
     }
 
+    /// The valid lines of `lines` as the writer's submissions.
     static func submissions(_ lines: some Sequence<String>) -> [Submission] {
         lines.compactMap { line in
             guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else { return nil }

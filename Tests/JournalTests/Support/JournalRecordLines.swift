@@ -3,8 +3,9 @@ import OfferTrackDomain
 import SQLite
 import WireFormat
 
-/// Record lines and submissions for the writer tests.
-extension JournalWriterTests {
+/// Record lines for the journal tests, and a line as the writer's submission.
+enum JournalRecordLines {
+    /// `line` validated, as a submission to the writer; throws when it is not a valid record.
     static func submission(_ line: String) throws -> Submission {
         guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else {
             throw SQLiteError(code: 0, message: "invalid test line \(line)")
