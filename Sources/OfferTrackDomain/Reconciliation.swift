@@ -122,10 +122,14 @@ public struct Reconciliation: Sendable {
 
     private mutating func add(_ key: Key, ours: Int64, theirs: Int64) throws(CountOverflow) {
         let now = counts[key] ?? (0, 0)
-        let (sumOurs, overOurs) = now.ours.addingReportingOverflow(ours)
-        let (sumTheirs, overTheirs) = now.theirs.addingReportingOverflow(theirs)
-        guard !overOurs, !overTheirs else { throw CountOverflow() }
-        counts[key] = (sumOurs, sumTheirs)
+        counts[key] = (try Self.sum(now.ours, ours), try Self.sum(now.theirs, theirs))
+    }
+
+    /// `a + b`, or `CountOverflow`.
+    private static func sum(_ a: Int64, _ b: Int64) throws(CountOverflow) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        guard !overflow else { throw CountOverflow() }
+        return sum
     }
 
     /// One row per group and status that either side counted, sorted by affiliate token, campaign token (bytes,
@@ -144,11 +148,8 @@ public struct Reconciliation: Sendable {
         }
         for row in rows {
             guard let index = NetworkStatus.allCases.firstIndex(of: row.status) else { continue }
-            let (ours, overOurs) = totals[index].ours.addingReportingOverflow(row.ours)
-            let (theirs, overTheirs) = totals[index].theirs.addingReportingOverflow(row.theirs)
-            guard !overOurs, !overTheirs else { throw CountOverflow() }
-            totals[index].ours = ours
-            totals[index].theirs = theirs
+            totals[index].ours = try sum(totals[index].ours, row.ours)
+            totals[index].theirs = try sum(totals[index].theirs, row.theirs)
         }
         return totals
     }

@@ -44,6 +44,11 @@ public enum Timestamp {
         bytes.append(UInt8(ascii: "Z"))
     }
 
+    /// 00:00Z of the UTC day containing epoch milliseconds `ms`.
+    public static func startOfDay(_ ms: Int64) -> Int64 {
+        floorDivide(ms, millisecondsPerDay).quotient * millisecondsPerDay
+    }
+
     /// Formats the UTC day containing epoch milliseconds `ms` as `YYYY-MM-DD`.
     public static func formatDay(_ ms: Int64) -> String {
         var bytes: [UInt8] = []

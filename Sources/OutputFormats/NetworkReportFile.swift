@@ -35,6 +35,7 @@ public enum NetworkReportFile {
         var columns: [Column: Int] = [:]
         var headerCount = 0
         var reconciliation: Reconciliation?
+        let span = month.span
         do {
             try CSVReader.forEachRecord(in: body) { record in
                 guard var counted = reconciliation else {
@@ -47,7 +48,7 @@ public enum NetworkReportFile {
                         line: record.line, reason: "\(record.count) fields where the header has \(headerCount)")
                 }
                 let row = try Row(record, columns: columns)
-                guard month.span.contains(row.day) else { return }
+                guard span.contains(row.day) else { return }
                 do {
                     try counted.addTheirs(row.group, status: row.status, count: row.count)
                 } catch {
@@ -137,8 +138,7 @@ public enum NetworkReportFile {
         /// 00:00Z of the UTC date of a `YYYY-MM-DD` date or an RFC 3339 time.
         static func day(of text: String) -> Int64? {
             if let day = Timestamp.parseDay(text) { return day }
-            guard let ms = Timestamp.parse(text) else { return nil }
-            return Timestamp.parseDay(Timestamp.formatDay(ms))
+            return Timestamp.parse(text).map(Timestamp.startOfDay)
         }
 
         /// 1 to 18 ASCII digits.

@@ -38,7 +38,8 @@ public enum ReconciliationFormat: String, Sendable, Equatable, CaseIterable {
 
     /// The header, then one line per row; an empty campaign token for none; SPEC 7 quoting; no totals.
     static func csv(_ rows: [ReconciliationRow], perAffiliate: Bool) -> String {
-        var out = CSVField.line(header(perAffiliate, ["campaign_token", "status", "ours", "theirs", "class"]))
+        let header = ["campaign_token", "status", "ours", "theirs", "class"]
+        var out = CSVField.line((perAffiliate ? ["affiliate_token"] : []) + header)
         for row in rows { out += CSVField.line(cells(row, perAffiliate: perAffiliate, none: "")) }
         return out
     }
@@ -48,7 +49,7 @@ public enum ReconciliationFormat: String, Sendable, Equatable, CaseIterable {
     static func table(_ rows: [ReconciliationRow], perAffiliate: Bool) throws(Reconciliation.CountOverflow)
         -> String
     {
-        var lines = [header(perAffiliate, ["CAMPAIGN", "STATUS", "OURS", "THEIRS", "CLASS"])]
+        var lines = [(perAffiliate ? ["AFFILIATE"] : []) + ["CAMPAIGN", "STATUS", "OURS", "THEIRS", "CLASS"]]
         lines += rows.map { cells($0, perAffiliate: perAffiliate, none: "(none)") }
         for total in try Reconciliation.totals(rows) {
             var line = cells(total, perAffiliate: perAffiliate, none: "")
@@ -66,10 +67,6 @@ public enum ReconciliationFormat: String, Sendable, Equatable, CaseIterable {
                 return counts.contains(column) ? padding + cell : cell + padding
             }.joined(separator: "  ").trailingSpacesRemoved + "\n"
         }.joined()
-    }
-
-    private static func header(_ perAffiliate: Bool, _ rest: [String]) -> [String] {
-        (perAffiliate ? [rest[0] == "CAMPAIGN" ? "AFFILIATE" : "affiliate_token"] : []) + rest
     }
 
     private static func cells(_ row: ReconciliationRow, perAffiliate: Bool, none: String) -> [String] {
