@@ -10,7 +10,7 @@ extension CentralConsumer {
     func report(_ progress: Progress) -> StreamReport {
         StreamReport(
             problem: health.state.problem, invalid: progress.invalid, conflicts: progress.conflicts,
-            wrongPartition: progress.wrongPartition)
+            wrongPartition: progress.wrongPartition, expired: progress.expired)
     }
 
     /// Where one message's valid records are among a `consume`'s submissions: `start..<end` (empty when it
@@ -131,7 +131,7 @@ extension CentralConsumer {
 
     /// Counts a commit's outcomes; conflicts are logged.
     func count(_ outcomes: [AppendOutcome], of submissions: [Submission]) {
-        var counts = (accepted: 0, duplicates: 0, conflicts: 0)
+        var counts = (accepted: 0, duplicates: 0, conflicts: 0, expired: 0)
         for (index, outcome) in outcomes.enumerated() {
             switch outcome {
             case .accepted: counts.accepted += 1
@@ -140,12 +140,19 @@ extension CentralConsumer {
                 counts.conflicts += 1
                 logRefusal(
                     "record \(submissions[index].record.id) from the stream conflicts with the journaled one; kept")
+            case .expired(let horizon):
+                counts.expired += 1
+                logRefusal(
+                    "record \(submissions[index].record.id) from the stream is before this journal's acceptance "
+                        + "horizon \(Timestamp.format(horizon)) (its day is sealed, SPEC 12); acknowledged, not "
+                        + "journaled")
             }
         }
         state.withLock {
             $0.accepted += counts.accepted
             $0.duplicates += counts.duplicates
             $0.conflicts += counts.conflicts
+            $0.expired += counts.expired
         }
     }
 

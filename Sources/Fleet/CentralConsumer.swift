@@ -30,6 +30,8 @@ public final class CentralConsumer: Sendable {
         public var invalid: Int
         /// Records whose user's partition is not one of this journal's (acknowledged, never journaled: SPEC 10).
         public var wrongPartition: Int
+        /// Records whose `ts` is before the journal's acceptance horizon (SPEC 12): acknowledged, never journaled.
+        public var expired: Int = 0
         /// Records still in the stream for these partitions, as of the last fetch: the messages left after it,
         /// times the records per message it held.
         public var lagRecords: UInt64

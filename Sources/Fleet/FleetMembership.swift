@@ -222,12 +222,15 @@ public struct StreamReport: Sendable, Equatable {
     public var conflicts: Int
     /// Records whose user's partition is not this journal's (never journaled).
     public var wrongPartition: Int
+    /// Records whose `ts` is before the journal's acceptance horizon (SPEC 12: acknowledged, never journaled).
+    public var expired: Int
 
-    public init(problem: String?, invalid: Int = 0, conflicts: Int = 0, wrongPartition: Int = 0) {
+    public init(problem: String?, invalid: Int = 0, conflicts: Int = 0, wrongPartition: Int = 0, expired: Int = 0) {
         self.problem = problem
         self.invalid = invalid
         self.conflicts = conflicts
         self.wrongPartition = wrongPartition
+        self.expired = expired
     }
 
     static let key = MetaKey<StreamReport>("fleet_stream_report")
@@ -239,17 +242,19 @@ public struct StreamReport: Sendable, Equatable {
 }
 
 extension StreamReport: MetaValue {
-    /// The three counts, then the problem's text.
+    /// The counts (the third as `wrongPartition:expired`, or `wrongPartition` alone as before schema 16), then the
+    /// problem's text.
     public init?(metaText text: String) {
         let parts = text.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 4, let invalid = Int(parts[0]), let conflicts = Int(parts[1]),
-            let wrong = Int(parts[2])
+        guard parts.count == 4, let invalid = Int(parts[0]), let conflicts = Int(parts[1]) else { return nil }
+        let third = parts[2].split(separator: ":", omittingEmptySubsequences: false)
+        guard third.count <= 2, let wrong = Int(third[0]), let expired = third.count == 2 ? Int(third[1]) : 0
         else { return nil }
         self.init(
             problem: parts[3].isEmpty ? nil : String(parts[3]), invalid: invalid, conflicts: conflicts,
-            wrongPartition: wrong)
+            wrongPartition: wrong, expired: expired)
     }
 
-    /// How the report is stored: the three counts, then the problem's text.
-    public var metaText: String { "\(invalid) \(conflicts) \(wrongPartition) \(problem ?? "")" }
+    /// How the report is stored: the counts, then the problem's text.
+    public var metaText: String { "\(invalid) \(conflicts) \(wrongPartition):\(expired) \(problem ?? "")" }
 }

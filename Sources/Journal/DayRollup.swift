@@ -97,12 +97,26 @@ struct DayRollup: Sendable {
         for (key, delta) in other.conversions { conversions[key, default: 0] += delta }
     }
 
-    /// Adds the netted changes to the roll-up tables.
-    func write(on connection: Connection) throws {
+    /// Where a day's presentation counts are: the roll-up of the derived tables, or (days sealed, SPEC 12) the
+    /// counts sealing kept, which have the same columns.
+    enum PresentationTable: String, Sendable {
+        case live = "presentation_rollup"
+        case sealed = "sealed_presentations"
+    }
+
+    /// Adds the netted changes to the roll-up tables (the presentations' to `presentationTable`).
+    func write(on connection: Connection, presentationTable: PresentationTable = .live) throws {
         if !presentations.isEmpty {
             let upsert = try connection.prepare(
-                static: """
+                static: presentationTable == .live
+                    ? """
                     INSERT INTO presentation_rollup (day, dimension, value, presented, eligible)
+                    VALUES (?1, ?2, ?3, ?4, ?5)
+                    ON CONFLICT DO UPDATE SET presented = presented + excluded.presented,
+                        eligible = eligible + excluded.eligible
+                    """
+                    : """
+                    INSERT INTO sealed_presentations (day, dimension, value, presented, eligible)
                     VALUES (?1, ?2, ?3, ?4, ?5)
                     ON CONFLICT DO UPDATE SET presented = presented + excluded.presented,
                         eligible = eligible + excluded.eligible
@@ -134,6 +148,36 @@ struct DayRollup: Sendable {
                 try upsert.bind(delta, at: 8)
                 try upsert.run()
             }
+        }
+    }
+
+    /// Adds the presentations counted in `table` on the days `[firstDay, endDay)` to a report grouped by
+    /// `grouping`.
+    static func addPresentationDays(
+        _ connection: Connection, table: PresentationTable, from firstDay: Int64, to endDay: Int64,
+        grouping: ReportGrouping, into accumulator: inout ReportAccumulator
+    ) throws {
+        guard firstDay < endDay else { return }
+        // By day: every presentation counts once along each dimension, so any one of them adds up the day.
+        let dimension: Dimension =
+            switch grouping {
+            case .affiliate, .day: .affiliate
+            case .campaign: .campaign
+            case .message: .message
+            }
+        let rows = try connection.prepare(
+            """
+            SELECT day, value, presented, eligible FROM \(table.rawValue)
+            WHERE day >= ?1 AND day < ?2 AND dimension = ?3 AND presented != 0
+            """)
+        try rows.bind(firstDay, at: 1)
+        try rows.bind(endDay, at: 2)
+        try rows.bind(dimension.rawValue, at: 3)
+        defer { rows.reset() }
+        while try rows.step() {
+            let value = rows.text(1).flatMap { $0.isEmpty ? nil : $0 }
+            let key = grouping == .day ? Timestamp.formatDay(rows.int64(0) * Timestamp.millisecondsPerDay) : value
+            accumulator.merge(ReportRow(key: key, presented: Int(rows.int64(2)), presentedEligible: Int(rows.int64(3))))
         }
     }
 

@@ -52,6 +52,17 @@ extension DerivedTables {
         user: String, key: Int64, formerKey: Int64, settings: AttributionSettings, rollup: inout DayRollup,
         tables: DerivedTableSet = .live, on connection: Connection
     ) throws {
+        try dropRows(user: user, key: key, formerKey: formerKey, rollup: &rollup, tables: tables, on: connection)
+        try insertRows(user: user, key: key, settings: settings, rollup: &rollup, tables: tables, on: connection)
+    }
+
+    /// Drops every stored row of keys `key` and `formerKey` (the same key twice for one user), taking them out of
+    /// the roll-ups; presentations are found through the per-user index, so this comes before any of the user's
+    /// entries leave it (`JournalSealer`).
+    static func dropRows(
+        user: String, key: Int64, formerKey: Int64, rollup: inout DayRollup, tables: DerivedTableSet = .live,
+        on connection: Connection
+    ) throws {
         let conversions = try tables.prepare(
             """
             SELECT id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier,
@@ -98,6 +109,13 @@ extension DerivedTables {
             try drop.run()
             rollup.count(fact, sign: -1)
         }
+    }
+
+    /// Inserts the user's rows from attribution over all of their records, counting them in the roll-ups.
+    static func insertRows(
+        user: String, key: Int64, settings: AttributionSettings, rollup: inout DayRollup,
+        tables: DerivedTableSet = .live, on connection: Connection
+    ) throws {
         let attribution = Attribution.attribute(
             userRecords: try RecordQueries.records(of: user, key: key, on: connection), settings: settings)
         try insert(user: user, attribution, tables: tables, on: connection)

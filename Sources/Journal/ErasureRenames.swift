@@ -158,6 +158,13 @@ struct ErasureRenames {
             let drop = try connection.prepare("DELETE FROM users WHERE k = ?1")
             try drop.bind(key, at: 1)
             try drop.run()
+            // What sealing counted of the user's records (SPEC 12) moves with them.
+            try connection.execute(
+                """
+                INSERT INTO sealed_users (k, records) SELECT \(target), records FROM sealed_users WHERE k = \(key)
+                ON CONFLICT (k) DO UPDATE SET records = records + excluded.records;
+                DELETE FROM sealed_users WHERE k = \(key)
+                """)
             merged.append((name, key))
             // Rare (records were sent under the name an erasure gives): renamed whole in the batch.
             try PendingRename.remove(key: key, on: connection)

@@ -54,25 +54,46 @@ public enum FunnelQuery {
         try connection.execute("BEGIN")
         defer { connection.rollbackIfActive() }
         var accumulator = ReportAccumulator(asOf: asOf)
+        // Presentations of sealed days (SPEC 12) are the counts sealing kept; the rest come from the records.
+        let sealed = try SealState.read(on: connection)
+        try SealedDays.check(range, sealed)
+        let sealedEnd = sealed.map { $0.lastSealedDay + 1 } ?? Int64.min / Timestamp.millisecondsPerDay
+        let (firstDay, endDay) = wholeDays(range)
+        try DayRollup.addPresentationDays(
+            connection, table: .sealed, from: firstDay, to: min(endDay, sealedEnd), grouping: grouping,
+            into: &accumulator)
+        let unsealed = ReportRange(
+            since: max(range.since ?? Int64.min, sealedEnd * Timestamp.millisecondsPerDay), until: range.until)
         if !recompute, try DerivedTables.settings(on: connection) == rules.settings {
-            try fromDerivedTables(connection, grouping: grouping, range: range, rules: rules, into: &accumulator)
+            try fromDerivedTables(
+                connection, grouping: grouping, range: range, presentations: unsealed, rules: rules,
+                into: &accumulator)
         } else {
-            try recomputed(connection, grouping: grouping, range: range, rules: rules, into: &accumulator)
+            try recomputed(
+                connection, grouping: grouping, range: range, presentations: unsealed, rules: rules,
+                into: &accumulator)
         }
         return try accumulator.rows()
     }
 
+    /// The whole days inside `range`: `[firstDay, endDay)`.
+    private static func wholeDays(_ range: ReportRange) -> (firstDay: Int64, endDay: Int64) {
+        let dayMs = Timestamp.millisecondsPerDay
+        return (
+            range.since.map { DayRollup.day(of: $0 - 1) + 1 } ?? Int64.min / dayMs,
+            range.until.map { DayRollup.day(of: $0) } ?? Int64.max / dayMs
+        )
+    }
+
     /// Whole days come from the daily roll-ups; the partial days at the range's edges, days on which a
     /// commission rule starts or ends, and the day whose conversions qualify partly by `asOf`, from the derived
-    /// rows.
+    /// rows. Presentations are counted in `presentations` only (the range less the sealed days).
     private static func fromDerivedTables(
-        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
-        into accumulator: inout ReportAccumulator
+        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, presentations: ReportRange,
+        rules: CommissionRules, into accumulator: inout ReportAccumulator
     ) throws {
         let dayMs = Timestamp.millisecondsPerDay
-        // Whole days inside the range: [firstDay, endDay).
-        let firstDay = range.since.map { DayRollup.day(of: $0 - 1) + 1 } ?? Int64.min / dayMs
-        let endDay = range.until.map { DayRollup.day(of: $0) } ?? Int64.max / dayMs
+        let (firstDay, endDay) = wholeDays(range)
         var partial: [ReportRange] = []
         if firstDay >= endDay {
             partial = [range]
@@ -83,7 +104,10 @@ public enum FunnelQuery {
             if let until = range.until, until > endDay * dayMs {
                 partial.append(ReportRange(since: endDay * dayMs, until: until))
             }
-            try addPresentationDays(connection, from: firstDay, to: endDay, grouping: grouping, into: &accumulator)
+            let (firstPresentationDay, _) = wholeDays(presentations)
+            try DayRollup.addPresentationDays(
+                connection, table: .live, from: max(firstDay, firstPresentationDay), to: endDay, grouping: grouping,
+                into: &accumulator)
             let changingDays = try addConversionDays(
                 connection, from: firstDay, to: endDay, grouping: grouping, rules: rules, into: &accumulator)
             for day in changingDays {
@@ -93,6 +117,7 @@ public enum FunnelQuery {
             }
         }
         for part in partial {
+            // A partial day is never sealed (`SealedDays.check`).
             try addPresentations(connection, in: part, grouping: grouping, into: &accumulator)
             try ConversionSource.forEachFromDerivedTables(connection, range: part, rules: rules) {
                 accumulator.add($0, grouping: grouping, range: range)
@@ -108,33 +133,6 @@ public enum FunnelQuery {
         case .campaign: campaign.flatMap { $0.isEmpty ? nil : $0 }
         case .message: message.flatMap { $0.isEmpty ? nil : $0 }
         case .day: Timestamp.formatDay(day * Timestamp.millisecondsPerDay)
-        }
-    }
-
-    private static func addPresentationDays(
-        _ connection: Connection, from firstDay: Int64, to endDay: Int64, grouping: ReportGrouping,
-        into accumulator: inout ReportAccumulator
-    ) throws {
-        // By day: every presentation counts once along each dimension, so any one of them adds up the day.
-        let dimension: DayRollup.Dimension =
-            switch grouping {
-            case .affiliate, .day: .affiliate
-            case .campaign: .campaign
-            case .message: .message
-            }
-        let rows = try connection.prepare(
-            """
-            SELECT day, value, presented, eligible FROM presentation_rollup
-            WHERE day >= ?1 AND day < ?2 AND dimension = ?3 AND presented != 0
-            """)
-        try rows.bind(firstDay, at: 1)
-        try rows.bind(endDay, at: 2)
-        try rows.bind(dimension.rawValue, at: 3)
-        defer { rows.reset() }
-        while try rows.step() {
-            let value = rows.text(1).flatMap { $0.isEmpty ? nil : $0 }
-            let key = grouping == .day ? Timestamp.formatDay(rows.int64(0) * Timestamp.millisecondsPerDay) : value
-            accumulator.merge(ReportRow(key: key, presented: Int(rows.int64(2)), presentedEligible: Int(rows.int64(3))))
         }
     }
 
@@ -221,14 +219,16 @@ public enum FunnelQuery {
         }
     }
 
+    /// Attribution recomputed from every user's records; presentations counted in `presentations` only (the range
+    /// less the sealed days, whose presentations are the counts sealing kept).
     private static func recomputed(
-        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, rules: CommissionRules,
-        into accumulator: inout ReportAccumulator
+        _ connection: Connection, grouping: ReportGrouping, range: ReportRange, presentations: ReportRange,
+        rules: CommissionRules, into accumulator: inout ReportAccumulator
     ) throws {
         try RecordQueries.forEachUser(on: connection) { _, records in
             let attribution = Attribution.attribute(userRecords: records, settings: rules.settings)
             for presentation in attribution.presentations {
-                accumulator.add(presentation, grouping: grouping, range: range)
+                accumulator.add(presentation, grouping: grouping, range: presentations)
             }
             if let conversion = attribution.conversion {
                 accumulator.add(EvaluatedConversion(conversion, rules: rules), grouping: grouping, range: range)

@@ -202,9 +202,12 @@ public final class JournalWriter {
                 let freshFrom = try UserKeys.nextKey(on: connection)
                 // Each accepted record's user key, by batch index (the join reads histories by key).
                 var keys = [Int64](repeating: 0, count: batch.count)
+                // Sealed days (SPEC 12): read in the batch's transaction, so a seal committed before it counts.
+                let sealed = try SealedIDs(on: connection)
                 for (index, submission) in batch.enumerated() {
                     let outcome = try append(
-                        submission, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom, on: connection)
+                        submission, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom, sealed: sealed,
+                        on: connection)
                     if case .accepted(let seq) = outcome {
                         lastSeq = seq
                         keys[index] = lastKey?.key ?? 0
@@ -261,8 +264,19 @@ public final class JournalWriter {
     /// usually arrive together).
     private func append(
         _ submission: Submission, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?, freshFrom: Int64,
-        on connection: Connection
+        sealed: SealedIDs?, on connection: Connection
     ) throws -> AppendOutcome {
+        let record = submission.record
+        if let sealed {
+            // The journal first (`duplicate`, `id_conflict`), the horizon last (SPEC 2); a sealed record's id is
+            // `expired` before the horizon and `id_conflict` after it.
+            if record.ts < sealed.horizon {
+                return try journaled(submission, on: connection) ?? .expired(horizon: sealed.horizon)
+            }
+            if try sealed.contains(record.id, on: connection) {
+                return try journaled(submission, on: connection) ?? .conflict
+            }
+        }
         let insert = try connection.prepare(
             static: """
                 INSERT INTO records (id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token,
@@ -271,7 +285,6 @@ public final class JournalWriter {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
                 ON CONFLICT (id) DO NOTHING
                 """)
-        let record = submission.record
         try RecordQueries.bindColumns(of: record, to: insert, from: 1)
         try insert.bind(record.user, at: 16)
         try insert.bind(receivedAt, at: 17)
@@ -289,13 +302,18 @@ public final class JournalWriter {
             }
             return .accepted(seq: seq)
         }
-
-        let existing = try connection.prepare(static: "SELECT seq, line FROM records WHERE id = ?1")
-        try existing.bind(record.id, at: 1)
-        defer { existing.reset() }
-        guard try existing.step() else {
-            throw SQLiteError(code: 1, message: "id \(record.id) conflicted but is not journaled", sql: existing.sql)
+        guard let outcome = try journaled(submission, on: connection) else {
+            throw SQLiteError(code: 1, message: "id \(record.id) conflicted but is not journaled", sql: insert.sql)
         }
+        return outcome
+    }
+
+    /// `duplicate` or `conflict` when a record with the submission's id is journaled; nil when none is.
+    private func journaled(_ submission: Submission, on connection: Connection) throws -> AppendOutcome? {
+        let existing = try connection.prepare(static: "SELECT seq, line FROM records WHERE id = ?1")
+        try existing.bind(submission.record.id, at: 1)
+        defer { existing.reset() }
+        guard try existing.step() else { return nil }
         let seq = existing.int64(0)
         return LineContent.isSame(existing.bytes(1), submission.line) ? .duplicate(seq: seq) : .conflict
     }

@@ -20,6 +20,16 @@ public enum AppendOutcome: Sendable, Equatable {
     case accepted(seq: Int64)
     /// Already journaled with identical content under this sequence number.
     case duplicate(seq: Int64)
-    /// The id is journaled with different content.
+    /// The id is journaled with different content (or was, in a day since sealed, SPEC 12).
     case conflict
+    /// Not journaled: the record's `ts` is before the acceptance horizon (SPEC 12), which is given.
+    case expired(horizon: Int64)
+
+    /// Whether the record is in the journal: accepted now or a duplicate of a journaled one.
+    public var isJournaled: Bool {
+        switch self {
+        case .accepted, .duplicate: true
+        case .conflict, .expired: false
+        }
+    }
 }

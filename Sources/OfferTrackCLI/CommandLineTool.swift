@@ -18,6 +18,7 @@ public enum CommandLineTool {
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
           forward    forward an edge's journal to the stream again from a seq
+          seal       seal the days older than the rules' retentionDays (their raw records leave the journal)
           rebuild    recompute everything derived from the journal
           verify     check the journal's integrity and invariants
           backup     an online, consistent copy of the journal (--to PATH)
@@ -70,6 +71,7 @@ public enum CommandLineTool {
         case "report": ReportCommand.self
         case "explain": ExplainCommand.self
         case "forward": ForwardCommand.self
+        case "seal": SealCommand.self
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
         case "backup": BackupCommand.self

@@ -27,16 +27,35 @@ struct CommonOptions {
         guard databasePaths.count == 1 else { throw CLIError(.usage, "\(command) takes one --db") }
     }
 
-    /// The rules file's contents, or the built-in rules when none is given. A bad file is exit 78.
+    /// The rules file's contents, or the built-in rules when none is given. A bad file is exit 78, and so are
+    /// rules whose windows differ from those a journal's days were sealed with (SPEC 12).
     func loadRules() throws(CLIError) -> RulesFile {
-        guard let rulesPath else { return .builtIn }
-        guard let bytes = FileSystem.readFile(rulesPath) else {
-            throw CLIError(.configuration, "cannot read the rules file \(rulesPath)")
+        let rules: RulesFile
+        if let rulesPath {
+            guard let bytes = FileSystem.readFile(rulesPath) else {
+                throw CLIError(.configuration, "cannot read the rules file \(rulesPath)")
+            }
+            do {
+                rules = try RulesFile(bytes: bytes)
+            } catch {
+                throw CLIError(.configuration, "\(rulesPath): \(error.located)")
+            }
+        } else {
+            rules = .builtIn
         }
-        do {
-            return try RulesFile(bytes: bytes)
-        } catch {
-            throw CLIError(.configuration, "\(rulesPath): \(error.located)")
+        try checkSealedWindows(rules.rules.settings)
+        return rules
+    }
+
+    /// Refuses windows other than those a journal's days were sealed with (exit 78, naming the key). A journal
+    /// that cannot be read is left to the command, which says why.
+    private func checkSealedWindows(_ settings: AttributionSettings) throws(CLIError) {
+        for path in databasePaths where CurrentProcess.fileSize(path) != nil {
+            guard let journal = try? ReadOnlyJournal(path: path, schema: .anyVersion),
+                let state = try? journal.sealState(), let refusal = state.check(settings)
+            else { continue }
+            let file = rulesPath ?? "the built-in rules (no --rules)"
+            throw CLIError(.configuration, "\(file): \(refusal.located) in \(path)")
         }
     }
 

@@ -48,7 +48,7 @@ struct ExplainCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        var found: (user: String, records: [Record])?
+        var found: (user: String, records: [Record], sealedRecords: Int)?
         // With several journals (a fleet's central ones) the user's records are all in one of them.
         for reader in try options.openJournals() where found == nil {
             do {
@@ -65,7 +65,9 @@ struct ExplainCommand {
                 : "the journals \(options.databasePaths.joined(separator: ", ")) have"
             throw CLIError(.noInput, "\(journals) no \(what)")
         }
-        let explanation = Explanation(user: found.user, userRecords: found.records, rules: rules.rules, asOf: asOf)
+        let explanation = Explanation(
+            user: found.user, userRecords: found.records, sealedRecords: found.sealedRecords, rules: rules.rules,
+            asOf: asOf)
         try Output.write(format.render(explanation))
         return 0
     }

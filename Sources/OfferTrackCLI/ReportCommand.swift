@@ -93,6 +93,12 @@ struct ReportCommand {
             }
         } catch let overflow as MoneyOverflow {
             throw CLIError(.dataError, "\(overflow); check the rules file's amounts")
+        } catch let sealed as SealedDays.PartialSealedDay {
+            throw CLIError(
+                .dataError,
+                "--since and --until inside a sealed day must be its 00:00Z: the days before "
+                    + "\(Timestamp.formatDay(sealed.firstUnsealedDay)) are sealed (SPEC 12) and count whole; the "
+                    + "first unsealed day is \(Timestamp.formatDay(sealed.firstUnsealedDay))")
         } catch let unreadable as PayoutError {
             throw CLIError(.dataError, "reading \(options.databasePaths.joined(separator: ", ")): \(unreadable)")
         } catch {

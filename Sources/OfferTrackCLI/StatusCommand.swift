@@ -16,12 +16,13 @@ struct StatusCommand {
         one object for scripts and monitoring: {"daemon":"up|down", "socket","journal","journalBytes",
         "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome","review"},"lastSeq",
         "lastPublishedExport","firstPublishedExport","lastPublishedPayouts","consume","forward","stream",
-        "busiestUsersToday":{"users":[{"user","records"}],"partial"}} (the published ones null when nothing was
-        published;
+        "lastSealedDay","acceptanceHorizon","busiestUsersToday":{"users":[{"user","records"}],"partial"}} (the
+        published ones null when nothing was published; lastSealedDay (YYYY-MM-DD) and acceptanceHorizon (RFC 3339,
+        before it records are refused expired) null before the first `offertrack seal`;
         consume null unless the journal is a central one: {"partitions","partitionsTotal","lagRecords",
         "lagSeconds"}; forward null unless it is an edge's: {"acknowledgedThrough","lagRecords","lagSeconds"};
         stream null unless it is either: {"name","partitionsTotal","up","problem","invalid","conflicts",
-        "wrongPartition"}, problem being what keeps its daemon from forwarding or consuming, with the fix, as the
+        "wrongPartition","expired"}, problem being what keeps its daemon from forwarding or consuming, with the fix, as the
         daemon last recorded it, and the counts the messages a central daemon refused since it started).
         --db may be given more than once (a fleet's central journals): one block per journal (a JSON array).
         Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed).
@@ -84,7 +85,9 @@ struct StatusCommand {
         let identity: FleetIdentity?
         let streamReport: StreamReport?
         let busiest: (users: [(user: String, records: Int64)], partial: Bool)
+        let sealed: SealState?
         do {
+            sealed = try reader.sealState()
             identity = try FleetIdentity.recorded(on: reader)
             streamReport = try StreamReport.recorded(on: reader)
             membership = try FleetMembership.recorded(on: reader)
@@ -125,6 +128,8 @@ struct StatusCommand {
                 "journal": .string(databasePath), "journalBytes": .integer(size), "schemaVersion": .integer(schema),
                 "records": .object(records), "lastSeq": .integer(lastSeq), "lastPublishedExport": .string(lastDay),
                 "firstPublishedExport": .string(firstDay), "lastPublishedPayouts": .string(lastMonth),
+                "lastSealedDay": .string(sealed.map { Self.day($0.lastSealedDay) }),
+                "acceptanceHorizon": .string(sealed.map { Timestamp.format($0.horizon) }),
                 "consume": consume ?? .null, "forward": forward ?? .null,
                 "stream": identity.map { Self.streamJSON($0, streamReport) } ?? .null,
                 "busiestUsersToday": .object(["users": .array(users), "partial": .bool(busiest.partial)]),
@@ -138,6 +143,8 @@ struct StatusCommand {
             text += "last published export: \(lastDay ?? "none")\n"
             text += "first published export: \(firstDay ?? "none")\n"
             text += "last published payouts: \(lastMonth ?? "none")\n"
+            text += "last sealed day: \(sealed.map { Self.day($0.lastSealedDay) } ?? "none")\n"
+            text += "acceptance horizon: \(sealed.map { Timestamp.format($0.horizon) } ?? "none")\n"
             let users = busiest.users.map { "\($0.user) (\($0.records))" }.joined(separator: ", ")
             text +=
                 "busiest users today (UTC, by records received\(busiest.partial ? ", among the latest 200000" : "")): "
@@ -157,7 +164,8 @@ struct StatusCommand {
             if let streamReport, membership != nil {
                 text +=
                     "refused from the stream since start: \(streamReport.invalid) invalid, \(streamReport.conflicts) "
-                    + "conflicting ids, \(streamReport.wrongPartition) of other partitions\n"
+                    + "conflicting ids, \(streamReport.wrongPartition) of other partitions, \(streamReport.expired) "
+                    + "before the acceptance horizon\n"
             }
         }
         return text
@@ -168,7 +176,11 @@ struct StatusCommand {
             "name": .string(identity.stream), "partitionsTotal": .integer(identity.partitionsTotal),
             "up": .bool(report?.problem == nil), "problem": .string(report?.problem),
             "invalid": .integer(report?.invalid ?? 0), "conflicts": .integer(report?.conflicts ?? 0),
-            "wrongPartition": .integer(report?.wrongPartition ?? 0),
+            "wrongPartition": .integer(report?.wrongPartition ?? 0), "expired": .integer(report?.expired ?? 0),
         ])
+    }
+
+    private static func day(_ number: Int64) -> String {
+        Timestamp.formatDay(number * Timestamp.millisecondsPerDay)
     }
 }

@@ -128,6 +128,15 @@ extension Daemon {
             metrics.reject(.idConflict)
             return .rejected(
                 id: id, RecordError(.idConflict, "a record with id \(id) is journaled already with other content"))
+        case .expired(let horizon):
+            counters.rejected += 1
+            metrics.reject(.expired)
+            return .rejected(
+                id: id,
+                RecordError(
+                    .expired,
+                    "ts is before the journal's acceptance horizon \(Timestamp.format(horizon)): its day, or a "
+                        + "window that reads it, is sealed"))
         }
     }
 

@@ -119,7 +119,8 @@ final class ErasureRenameChunks: @unchecked Sendable {
         var kept: [Int] = []
         var waiting: [Held] = []
         for index in jobs.indices {
-            guard jobs[index].submission.isErasure, all[index] != .conflict else {
+            // An erasure journaled now or before may wait for its rename; a conflicting or expired one was not.
+            guard jobs[index].submission.isErasure, all[index].isJournaled else {
                 kept.append(index)
                 continue
             }

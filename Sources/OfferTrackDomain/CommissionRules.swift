@@ -8,6 +8,8 @@ public struct CommissionRules: Sendable, Equatable {
     public let rules: [CommissionRule]
     /// The smallest balance a payout statement pays (SPEC 7.1); smaller balances carry over.
     public let payoutMinimumMinor: Int64
+    /// R (SPEC 12): days older than this many days are sealed; nil keeps raw records forever.
+    public let retentionDays: Int64?
 
     /// What applies when no rules file is given: USD, default windows, no rules.
     public static let defaults = CommissionRules(currency: "USD", settings: .defaults, rules: [])
@@ -15,12 +17,14 @@ public struct CommissionRules: Sendable, Equatable {
     /// Rules built in code, taken as given (not validated; `init(json:)` validates a file). Among equally specific
     /// matching rules with the same `from`, the first wins.
     public init(
-        currency: String, settings: AttributionSettings, rules: [CommissionRule], payoutMinimumMinor: Int64 = 0
+        currency: String, settings: AttributionSettings, rules: [CommissionRule], payoutMinimumMinor: Int64 = 0,
+        retentionDays: Int64? = nil
     ) {
         self.currency = currency
         self.settings = settings
         self.rules = rules
         self.payoutMinimumMinor = payoutMinimumMinor
+        self.retentionDays = retentionDays
     }
 
     /// The most specific matching rule (SPEC 5), ties broken by the latest `from`; nil when none matches.

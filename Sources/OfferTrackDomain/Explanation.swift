@@ -58,12 +58,13 @@ public struct Explanation: Sendable, Equatable {
     /// The rules the verdict was reached under.
     public let rules: CommissionRules
 
-    /// Explains `user` from all of their records (any order) under `rules`, seen at `asOf`.
-    public init(user: String, userRecords: [Record], rules: CommissionRules, asOf: Int64) {
+    /// Explains `user` from all of their records (any order) under `rules`, seen at `asOf`; `sealedRecords` of
+    /// theirs were removed by sealing (SPEC 12), which kept every record the rules read.
+    public init(user: String, userRecords: [Record], sealedRecords: Int = 0, rules: CommissionRules, asOf: Int64) {
         let ordered = userRecords.sorted(by: RecordOrder.precedes)
         let attribution = Attribution.attribute(userRecords: ordered, settings: rules.settings)
         self.user = user
-        self.records = ordered.count
+        self.records = ordered.count + sealedRecords
         self.asOf = asOf
         self.rules = rules
         erasure =

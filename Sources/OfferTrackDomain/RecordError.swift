@@ -6,6 +6,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case missingField = "missing_field"
     case invalidField = "invalid_field"
     case idConflict = "id_conflict"
+    case expired = "expired"
     case unauthorized = "unauthorized"
     case storageUnavailable = "storage_unavailable"
     case shuttingDown = "shutting_down"

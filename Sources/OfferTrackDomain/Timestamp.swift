@@ -49,6 +49,11 @@ public enum Timestamp {
         floorDivide(ms, millisecondsPerDay).quotient * millisecondsPerDay
     }
 
+    /// The UTC day number of epoch milliseconds `ms`: days since 1970-01-01, floored.
+    public static func dayNumber(_ ms: Int64) -> Int64 {
+        floorDivide(ms, millisecondsPerDay).quotient
+    }
+
     /// Formats the UTC day containing epoch milliseconds `ms` as `YYYY-MM-DD`.
     public static func formatDay(_ ms: Int64) -> String {
         var bytes: [UInt8] = []

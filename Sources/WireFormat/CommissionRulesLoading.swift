@@ -13,7 +13,7 @@ extension CommissionRules {
         }
         let known = [
             "currency", "attributionWindowHours", "eligibilityFreshnessHours", "holdingPeriodHours",
-            "payoutMinimumMinor", "rules", "sharedUsers",
+            "payoutMinimumMinor", "retentionDays", "rules", "sharedUsers",
         ]
         for member in object.members where !known.contains(member.key) {
             throw RulesError(path: member.key, "unknown key \(member.key) in the rules file")
@@ -28,6 +28,7 @@ extension CommissionRules {
         let freshness = try Self.hours(object, "eligibilityFreshnessHours", default: 24)
         let holding = try Self.hours(object, "holdingPeriodHours", default: 0, allowZero: true)
         let payoutMinimum = try Self.payoutMinimum(object)
+        let retentionDays = try Self.retentionDays(object, windowMs: window, freshnessMs: freshness)
         let sharedUsers = try Self.sharedUsers(object)
         guard let rulesValue = Self.present(object["rules"]) else {
             throw RulesError(path: "rules", "rules is required")
@@ -54,8 +55,27 @@ extension CommissionRules {
             settings: AttributionSettings(
                 windowMs: window, freshnessMs: freshness, holdingMs: holding, sharedUsers: sharedUsers),
             rules: rules,
-            payoutMinimumMinor: payoutMinimum
+            payoutMinimumMinor: payoutMinimum,
+            retentionDays: retentionDays
         )
+    }
+
+    /// `retentionDays` (SPEC 5, 12): absent keeps raw records forever; otherwise a JSON integer from K + 2 to
+    /// 36,500, K = ceil((W + F) / 24 h). Unlike the other keys, `null` is not "absent": it is refused.
+    private static func retentionDays(
+        _ object: JSONObject, windowMs: Int64, freshnessMs: Int64
+    ) throws(RulesError) -> Int64? {
+        guard let value = object["retentionDays"] else { return nil }
+        let minimum = Retention.minimumDays(windowMs: windowMs, freshnessMs: freshnessMs)
+        guard case .number(let number) = value, let days = number.int64Value, days >= minimum,
+            days <= Retention.maximumDays
+        else {
+            throw RulesError(
+                path: "retentionDays",
+                "retentionDays must be an integer from \(minimum) (K + 2, K = ceil((W + F) / 24 h)) to "
+                    + "\(Retention.maximumDays)")
+        }
+        return days
     }
 
     /// `payoutMinimumMinor` (SPEC 5, 7.1): an integer of at least 0 in the currency's minor unit, default 0.
