@@ -29,9 +29,11 @@ struct ErasureRenames {
 
     /// Renames what `erased` says must be, and applies the batch's own erasures. `batch` is returned as it is
     /// (no work) when nobody is forgotten and it holds no erasure.
+    ///
+    /// `sealed` (SPEC 12): an erasure the writer will refuse, `expired` or an id sealing removed, is not applied.
     init(
         _ batch: [Submission], erased: ErasedUsers, partitionsTotal: Int?, rowsInBatch: Int? = nil,
-        on connection: Connection
+        sealed: SealedIDs? = nil, on connection: Connection
     ) throws {
         self.batch = batch
         self.partitionsTotal = partitionsTotal
@@ -61,6 +63,7 @@ struct ErasureRenames {
                 if try Self.namesItsPersonAnew(self.batch[index], on: connection) { erasures.append(index) }
                 continue
             }
+            if let sealed, try sealed.refuses(self.batch[index].record, on: connection) { continue }
             erasures.append(index)
         }
         erasures.sort { RecordOrder.precedes(self.batch[$0].record, self.batch[$1].record) }

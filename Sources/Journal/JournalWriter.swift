@@ -171,9 +171,11 @@ public final class JournalWriter {
                 caches.knownUsers.synchronize(journalLastSeq: lastSeq)
                 try caches.userKeys.synchronize(on: connection)
                 try caches.erasedUsers.load(on: connection)
+                // Sealed days (SPEC 12): read in the batch's transaction, so a seal committed before it counts.
+                let sealed = try SealedIDs(on: connection)
                 let renames = try ErasureRenames(
                     submitted, erased: caches.erasedUsers, partitionsTotal: partitionsTotal,
-                    rowsInBatch: renameTuning.rowsInBatch, on: connection)
+                    rowsInBatch: renameTuning.rowsInBatch, sealed: sealed, on: connection)
                 batch = renames.batch
                 if !renames.renamedUsers.isEmpty || !renames.merged.isEmpty { caches.forgetNames() }
                 probes = renames.probes
@@ -202,8 +204,6 @@ public final class JournalWriter {
                 let freshFrom = try UserKeys.nextKey(on: connection)
                 // Each accepted record's user key, by batch index (the join reads histories by key).
                 var keys = [Int64](repeating: 0, count: batch.count)
-                // Sealed days (SPEC 12): read in the batch's transaction, so a seal committed before it counts.
-                let sealed = try SealedIDs(on: connection)
                 for (index, submission) in batch.enumerated() {
                     let outcome = try append(
                         submission, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom, sealed: sealed,

@@ -125,6 +125,12 @@ struct SealedIDs {
         return try select.step()
     }
 
+    /// Whether a record the journal does not hold is refused: `expired` before the horizon, `id_conflict` with the
+    /// id of a record sealing removed.
+    func refuses(_ record: Record, on connection: Connection) throws -> Bool {
+        try record.ts < horizon || contains(record.id, on: connection)
+    }
+
     /// A new random key, as hex.
     static func newKey() -> String {
         var generator = SystemRandomNumberGenerator()

@@ -182,6 +182,7 @@ extension JournalWriterTests {
                 case .accepted: statuses["accepted", default: 0] += 1
                 case .duplicate: statuses["duplicate", default: 0] += 1
                 case .conflict: statuses["conflict", default: 0] += 1
+                case .expired: statuses["expired", default: 0] += 1
                 }
             }
         }
