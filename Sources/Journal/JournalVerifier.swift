@@ -64,6 +64,7 @@ public enum JournalVerifier {
         checks.append(try recomputationCheck(connection))
         checks.append(try rollupCheck(connection))
         checks.append(try publishedDaysCheck(connection))
+        checks += try SealedDaysVerifier.checks(connection)
         return checks
     }
 

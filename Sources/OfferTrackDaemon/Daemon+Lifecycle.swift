@@ -1,4 +1,5 @@
 import Journal
+import Metrics
 import OfferTrackDomain
 import Posix
 import Systemd
@@ -65,6 +66,7 @@ extension Daemon {
         switch rules.reload() {
         case .success(let summary):
             log.notice("rules reloaded: \(summary)")
+            metrics.retentionDays.set(rules.current.rules.retentionDays ?? 0)
             let settings = rules.current.rules.settings
             pipeline.setSharedUsers(settings.sharedUsers)
             if settings != previousSettings && !configuration.journalOnly {

@@ -83,7 +83,8 @@ public final class Daemon {
             ownUID: CurrentProcess.uid, allowedUIDs: configuration.allowedUIDs, allowedGIDs: configuration.allowedGIDs,
             reviewerUIDs: configuration.reviewerUIDs, reviewerGIDs: configuration.reviewerGIDs)
         do {
-            rules = try RulesHolder(path: configuration.rulesPath)
+            rules = try RulesHolder(path: configuration.rulesPath, journalPath: configuration.databasePath)
+            metrics.retentionDays.set(rules.current.rules.retentionDays ?? 0)
         } catch {
             throw StartupError(exitCode: .configuration, "rules: \(error)")
         }
@@ -139,9 +140,13 @@ public final class Daemon {
             do {
                 metricsServer = try MetricsServer(address: address, log: log) { [metrics, fleet, pipeline] in
                     let bytes = ["", "-wal"].compactMap { CurrentProcess.fileSize(path + $0) }.reduce(0, +)
+                    let sealed = (try? ReadOnlyJournal(path: path, schema: .anyVersion).sealState())?.map {
+                        (lastSealedDay: $0.lastSealedDay, horizon: $0.horizon)
+                    }
                     return metrics.render(
                         journalBytes: Int64(bytes),
-                        checkpointFailures: pipeline.checkpoints.health.withLock { $0.failures }, fleet: fleet.metrics)
+                        checkpointFailures: pipeline.checkpoints.health.withLock { $0.failures }, fleet: fleet.metrics,
+                        sealed: sealed)
                 }
             } catch {
                 throw StartupError(

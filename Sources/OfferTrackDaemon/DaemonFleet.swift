@@ -83,12 +83,13 @@ struct DaemonFleet: Sendable {
             let progress = consumer.progress
             return FleetMetrics(
                 streamUp: consumer.health.isUp, forwardLag: nil, consumeLag: Int64(progress.lagRecords),
-                invalid: progress.invalid, conflicts: progress.conflicts, wrongPartition: progress.wrongPartition)
+                invalid: progress.invalid, conflicts: progress.conflicts, wrongPartition: progress.wrongPartition,
+                expired: progress.expired)
         }
         guard let forwarder else { return nil }
         return FleetMetrics(
             streamUp: forwarder.health.isUp, forwardLag: forwarder.progress.lagRecords, consumeLag: nil, invalid: 0,
-            conflicts: 0, wrongPartition: 0)
+            conflicts: 0, wrongPartition: 0, expired: 0)
     }
 
     /// The fleet's part of `STATUS=`: progress, refusals and, first, a problem that keeps the stream from working.
@@ -100,6 +101,7 @@ struct DaemonFleet: Sendable {
         if let progress = consumer?.progress {
             line +=
                 "; consumed \(progress.accepted) (\(progress.duplicates) duplicate, \(progress.conflicts) conflicting, "
+                + (progress.expired > 0 ? "\(progress.expired) before the acceptance horizon, " : "")
                 + "\(progress.invalid) invalid, \(progress.wrongPartition) of other partitions refused), "
                 + "lag \(progress.lagRecords) records"
         }
@@ -118,4 +120,5 @@ struct FleetMetrics {
     let invalid: Int
     let conflicts: Int
     let wrongPartition: Int
+    let expired: Int
 }

@@ -15,6 +15,8 @@ final class DaemonMetrics: Sendable {
     let storageFailures = Counter()
     /// 1 once SQLite found the journal damaged (nothing is acknowledged until a restore and restart).
     let journalCorrupt = Gauge()
+    /// The rules' `retentionDays` (SPEC 12), 0 without one; set at start and on every reload.
+    let retentionDays = Gauge()
     /// Seconds a batch's transaction took, in microseconds: about 0.3 ms for a small batch on this disk, 10–50 ms
     /// for a full one (2,048 records).
     let commitSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
@@ -45,8 +47,11 @@ final class DaemonMetrics: Sendable {
         rejectionsByCode[code]?.increment(by: count)
     }
 
-    /// The exposition, with the journal's size on disk read now.
-    func render(journalBytes: Int64, checkpointFailures: Int = 0, fleet: FleetMetrics? = nil) -> String {
+    /// The exposition, with the journal's size on disk and its seal state (SPEC 12) read now.
+    func render(
+        journalBytes: Int64, checkpointFailures: Int = 0, fleet: FleetMetrics? = nil,
+        sealed: (lastSealedDay: Int64, horizon: Int64)? = nil
+    ) -> String {
         var out = Exposition()
         out.gauge(
             "offertrack_start_time_seconds", help: "When the daemon started, in seconds since the Unix epoch.",
@@ -72,6 +77,19 @@ final class DaemonMetrics: Sendable {
         )
         out.gauge("offertrack_last_seq", help: "The highest seq acknowledged since start.", lastSeq.current)
         out.gauge("offertrack_journal_bytes", help: "The journal's size on disk, WAL included.", journalBytes)
+        out.gauge(
+            "offertrack_retention_days", help: "The rules file's retentionDays (0: raw records are kept forever).",
+            retentionDays.current)
+        if let sealed {
+            out.gauge(
+                "offertrack_last_sealed_day_seconds",
+                help: "00:00Z of the last sealed day (offertrack seal), in seconds since the Unix epoch.",
+                sealed.lastSealedDay * 86_400)
+            out.gauge(
+                "offertrack_acceptance_horizon_seconds",
+                help: "Records before this time are refused expired (their day is sealed), in Unix seconds.",
+                sealed.horizon / 1000)
+        }
         if let fleet { render(fleet, to: &out) }
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)
@@ -113,6 +131,10 @@ final class DaemonMetrics: Sendable {
                 "offertrack_stream_wrong_partition_total",
                 help: "Stream records of a partition this journal does not hold (refused, never journaled).",
                 [("", UInt64(fleet.wrongPartition))])
+            out.counter(
+                "offertrack_stream_expired_total",
+                help: "Stream records before this journal's acceptance horizon (acknowledged, never journaled).",
+                [("", UInt64(fleet.expired))])
         }
     }
 }
