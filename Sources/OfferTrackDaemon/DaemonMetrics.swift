@@ -80,16 +80,14 @@ final class DaemonMetrics: Sendable {
         out.gauge(
             "offertrack_retention_days", help: "The rules file's retentionDays (0: raw records are kept forever).",
             retentionDays.current)
-        if let sealed {
-            out.gauge(
-                "offertrack_last_sealed_day_seconds",
-                help: "00:00Z of the last sealed day (offertrack seal), in seconds since the Unix epoch.",
-                sealed.lastSealedDay * 86_400)
-            out.gauge(
-                "offertrack_acceptance_horizon_seconds",
-                help: "Records before this time are refused expired (their day is sealed), in Unix seconds.",
-                sealed.horizon / 1000)
-        }
+        out.gauge(
+            "offertrack_last_sealed_day_seconds",
+            help: "00:00Z of the last sealed day (offertrack seal) in Unix seconds; 0 before the first seal.",
+            sealed.map { $0.lastSealedDay * 86_400 } ?? 0)
+        out.gauge(
+            "offertrack_acceptance_horizon_seconds",
+            help: "Records before this time are refused expired (their day is sealed), in Unix seconds; 0: none.",
+            sealed.map { $0.horizon / 1000 } ?? 0)
         if let fleet { render(fleet, to: &out) }
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)

@@ -116,7 +116,7 @@ import Testing
         let payouts = try UnitFile("offertrack-payouts.service")
         #expect(payouts.value("Type") == "oneshot")
         #expect(payouts.value("After")?.split(separator: " ").contains("offertrack-export.service") == true)
-        let ignored: Set<String> = ["ExecStart", "Description", "After"]
+        let ignored: Set<String> = ["ExecStart", "ExecStartPost", "Description", "After"]
         // Every other setting (user, directories, hardening) is the export's, line for line.
         let settings = { (unit: UnitFile) in
             unit.text.split(separator: "\n").filter { line in
@@ -143,6 +143,20 @@ import Testing
         let job = try #require(try UnitFile(unit).command("ExecStart"))
         #expect(rulesOf(daemon) == "/etc/offertrack/rules.json")
         #expect(rulesOf(job) == rulesOf(daemon), "\(unit): \(job)")
+    }
+
+    /// The nightly job seals the days older than retention (SPEC 12) after a successful export, with the daemon's
+    /// rules file (seal refuses to run without one) and the daemon's journal.
+    @Test func theNightlyExportSealsAfterwardsWithTheDaemonsRules() throws {
+        let export = try UnitFile("offertrack-export.service")
+        let seal = try #require(export.command("ExecStartPost"))
+        #expect(Array(seal.prefix(2)) == ["/usr/bin/offertrack", "seal"])
+        let daemon = try #require(try UnitFile("offertrackd.service").command("ExecStart"))
+        let rulesOf = { (command: [String]) in command.firstIndex(of: "--rules").map { command[$0 + 1] } }
+        #expect(rulesOf(seal) == rulesOf(daemon))
+        // The CLI's default journal is the daemon's ($STATE_DIRECTORY/offertrack.db).
+        #expect(!seal.contains("--db"))
+        #expect(export.value("StateDirectory") == (try UnitFile("offertrackd.service")).value("StateDirectory"))
     }
 
     @Test func theBackupRunsNightlyAfterTheExportAsTheDaemonsUser() throws {
