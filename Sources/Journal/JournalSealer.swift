@@ -36,15 +36,29 @@ public final class JournalSealer {
 
     private let connection: Connection
     private let usersPerChunk: Int
+    private let hooks: SealHooks
+    /// Write transactions committed so far (the tests' hooks count them).
+    private var steps = 0
 
     /// Opens the journal at `path` for sealing (it must exist and have the current schema).
-    public init(path: String, usersPerChunk: Int = 200, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    public init(
+        path: String, usersPerChunk: Int = 200, busyTimeoutMilliseconds: Int32 = 5000, hooks: SealHooks = SealHooks()
+    ) throws {
         connection = try JournalOpening.open(
             path: path, mode: .readWrite, schema: .requireCurrent, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try connection.execute("PRAGMA synchronous=FULL")
         // Removed records' bytes are zeroed, as an erasure's rename's are (SPEC 11).
         try connection.execute("PRAGMA secure_delete=ON")
-        self.usersPerChunk = max(1, usersPerChunk)
+        self.usersPerChunk = max(1, hooks.usersPerChunk ?? usersPerChunk)
+        self.hooks = hooks
+    }
+
+    /// Runs one step in its own write transaction.
+    private func step<T>(_ body: () throws -> T) throws -> T {
+        let result = try connection.transaction(body)
+        steps += 1
+        hooks.afterStep(steps)
+        return result
     }
 
     /// Seals every day before date(`asOf`) − R not sealed yet (and finishes removing the records of days an
@@ -68,7 +82,7 @@ public final class JournalSealer {
         }
         var sealedDays: ClosedRange<Int64>?
         if let firstDay, firstDay <= target {
-            try moveHorizon(to: retention.horizon(lastSealedDay: target), retention: retention)
+            try moveHorizon(to: retention.horizon(lastSealedDay: target), retention: retention, firstDay: firstDay)
             sealedDays = firstDay...target
         }
         // Users whose records may go: those of the days sealed now, and of days sealed before but not cleaned.
@@ -81,7 +95,7 @@ public final class JournalSealer {
         let (users, counts) = try usersAndCounts(from: cleanFrom, through: cleanThrough, counting: sealedDays, settings)
         if let sealedDays {
             for day in sealedDays {
-                try connection.transaction {
+                try step {
                     try (counts[day] ?? DayRollup()).write(on: connection, presentationTable: .sealed)
                     try JournalMeta(connection).set(SealState.lastSealedDayKey, to: day)
                 }
@@ -94,17 +108,19 @@ public final class JournalSealer {
         var start = 0
         while start < users.count {
             let chunk = users[start..<min(start + usersPerChunk, users.count)]
-            removed += try connection.transaction { try removeUnkept(of: chunk, state: state) }
+            removed += try step { try removeUnkept(of: chunk, state: state) }
             start += usersPerChunk
         }
-        try connection.transaction { try JournalMeta(connection).set(SealState.cleanedKey, to: state.lastSealedDay) }
+        try step { try JournalMeta(connection).set(SealState.cleanedKey, to: state.lastSealedDay) }
         return Outcome(sealedDays: sealedDays, recordsRemoved: removed, state: try SealState.read(on: connection))
     }
 
-    /// Step 1: the horizon (never moved back), the windows sealed with and the ids' key, in one transaction.
-    private func moveHorizon(to horizon: Int64, retention: Retention) throws {
-        try connection.transaction {
+    /// Step 1: the horizon (never moved back), the windows sealed with and the ids' key, in one transaction; before
+    /// the first seal, nothing is cleaned yet (the day before `firstDay`).
+    private func moveHorizon(to horizon: Int64, retention: Retention, firstDay: Int64) throws {
+        try step {
             let meta = JournalMeta(connection)
+            try meta.setIfAbsent(SealState.cleanedKey, to: firstDay - 1)
             try meta.set(SealState.horizonKey, to: max(horizon, try meta.value(SealState.horizonKey) ?? .min))
             try meta.set(SealState.windowKey, to: retention.windowMs)
             try meta.set(SealState.freshnessKey, to: retention.freshnessMs)

@@ -35,7 +35,7 @@ public struct SealState: Sendable, Equatable {
         else { return nil }
         return SealState(
             lastSealedDay: day, windowMs: window, freshnessMs: freshness, horizon: horizon,
-            cleanedThroughDay: try meta.value(cleanedKey) ?? day)
+            cleanedThroughDay: try meta.value(cleanedKey) ?? Int64.min / Timestamp.millisecondsPerDay)
     }
 
     /// The acceptance horizon alone (it is set before the first day is sealed); nil when none is.

@@ -11,6 +11,8 @@ public struct CommandEnvironment: Sendable {
     public var exportHooks: ExportStagingHooks
     /// How `rebuild` runs schema 8's migration (in debug builds `OFFERTRACK_TEST_MIGRATION_*`; else the default).
     public var migrationTuning: UserKeysMigrationTuning
+    /// The tests' hooks in a seal (in debug builds `OFFERTRACK_TEST_SEAL_*`; none in a release build).
+    public var sealHooks = SealHooks()
 
     /// The values given (none set by default).
     public init(
@@ -30,6 +32,7 @@ public struct CommandEnvironment: Sendable {
         #if OFFERTRACK_FAULT_HOOKS
             exportHooks = ExportStagingHooks(variable)
             migrationTuning = UserKeysMigrationTuning(variable)
+            sealHooks = SealHooks(variable)
         #endif
     }
 }

@@ -50,7 +50,8 @@ struct SealCommand {
         }
         let outcome: JournalSealer.Outcome
         do {
-            outcome = try JournalSealer(path: options.databasePath).seal(retention: retention, asOf: asOf)
+            outcome = try JournalSealer(path: options.databasePath, hooks: options.environment.sealHooks).seal(
+                retention: retention, asOf: asOf)
         } catch JournalSealer.Refusal.windowsDiffer(let refusal) {
             throw CLIError(.configuration, "\(options.rulesPath ?? ""): \(refusal.located)")
         } catch JournalSealer.Refusal.recomputeInProgress {

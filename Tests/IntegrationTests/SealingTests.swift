@@ -1,0 +1,172 @@
+import Foundation
+import JSON
+import OfferTrackDomain
+import TestSupport
+import Testing
+
+/// `offertrack seal` through the real binaries (SPEC 12): no output changes, the horizon and `expired`, `status`,
+/// the windows fixed once sealed, refusals, and a seal killed at any step.
+@Suite(.serialized) struct SealingTests {
+    /// R = 40 days, default windows (K = 31), H = 72 h.
+    static let rules =
+        #"{"currency":"USD","holdingPeriodHours":72,"retentionDays":40,"rules":[{"affiliateToken":"*","amountMinor":500}]}"#
+    static let asOf = "2026-12-01"
+
+    static func cli(_ arguments: [String], environment: [String: String] = [:]) throws -> Shell.Outcome {
+        try Shell.run(Binaries.cli, arguments, environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
+    }
+
+    /// A daemon with 90 days of returning users' records from 2026-06-01, and the rules file.
+    static func journal(_ directory: ScratchDirectory, users: Int) throws -> (
+        DaemonProcess, rules: String, users: [String]
+    )? {
+        let rules = directory.file("rules.json")
+        try Self.rules.write(toFile: rules, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules])
+        guard daemon.waitReady() else { return nil }
+        let simulated = try cli([
+            "simulate", "--users", "\(users)", "--returning", "--days", "90", "--start", "2026-06-01T00:00:00Z",
+        ])
+        let input = directory.file("in.ndjson")
+        try simulated.output.write(toFile: input, atomically: true, encoding: .utf8)
+        let ingest = try cli(["ingest", input, "--socket", daemon.socketPath])
+        #expect(ingest.status == 0, "\(ingest.output)")
+        var names = Set<String>()
+        for line in simulated.output.split(separator: "\n") {
+            if let range = line.range(of: #""user":""#) {
+                names.insert(String(line[range.upperBound...].prefix { $0 != "\"" }))
+            }
+        }
+        return (daemon, rules, names.sorted())
+    }
+
+    /// Every report grouping at two times, and the explanation of `users`, as JSON text.
+    static func outputs(db: String, rules: String, users: [String]) throws -> [String] {
+        var outputs: [String] = []
+        for by in ["affiliate", "campaign", "message", "day"] {
+            for asOf in ["2026-07-20", asOf] {
+                let report = try cli([
+                    "report", "--db", db, "--rules", rules, "--by", by, "--as-of", asOf, "--format", "json",
+                ])
+                #expect(report.status == 0, "\(report.output)")
+                outputs.append(report.output)
+            }
+        }
+        for user in users {
+            let explain = try cli([
+                "explain", "--db", db, "--rules", rules, "--user", user, "--as-of", asOf, "--format", "json",
+            ])
+            outputs.append(explain.output)
+        }
+        return outputs
+    }
+
+    static func status(_ daemon: DaemonProcess) throws -> JSONObject? {
+        let status = try cli(["status", "--db", daemon.databasePath, "--socket", daemon.socketPath, "--format", "json"])
+        guard case .object(let object)? = try? JSONParser.parse(Array(status.output.utf8)) else { return nil }
+        return object
+    }
+
+    static func record(_ id: String, ts: String) -> String {
+        #"{"type":"capabilities","id":"\#(id)","ts":"\#(ts)","user":"late-user","authorization":"authorized","capabilities":2}"#
+    }
+
+    @Test func sealingChangesNoOutputAndRefusesWhatItMust() throws {
+        let directory = ScratchDirectory()
+        guard let (daemon, rules, users) = try Self.journal(directory, users: 300) else { return }
+        defer { DaemonProcess.terminateCleanly([daemon]) }
+        let db = daemon.databasePath
+        let sample = Array(users.prefix(60))
+        let before = try Self.outputs(db: db, rules: rules, users: sample)
+        let exportBefore = directory.file("before")
+        try FileManager.default.createDirectory(atPath: exportBefore, withIntermediateDirectories: true)
+        #expect(
+            try Self.cli(["export", "--db", db, "--rules", rules, "--date", "2026-06-10", "--out", exportBefore]).status
+                == 0)
+        let fresh = try #require(try Self.status(daemon))
+        #expect(fresh["lastSealedDay"] == .null && fresh["acceptanceHorizon"] == .null)
+
+        // Refusals: no --rules (64, before anything else), rules without retentionDays (nothing sealed, 0).
+        let noRules = try Self.cli(["seal", "--db", directory.file("missing.db")])
+        #expect(noRules.status == 64 && noRules.output.contains("--rules"), "\(noRules.output)")
+        let keepForever = directory.file("forever.json")
+        try #"{"currency":"USD","rules":[]}"#.write(toFile: keepForever, atomically: true, encoding: .utf8)
+        let forever = try Self.cli(["seal", "--db", db, "--rules", keepForever, "--as-of", Self.asOf])
+        #expect(forever.status == 0 && forever.output.contains("nothing sealed"), "\(forever.output)")
+
+        // 2026-09-15 - 40 days: every day before 2026-08-06 is sealed; K = 31: the horizon is 2026-09-06.
+        let sealed = try Self.cli(["seal", "--db", db, "--rules", rules, "--as-of", "2026-09-15"])
+        #expect(sealed.status == 0, "\(sealed.output)")
+        #expect(sealed.output.contains("sealed 66 days, 2026-06-01 to 2026-08-05"), "\(sealed.output)")
+        let status = try #require(try Self.status(daemon))
+        #expect(status["lastSealedDay"] == .string("2026-08-05"))
+        #expect(status["acceptanceHorizon"] == .string("2026-09-06T00:00:00.000Z"))
+        let again = try Self.cli(["seal", "--db", db, "--rules", rules, "--as-of", "2026-09-15"])
+        #expect(again.status == 0 && again.output.contains("nothing to seal"), "\(again.output)")
+
+        // Nothing observable changed.
+        #expect(try Self.outputs(db: db, rules: rules, users: sample) == before)
+        let exportAfter = directory.file("after")
+        try FileManager.default.createDirectory(atPath: exportAfter, withIntermediateDirectories: true)
+        #expect(try Self.cli(["export", "--db", db, "--date", "2026-06-10", "--out", exportAfter]).status == 0)
+        for file in ["commissions-2026-06-10.csv", "commissions-2026-06-10.manifest.json"] {
+            #expect(
+                FileManager.default.contents(atPath: "\(exportBefore)/\(file)")
+                    == FileManager.default.contents(atPath: "\(exportAfter)/\(file)"))
+        }
+        #expect(try Self.cli(["verify", "--db", db]).status == 0)
+
+        // The daemon judges lines against the new horizon: before it expired, at it accepted.
+        let answers = try LineClient(path: daemon.socketPath).exchange([
+            Self.record("late-1", ts: "2026-09-05T23:59:59.999Z"), Self.record("late-2", ts: "2026-09-06T00:00:00Z"),
+        ])
+        #expect(
+            answers.map(\.code) == ["expired", nil] && answers.map(\.status) == ["rejected", "accepted"], "\(answers)")
+
+        // A bound inside a sealed day is exit 65; other windows are exit 78 for every command.
+        let partial = try Self.cli(["report", "--db", db, "--rules", rules, "--since", "2026-07-01T05:00:00Z"])
+        #expect(partial.status == 65 && partial.output.contains("2026-08-06"), "\(partial.output)")
+        let otherWindow = directory.file("window.json")
+        try #"{"currency":"USD","attributionWindowHours":100,"retentionDays":40,"rules":[]}"#.write(
+            toFile: otherWindow, atomically: true, encoding: .utf8)
+        for command in [["report"], ["explain", "--user", sample[0]], ["seal"], ["export", "--date", "2026-11-01"]] {
+            let refused = try Self.cli(command + ["--db", db, "--rules", otherWindow])
+            #expect(
+                refused.status == 78 && refused.output.contains("attributionWindowHours"),
+                "\(command): \(refused.output)")
+        }
+    }
+
+    /// A seal SIGKILLed after any of its steps (the horizon, a day, a chunk of users) leaves every day sealed or not:
+    /// `verify` passes, no output changed, and the next run finishes the job.
+    @Test func aSealKilledAtAnyStepLeavesEveryDaySealedOrNot() throws {
+        let directory = ScratchDirectory()
+        guard let (daemon, rules, users) = try Self.journal(directory, users: 120) else { return }
+        defer { DaemonProcess.terminateCleanly([daemon]) }
+        let db = daemon.databasePath
+        let sample = Array(users.prefix(40))
+        let before = try Self.outputs(db: db, rules: rules, users: sample)
+        let seal = ["seal", "--db", db, "--rules", rules, "--as-of", "2026-09-15"]
+        // A run's steps: the horizon, each day not yet sealed (66 in all), each chunk of 5 users, the last. The kills:
+        // after the horizon; after 29 days; after 19 more; after the last 18 days and 6 chunks; after 2 chunks.
+        for step in [1, 30, 20, 25, 3] {
+            let killed = try Self.cli(
+                seal,
+                environment: [
+                    "OFFERTRACK_TEST_SEAL_KILL_AFTER_STEP": "\(step)", "OFFERTRACK_TEST_SEAL_USERS_PER_CHUNK": "5",
+                ])
+            // Foundation's terminationStatus of a process killed by a signal is the signal's number.
+            #expect(
+                killed.status == 9 && killed.output.contains("SIGKILL after step \(step)"),
+                "step \(step): \(killed.output)")
+            #expect(try Self.cli(["verify", "--db", db]).status == 0, "after a kill at step \(step)")
+            #expect(try Self.outputs(db: db, rules: rules, users: sample) == before, "after a kill at step \(step)")
+        }
+        let finished = try Self.cli(seal)
+        #expect(finished.status == 0 && finished.output.contains("removed"), "\(finished.output)")
+        let last = try #require(try Self.status(daemon))
+        #expect(last["lastSealedDay"] == .string("2026-08-05"))
+        #expect(try Self.cli(["verify", "--db", db]).status == 0)
+        #expect(try Self.outputs(db: db, rules: rules, users: sample) == before)
+    }
+}
