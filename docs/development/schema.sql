@@ -1,4 +1,4 @@
--- The journal's schema as a freshly migrated journal has it (schema 15, `PRAGMA user_version = 15`): every table
+-- The journal's schema as a freshly migrated journal has it (schema 16, `PRAGMA user_version = 16`): every table
 -- and index, and no trigger. A journal is only ever made by `Schema.migrations` (Sources/Journal/Schema.swift);
 -- this file says what they add up to, and `SchemaSQLTests` holds it to them (it fails when a migration changes
 -- something and this file does not follow).
@@ -12,8 +12,8 @@
 ------------------------------------------------------------------------------------------------------------------
 
 -- Every accepted record, once, in arrival order: the line verbatim (as journaled: renamed if its person was
--- forgotten) and the fields attribution reads decoded beside it. Never deleted. `id` unique is what makes a record
--- sent again a duplicate (SPEC 3). Codes: `type` 0 capabilities, 1 offer.presented, 2 subscription outcome,
+-- forgotten) and the fields attribution reads decoded beside it. Deleted only by sealing (SPEC 12). `id` unique
+-- is what makes a record sent again a duplicate (SPEC 3). Codes: `type` 0 capabilities, 1 offer.presented, 2 subscription outcome,
 -- 3 review, 4 erasure; `decision` 0 unauthorized, 1 subscriber, 2 eligible, 3 ineligible; `subscribed`, `loaded`
 -- 0 or 1; `review_decision` 1 void, 2 hold, 3 release. An erasure keeps its ticket in `review_note`. On an edge, a
 -- record renamed by an erasure keeps the partition of the user it had (`kept_partition`, SPEC 10, 11).
@@ -97,6 +97,28 @@ CREATE TABLE pending_renames (
     ts INTEGER NOT NULL,
     seq INTEGER NOT NULL
 );
+
+------------------------------------------------------------------------------------------------------------------
+-- Sealed days (SPEC 12, `JournalSealer`): how far sealing got is in `meta` (`SealState`)
+------------------------------------------------------------------------------------------------------------------
+
+-- Per sealed day, the loaded presentations counted along each grouping as `presentation_rollup` counts them
+-- (`eligible` under the F the seal was given): reports read a sealed day's presentations here.
+CREATE TABLE sealed_presentations (
+    day INTEGER NOT NULL,
+    dimension INTEGER NOT NULL,
+    value TEXT NOT NULL,
+    presented INTEGER NOT NULL,
+    eligible INTEGER NOT NULL,
+    PRIMARY KEY (day, dimension, value)
+) WITHOUT ROWID;
+
+-- Per user key, how many of their records sealing removed (`explain`'s `records` counts them).
+CREATE TABLE sealed_users (k INTEGER PRIMARY KEY, records INTEGER NOT NULL);
+
+-- A 64-bit SipHash of each removed record's id under `meta` `seal_key`: the id sent again is `expired` before the
+-- acceptance horizon and `id_conflict` after it.
+CREATE TABLE sealed_ids (hash INTEGER PRIMARY KEY);
 
 ------------------------------------------------------------------------------------------------------------------
 -- Attribution's derived tables (SPEC 4): a cache of attribution over each user's records, under the settings in
@@ -263,6 +285,7 @@ CREATE TABLE published_months (
 ------------------------------------------------------------------------------------------------------------------
 
 -- Values by key, read and written by typed keys (`JournalMeta`, `MetaKey`): the derived tables' settings (above),
--- `erasure_key`; an edge's `forward_acked_seq`, `forward_journal_id`, `forward_stream_created`; the fleet's
+-- `erasure_key`; sealing's `sealed_through_day`, `sealed_window_ms`, `sealed_freshness_ms`, `acceptance_horizon_ms`,
+-- `sealed_cleaned_through_day`, `seal_key`; an edge's `forward_acked_seq`, `forward_journal_id`, `forward_stream_created`; the fleet's
 -- `fleet_stream`, `fleet_partitions_total`, `fleet_partitions`, `fleet_consume_lag`, `fleet_stream_report`.
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
