@@ -78,8 +78,9 @@ final class DaemonMetrics: Sendable {
         out.gauge("offertrack_last_seq", help: "The highest seq acknowledged since start.", lastSeq.current)
         out.gauge("offertrack_journal_bytes", help: "The journal's size on disk, WAL included.", journalBytes)
         out.gauge(
-            "offertrack_retention_days", help: "The rules file's retentionDays (0: raw records are kept forever).",
-            retentionDays.current)
+            "offertrack_retention_seconds",
+            help: "The rules file's retentionDays in seconds (0: raw records are kept forever).",
+            retentionDays.current * 86_400)
         out.gauge(
             "offertrack_last_sealed_day_seconds",
             help: "00:00Z of the last sealed day (offertrack seal) in Unix seconds; 0 before the first seal.",

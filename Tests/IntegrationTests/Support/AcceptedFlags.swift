@@ -9,7 +9,7 @@ import TestSupport
 enum AcceptedFlags {
     static let commands = [
         "report", "explain", "export", "payouts", "reconcile", "review", "erase", "ingest", "status", "forward",
-        "rebuild",
+        "rebuild", "seal",
         "verify", "backup", "simulate",
     ]
     static let probe = ["--no-such-flag-probe-1", "--no-such-flag-probe-2"]
