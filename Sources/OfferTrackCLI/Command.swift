@@ -20,3 +20,4 @@ extension SimulateCommand: Command {}
 extension BackupCommand: Command {}
 extension ReviewCommand: Command {}
 extension EraseCommand: Command {}
+extension RulesCommand: Command {}

@@ -105,13 +105,13 @@ import Testing
             #expect(files.contains(path), "\(path)")
         }
         // The hand-written manual pages, compressed as dh_installman does, byte for byte from man/; the manual's pages.
-        for (page, section) in [("offertrackd", 8), ("offertrack", 1)] {
+        for (page, section) in [("offertrackd", 8), ("offertrack", 1), ("offertrack-rules", 5)] {
             let installed = "/usr/share/man/man\(section)/\(page).\(section).gz"
             #expect(files.contains(installed), "\(installed)")
         }
         let directory = ScratchDirectory()
         #expect(try Shell.run("/usr/bin/dpkg-deb", ["--extract", package, directory.path]).status == 0)
-        for (page, section) in [("offertrackd", 8), ("offertrack", 1)] {
+        for (page, section) in [("offertrackd", 8), ("offertrack", 1), ("offertrack-rules", 5)] {
             let unpacked = try Shell.run(
                 "/bin/sh",
                 ["-c", #"gzip -dc "$0""#, directory.file("usr/share/man/man\(section)/\(page).\(section).gz")])
