@@ -35,7 +35,8 @@ struct RulesChanges {
         if !added.isEmpty || !removed.isEmpty {
             let parts = [("added", added), ("removed", removed)].filter { !$0.1.isEmpty }
             lines.append(
-                "sharedUsers: " + parts.map { "\($0.0) \($0.1.map { "\"\($0)\"" }.joined(separator: ", "))" }
+                "sharedUsers: "
+                    + parts.map { "\($0.0) \($0.1.map { "\"\($0)\"" }.joined(separator: ", "))" }
                     .joined(separator: "; "))
         }
         let settingsLines = lines.count
@@ -77,7 +78,8 @@ struct RulesChanges {
     static func summary(_ rules: CommissionRules) -> String {
         let shared = rules.settings.sharedUsers
         let sharedText =
-            shared == .defaults ? "the built-in list" : "\(shared.entries.count) \(shared.entries.count == 1 ? "id" : "ids")"
+            shared == .defaults
+            ? "the built-in list" : "\(shared.entries.count) \(shared.entries.count == 1 ? "id" : "ids")"
         return "currency \(rules.currency), attributionWindowHours \(hours(rules.settings.windowMs)), "
             + "eligibilityFreshnessHours \(hours(rules.settings.freshnessMs)), "
             + "holdingPeriodHours \(hours(rules.settings.holdingMs)), payoutMinimumMinor \(rules.payoutMinimumMinor), "

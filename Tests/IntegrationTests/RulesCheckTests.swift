@@ -101,7 +101,8 @@ import Testing
             let from = String(format: "%.2f", Double(before[affiliate] ?? 0) / 100)
             let to = String(format: "%.2f", Double(after[affiliate] ?? 0) / 100)
             #expect(
-                outcome.output.contains("  \(affiliate): qualified \(from) -> \(to), "), "\(affiliate): \(outcome.output)")
+                outcome.output.contains("  \(affiliate): qualified \(from) -> \(to), "),
+                "\(affiliate): \(outcome.output)")
         }
     }
 }

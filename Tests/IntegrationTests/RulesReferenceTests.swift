@@ -72,7 +72,8 @@ import Testing
         for (key, example) in rule {
             var members = ["affiliateToken": #""x""#, "amountMinor": "1"]
             members[key] = example
-            let fields = members
+            let fields =
+                members
                 .map { #""\#($0.key)": \#($0.value)"# }.sorted().joined(separator: ", ")
             let outcome = try Self.check(#"{"currency": "USD", "rules": [{\#(fields)}]}"#, in: directory)
             #expect(outcome.status == 0, "\(key): \(outcome.output)")
