@@ -42,11 +42,11 @@ import Testing
         #expect(lintian.status == 0, "\(lintian.output)")
         let lines = lintian.output.split(separator: "\n")
         #expect(!lines.contains { $0.hasPrefix("E: ") }, "\(lintian.output)")
-        // "W: offertrack: TAG details": each warning's tag is explained in docs/operating.md.
-        let manual = try String(contentsOfFile: Repository.file("docs/operating.md"), encoding: .utf8)
+        // "W: offertrack: TAG details": each warning's tag is explained in docs/development/testing.md.
+        let manual = try String(contentsOfFile: Repository.file("docs/development/testing.md"), encoding: .utf8)
         for line in lines where line.hasPrefix("W: ") {
             let tag = line.split(separator: " ").dropFirst(2).first.map(String.init) ?? "?"
-            #expect(manual.contains("`\(tag)`"), "lintian warning not explained in docs/operating.md: \(line)")
+            #expect(manual.contains("`\(tag)`"), "lintian warning not explained in docs/development/testing.md: \(line)")
         }
     }
 
