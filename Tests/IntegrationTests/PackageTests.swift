@@ -46,7 +46,8 @@ import Testing
         let manual = try String(contentsOfFile: Repository.file("docs/development/testing.md"), encoding: .utf8)
         for line in lines where line.hasPrefix("W: ") {
             let tag = line.split(separator: " ").dropFirst(2).first.map(String.init) ?? "?"
-            #expect(manual.contains("`\(tag)`"), "lintian warning not explained in docs/development/testing.md: \(line)")
+            #expect(
+                manual.contains("`\(tag)`"), "lintian warning not explained in docs/development/testing.md: \(line)")
         }
     }
 
