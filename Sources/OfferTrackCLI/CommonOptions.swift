@@ -30,13 +30,18 @@ struct CommonOptions {
     /// The rules file's contents, or the built-in rules when none is given. A bad file is exit 78.
     func loadRules() throws(CLIError) -> RulesFile {
         guard let rulesPath else { return .builtIn }
-        guard let bytes = FileSystem.readFile(rulesPath) else {
-            throw CLIError(.configuration, "cannot read the rules file \(rulesPath)")
+        return try Self.readRules(rulesPath)
+    }
+
+    /// The rules file at `path`: exit 78 when it cannot be read or is malformed, naming the key or rule.
+    static func readRules(_ path: String) throws(CLIError) -> RulesFile {
+        guard let bytes = FileSystem.readFile(path) else {
+            throw CLIError(.configuration, "cannot read the rules file \(path)")
         }
         do {
             return try RulesFile(bytes: bytes)
         } catch {
-            throw CLIError(.configuration, "\(rulesPath): \(error.located)")
+            throw CLIError(.configuration, "\(path): \(error.located)")
         }
     }
 

@@ -50,10 +50,10 @@ struct RulesCommand {
     }
 
     func run() throws(CLIError) -> Int32 {
-        let new = try Self.load(file)
+        let new = try CommonOptions.readRules(file)
         try Output.write("\(file): valid: \(RulesChanges.summary(new.rules))\n")
         guard let currentPath = options.rulesPath else { return 0 }
-        let current = try Self.load(currentPath)
+        let current = try CommonOptions.readRules(currentPath)
         let changes = RulesChanges(from: current.rules, to: new.rules)
         var text = "changes from \(currentPath):\n"
         text += changes.lines.isEmpty ? "  none\n" : changes.lines.map { "  \($0)\n" }.joined()
@@ -65,18 +65,6 @@ struct RulesCommand {
         }
         try Output.write(text)
         return 0
-    }
-
-    /// The rules file at `path`, as every command reads one: exit 78 when it cannot be read or is malformed.
-    private static func load(_ path: String) throws(CLIError) -> RulesFile {
-        guard let bytes = FileSystem.readFile(path) else {
-            throw CLIError(.configuration, "cannot read the rules file \(path)")
-        }
-        do {
-            return try RulesFile(bytes: bytes)
-        } catch {
-            throw CLIError(.configuration, "\(path): \(error.located)")
-        }
     }
 
     /// The affiliates whose qualified, pending or held commission at `asOf` differs between the two files.

@@ -52,15 +52,10 @@ import Testing
     @Test func everyExampleExitsWithItsRowsCode() throws {
         let directory = ScratchDirectory()
         let example = Repository.file("systemd/rules.example.json")
-        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", example])
-        guard daemon.waitReady() else { return }
-        let ingest = try Shell.run(
-            "/bin/sh",
-            [
-                "-c", #""$0" simulate --users 50 --start 2026-09-01 --days 2 | "$0" ingest - --socket "$1""#,
-                Binaries.cli, daemon.socketPath,
-            ])
-        #expect(ingest.status == 0, "\(ingest.output)")
+        guard
+            let daemon = try IngestedDaemon.simulated(
+                in: directory, rulesPath: example, "--users 50 --start 2026-09-01 --days 2")
+        else { return }
         try FileManager.default.copyItem(atPath: example, toPath: directory.file("rules.json"))
         try #"{"currency": "USD", "rules": [], "holdingPeriodHour": 1}"#.write(
             toFile: directory.file("bad-rules.json"), atomically: true, encoding: .utf8)

@@ -66,15 +66,10 @@ import Testing
     /// The commission lines are `report --format json`'s totals per affiliate under each file.
     @Test func theCommissionThatDiffersIsWhatReportSaysUnderEachFile() throws {
         let directory = ScratchDirectory()
-        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", Self.example])
-        guard daemon.waitReady() else { return }
-        let ingest = try Shell.run(
-            "/bin/sh",
-            [
-                "-c", #""$0" simulate --users 400 --start 2026-09-01 --days 45 | "$0" ingest - --socket "$1""#,
-                Binaries.cli, daemon.socketPath,
-            ])
-        #expect(ingest.status == 0, "\(ingest.output)")
+        guard
+            let daemon = try IngestedDaemon.simulated(
+                in: directory, rulesPath: Self.example, "--users 400 --start 2026-09-01 --days 45")
+        else { return }
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
         let edited = try Self.edited(in: directory)
