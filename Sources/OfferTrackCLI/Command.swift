@@ -21,3 +21,4 @@ extension BackupCommand: Command {}
 extension ReviewCommand: Command {}
 extension EraseCommand: Command {}
 extension SealCommand: Command {}
+extension RulesCommand: Command {}

@@ -23,6 +23,7 @@ public enum CommandLineTool {
           verify     check the journal's integrity and invariants
           backup     an online, consistent copy of the journal (--to PATH)
           simulate   print a realistic, deterministic NDJSON workload
+          rules      rules check FILE: is a rules file valid, and what would it change (before a reload)
 
         Every command takes --db PATH, --rules PATH and --help. See `offertrack COMMAND --help`.
         `offertrack --help` (or -h, or help) prints this; `offertrack --version` the release and journal schema.
@@ -78,6 +79,7 @@ public enum CommandLineTool {
         case "review": ReviewCommand.self
         case "erase": EraseCommand.self
         case "simulate": SimulateCommand.self
+        case "rules": RulesCommand.self
         default: nil
         }
     }

@@ -30,21 +30,21 @@ struct CommonOptions {
     /// The rules file's contents, or the built-in rules when none is given. A bad file is exit 78, and so are
     /// rules whose windows differ from those a journal's days were sealed with (SPEC 12).
     func loadRules() throws(CLIError) -> RulesFile {
-        let rules: RulesFile
-        if let rulesPath {
-            guard let bytes = FileSystem.readFile(rulesPath) else {
-                throw CLIError(.configuration, "cannot read the rules file \(rulesPath)")
-            }
-            do {
-                rules = try RulesFile(bytes: bytes)
-            } catch {
-                throw CLIError(.configuration, "\(rulesPath): \(error.located)")
-            }
-        } else {
-            rules = .builtIn
-        }
+        let rules = try rulesPath.map { path throws(CLIError) in try Self.readRules(path) } ?? .builtIn
         try checkSealedWindows(rules.rules.settings)
         return rules
+    }
+
+    /// The rules file at `path`: exit 78 when it cannot be read or is malformed, naming the key or rule.
+    static func readRules(_ path: String) throws(CLIError) -> RulesFile {
+        guard let bytes = FileSystem.readFile(path) else {
+            throw CLIError(.configuration, "cannot read the rules file \(path)")
+        }
+        do {
+            return try RulesFile(bytes: bytes)
+        } catch {
+            throw CLIError(.configuration, "\(path): \(error.located)")
+        }
     }
 
     /// Refuses windows other than those a journal's days were sealed with (exit 78, naming the key). A journal

@@ -14,8 +14,8 @@ struct StatusCommand {
         published payout month, and today's busiest users (the most records received since UTC midnight, among
         the latest 200,000 records: a placeholder id to add to sharedUsers, a test device). --format json prints
         one object for scripts and monitoring: {"daemon":"up|down", "socket","journal","journalBytes",
-        "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome","review"},"lastSeq",
-        "lastPublishedExport","firstPublishedExport","lastPublishedPayouts","consume","forward","stream",
+        "schemaVersion","records":{"capabilities","offer.presented","subscription.outcome","review","erasure"},
+        "lastSeq","lastPublishedExport","firstPublishedExport","lastPublishedPayouts","consume","forward","stream",
         "lastSealedDay","acceptanceHorizon","busiestUsersToday":{"users":[{"user","records"}],"partial"}} (the
         published ones null when nothing was published; lastSealedDay (YYYY-MM-DD) and acceptanceHorizon (RFC 3339,
         before it records are refused expired) null before the first `offertrack seal`;
@@ -25,7 +25,8 @@ struct StatusCommand {
         "wrongPartition","expired"}, problem being what keeps its daemon from forwarding or consuming, with the fix, as the
         daemon last recorded it, and the counts the messages a central daemon refused since it started).
         --db may be given more than once (a fleet's central journals): one block per journal (a JSON array).
-        Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed).
+        Exit: 0 when the daemon is up, 69 when it is not (the rest is still printed), 66 when a journal does
+        not exist.
 
         Example:
           offertrack status --db /var/lib/offertrack/offertrack.db --socket /run/offertrack.sock

@@ -219,15 +219,16 @@ extension DaemonConfiguration {
         Options:
           --socket PATH           socket to bind when not socket-activated (default ./offertrack.sock)
           --db PATH               journal database (default $STATE_DIRECTORY/offertrack.db, else ./offertrack.db)
-          --rules PATH            commission rules file, re-read on SIGHUP
+          --rules PATH            commission rules file, re-read on SIGHUP (offertrack-rules(5))
           --max-line-bytes N      longest accepted line in bytes (default 65536)
           --max-connections N     connections served at once; more wait in the backlog (default 1024)
           --idle-timeout SECONDS  close a connection without progress this long (default 300)
           --allow-uid UID|NAME    also serve this uid (repeatable; root and the daemon's uid always)
           --allow-gid GID|NAME    also serve peers in this group, primary or supplementary (repeatable)
-          --allow-review-uid UID|NAME  also accept review records from this uid (repeatable; root and the
-                                  daemon's uid always; such a peer may connect without --allow-uid)
-          --allow-review-gid GID|NAME  also accept review records from peers in this group (repeatable)
+          --allow-review-uid UID|NAME  also accept review and erasure records from this uid (repeatable; root
+                                  and the daemon's uid always; such a peer may connect without --allow-uid)
+          --allow-review-gid GID|NAME  also accept review and erasure records from peers in this group
+                                  (repeatable)
           --durability full|normal  synchronous=FULL (default, survives power loss) or NORMAL
           --drain-timeout SECONDS time to finish read records after SIGTERM (default 5)
           --journal-only          do not keep attribution current (bulk back-fills; reports recompute

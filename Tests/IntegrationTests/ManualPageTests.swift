@@ -8,11 +8,19 @@ import Testing
 /// the binary itself (`AcceptedFlags`), command by command, so a flag added to a parser without its page and
 /// its `--help` fails here.
 @Suite struct ManualPageTests {
-    static let pages = ["man/offertrackd.8", "man/offertrack.1"]
-    static let sections = [
-        "NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "SIGNALS", "FILES", "ENVIRONMENT", "EXAMPLES",
-        "SEE ALSO",
-    ]
+    static let pages = ["man/offertrackd.8", "man/offertrack.1", "man/offertrack-rules.5"]
+    /// A program's page has systemd's sections; a file format's page (section 5) has its own.
+    static func sections(of page: String) -> [String] {
+        page.hasSuffix(".5")
+            ? [
+                "NAME", "SYNOPSIS", "DESCRIPTION", "KEYS", "RULE OBJECTS", "MATCHING", "ERRORS", "CHECKING A FILE",
+                "EXAMPLES", "FILES", "SEE ALSO",
+            ]
+            : [
+                "NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "SIGNALS", "FILES", "ENVIRONMENT",
+                "EXAMPLES", "SEE ALSO",
+            ]
+    }
 
     @Test(arguments: pages) func renderWithoutWarningsAndHaveEverySection(page: String) throws {
         let path = Repository.file(page)
@@ -30,8 +38,16 @@ import Testing
         let headings = source.split(separator: "\n").filter { $0.hasPrefix(".SH ") }.map {
             $0.dropFirst(4).trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
         }
-        #expect(headings == Self.sections, "\(page): \(headings)")
+        #expect(headings == Self.sections(of: page), "\(page): \(headings)")
         #expect(source.contains("\"offertrack \(OfferTrackVersion.string)\""), "\(page): .TH names another release")
+        // Every page names the other two in SEE ALSO.
+        let seeAlso = source.components(separatedBy: "\n.SH SEE ALSO\n").last ?? ""
+        for other in Self.pages where other != page {
+            let name = URL(fileURLWithPath: other).deletingPathExtension().lastPathComponent
+            let section = URL(fileURLWithPath: other).pathExtension
+            let reference = ".BR \(name.replacingOccurrences(of: "-", with: #"\-"#)) (\(section))"
+            #expect(seeAlso.contains(reference), "\(page): SEE ALSO lacks \(reference)")
+        }
     }
 
     /// The flags in a part of a page's roff source (`\-\-db`, `\fB\-\-db\fR`, `.BR \-\-db`).

@@ -97,6 +97,7 @@ import Testing
             "offertrack_records_total", "offertrack_ack_latency_seconds_bucket", "offertrack_forward_lag_records",
             "offertrack_consume_lag_records", "offertrack_start_time_seconds",
             "offertrack_export_last_success_timestamp_seconds", "offertrack_backup_last_success_timestamp_seconds",
+            "offertrack_payouts_last_success_timestamp_seconds", "offertrack_payouts_next_due_timestamp_seconds",
         ] {
             #expect(exported.contains(name), "\(name) not exported; got \(exported.sorted())")
         }
@@ -177,8 +178,13 @@ import Testing
             Repository.file("scripts/offertrack-export-catchup"),
             ["--out", exports, "--db", central.databasePath, "--rules", rules], environment: environment)
         #expect(export.status == 0, "\(export.output)")
+        // The payouts after the export: a month is due whether or not one was published.
+        let payouts = try Shell.run(
+            Repository.file("scripts/offertrack-payouts-catchup"),
+            ["--out", exports, "--db", central.databasePath, "--rules", rules], environment: environment)
+        #expect(payouts.status == 0, "\(payouts.output)")
         let after = Date().timeIntervalSince1970
-        for job in ["backup", "export"] {
+        for job in ["backup", "export", "payouts"] {
             let file = "\(textfiles)/offertrack-\(job).prom"
             let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
             let check = try Shell.run("/bin/sh", ["-c", "/usr/bin/promtool check metrics < \(file)"])
@@ -192,7 +198,7 @@ import Testing
         // Only .prom files are left for the collector (the temporary file was renamed).
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: textfiles).sorted() == [
-                "offertrack-backup.prom", "offertrack-export.prom",
+                "offertrack-backup.prom", "offertrack-export.prom", "offertrack-payouts.prom",
             ])
         DaemonProcess.terminateCleanly([edge, central])
         return names

@@ -90,6 +90,7 @@ import WireFormat
 
     @Test(arguments: [
         "report", "explain", "export", "payouts", "ingest", "status", "rebuild", "verify", "simulate", "forward",
+        "rules",
     ])
     func everyCommandsHelpHasAnExample(command: String) throws {
         let outcome = try Shell.run(Binaries.cli, [command, "--help"])

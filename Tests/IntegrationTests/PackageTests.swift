@@ -42,11 +42,12 @@ import Testing
         #expect(lintian.status == 0, "\(lintian.output)")
         let lines = lintian.output.split(separator: "\n")
         #expect(!lines.contains { $0.hasPrefix("E: ") }, "\(lintian.output)")
-        // "W: offertrack: TAG details": each warning's tag is explained in docs/operating.md.
-        let manual = try String(contentsOfFile: Repository.file("docs/operating.md"), encoding: .utf8)
+        // "W: offertrack: TAG details": each warning's tag is explained in docs/development/testing.md.
+        let manual = try String(contentsOfFile: Repository.file("docs/development/testing.md"), encoding: .utf8)
         for line in lines where line.hasPrefix("W: ") {
             let tag = line.split(separator: " ").dropFirst(2).first.map(String.init) ?? "?"
-            #expect(manual.contains("`\(tag)`"), "lintian warning not explained in docs/operating.md: \(line)")
+            #expect(
+                manual.contains("`\(tag)`"), "lintian warning not explained in docs/development/testing.md: \(line)")
         }
     }
 
@@ -105,13 +106,13 @@ import Testing
             #expect(files.contains(path), "\(path)")
         }
         // The hand-written manual pages, compressed as dh_installman does, byte for byte from man/; the manual's pages.
-        for (page, section) in [("offertrackd", 8), ("offertrack", 1)] {
+        for (page, section) in [("offertrackd", 8), ("offertrack", 1), ("offertrack-rules", 5)] {
             let installed = "/usr/share/man/man\(section)/\(page).\(section).gz"
             #expect(files.contains(installed), "\(installed)")
         }
         let directory = ScratchDirectory()
         #expect(try Shell.run("/usr/bin/dpkg-deb", ["--extract", package, directory.path]).status == 0)
-        for (page, section) in [("offertrackd", 8), ("offertrack", 1)] {
+        for (page, section) in [("offertrackd", 8), ("offertrack", 1), ("offertrack-rules", 5)] {
             let unpacked = try Shell.run(
                 "/bin/sh",
                 ["-c", #"gzip -dc "$0""#, directory.file("usr/share/man/man\(section)/\(page).\(section).gz")])

@@ -116,6 +116,31 @@ import Testing
         #expect(setup.months == ["2026-09", "2026-10", "2026-11", "2026-12"])
     }
 
+    /// The textfile says when the oldest unpublished month is due: 00:00 UTC of OFFERTRACK_PAYOUTS_DUE_DAY (default
+    /// the 5th) of the month after it, labelled with the month; a due day that is no day of every month is refused.
+    @Test func theTextfileSaysWhenTheOldestUnpublishedMonthIsDue() throws {
+        let setup = try Setup(days: ("2026-10-30", "2027-02-27"))
+        let textfiles = setup.directory.file("textfiles")
+        try FileManager.default.createDirectory(atPath: textfiles, withIntermediateDirectories: true)
+        var environment = setup.environment
+        environment["OFFERTRACK_TEXTFILE_DIR"] = textfiles
+        let script = Repository.file("scripts/offertrack-payouts-catchup")
+        let outcome = try Shell.run(script, ["--out", setup.out], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.output)")
+        let text = try String(contentsOfFile: "\(textfiles)/offertrack-payouts.prom", encoding: .utf8)
+        // 2027-02 is the oldest unpublished month: due 2027-03-05T00:00:00Z.
+        #expect(
+            text.contains("\noffertrack_payouts_next_due_timestamp_seconds{month=\"2027-02\"} 1804204800\n"), "\(text)")
+        environment["OFFERTRACK_PAYOUTS_DUE_DAY"] = "1"
+        #expect(try Shell.run(script, ["--out", setup.out], environment: environment).status == 0)
+        let first = try String(contentsOfFile: "\(textfiles)/offertrack-payouts.prom", encoding: .utf8)
+        #expect(first.contains("{month=\"2027-02\"} 1803859200\n"), "\(first)")
+        for bad in ["0", "29", "x"] {
+            environment["OFFERTRACK_PAYOUTS_DUE_DAY"] = bad
+            #expect(try Shell.run(script, ["--out", setup.out], environment: environment).status == 78, "\(bad)")
+        }
+    }
+
     @Test func badArgumentsAskForNothing() throws {
         let setup = try Setup(days: ("2026-09-01", "2026-12-31"))
         #expect(try setup.run(["--bogus", "x"]).status == 64)

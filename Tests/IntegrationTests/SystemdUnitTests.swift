@@ -117,12 +117,16 @@ import Testing
         #expect(payouts.value("Type") == "oneshot")
         #expect(payouts.value("After")?.split(separator: " ").contains("offertrack-export.service") == true)
         let ignored: Set<String> = ["ExecStart", "ExecStartPost", "Description", "After"]
-        // Every other setting (user, directories, hardening) is the export's, line for line.
+        // Every other setting (user, directories, hardening) is the export's, line for line, but the payouts' due
+        // day (docs/monitoring.md).
+        let dueDay = "Environment=OFFERTRACK_PAYOUTS_DUE_DAY=5"
         let settings = { (unit: UnitFile) in
             unit.text.split(separator: "\n").filter { line in
                 !line.hasPrefix("#") && line.contains("=") && !ignored.contains(String(line.prefix { $0 != "=" }))
+                    && line != dueDay
             }
         }
+        #expect(payouts.text.contains("\n\(dueDay)\n"))
         #expect(settings(payouts) == settings(export))
         let command = try #require(payouts.command("ExecStart"))
         #expect(command.first == "/usr/lib/offertrack/offertrack-payouts-catchup")

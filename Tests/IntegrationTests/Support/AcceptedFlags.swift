@@ -10,7 +10,7 @@ enum AcceptedFlags {
     static let commands = [
         "report", "explain", "export", "payouts", "reconcile", "review", "erase", "ingest", "status", "forward",
         "rebuild", "seal",
-        "verify", "backup", "simulate",
+        "verify", "backup", "simulate", "rules",
     ]
     static let probe = ["--no-such-flag-probe-1", "--no-such-flag-probe-2"]
 

@@ -18,4 +18,18 @@ enum IngestedDaemon {
         #expect(ingest.status == 0, "\(ingest.output)")
         return daemon
     }
+
+    /// Ingests `offertrack simulate SIMULATION` into a fresh daemon's journal in `directory` under the rules file at
+    /// `rulesPath`, leaving it running.
+    static func simulated(in directory: ScratchDirectory, rulesPath: String, _ simulation: String) throws
+        -> DaemonProcess?
+    {
+        let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rulesPath])
+        guard daemon.waitReady() else { return nil }
+        let ingest = try Shell.run(
+            "/bin/sh",
+            ["-c", #""$0" simulate \#(simulation) | "$0" ingest - --socket "$1""#, Binaries.cli, daemon.socketPath])
+        #expect(ingest.status == 0 && ingest.output.contains("rejected 0"), "\(ingest.output)")
+        return daemon
+    }
 }
