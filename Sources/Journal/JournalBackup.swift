@@ -24,8 +24,10 @@ public enum JournalBackup {
 
     /// Copies the journal at `journal` to the new file `destination` with SQLite's backup API: one read
     /// transaction (never the write lock, so ingest goes on), written to a temporary file beside `destination`
-    /// and given its name only once complete and synced. Any schema version is copied as it is.
-    public static func copy(journal: String, to destination: String) throws -> Summary {
+    /// and given its name only once complete and synced. Any schema version is copied as it is. `compact` writes
+    /// it with `VACUUM INTO` instead (the same snapshot, only the pages in use: free pages, such as sealing leaves,
+    /// are not copied).
+    public static func copy(journal: String, to destination: String, compact: Bool = false) throws -> Summary {
         guard !FileSystem.exists(destination) else { throw Failure.destinationExists(destination) }
         let source = try JournalOpening.open(
             path: journal, mode: .readOnly, schema: .anyVersion, busyTimeoutMilliseconds: 5000)
@@ -35,9 +37,16 @@ public enum JournalBackup {
         do {
             let summary: Summary
             do {
-                let copy = try Connection(path: partial, mode: .readWriteCreate)
+                if compact {
+                    let vacuum = try source.prepare("VACUUM INTO ?1")
+                    try vacuum.bind(partial, at: 1)
+                    try vacuum.run()
+                    // VACUUM INTO does not sync what it wrote.
+                    try FileSystem.syncFile(partial)
+                }
+                let copy = try Connection(path: partial, mode: compact ? .readWrite : .readWriteCreate)
                 try copy.execute("PRAGMA synchronous=FULL")
-                try source.backup(into: copy)
+                if !compact { try source.backup(into: copy) }
                 // One self-contained file: readers of the copy leave no -wal/-shm beside it; the daemon turns
                 // WAL back on when a restored copy is opened.
                 _ = try copy.scalarText("PRAGMA journal_mode=DELETE")

@@ -134,6 +134,13 @@ extension FileSystem {
         syncDirectory(containing: new)
     }
 
+    /// Writes the file at `path` to its disk (`fsync`), for files another library wrote without syncing them.
+    public static func syncFile(_ path: String) throws(PosixError) {
+        let fd = try valueOrErrno("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { FileDescriptor.close(fd) }
+        _ = try valueOrErrno("fsync(\(path))") { fsync(fd) }
+    }
+
     /// Removes the file at `path`, if any.
     public static func remove(_ path: String) { unlink(path) }
 

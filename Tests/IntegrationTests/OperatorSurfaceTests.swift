@@ -124,7 +124,8 @@ import WireFormat
             return
         }
         #expect(records["capabilities"] == .number(JSONNumber(literal: "1")))
-        #expect(Set(status.members.map(\.key)).count == 14, "\(status.members.map(\.key))")
+        #expect(Set(status.members.map(\.key)).count == 16, "\(status.members.map(\.key))")
+        #expect(status["lastSealedDay"] == .null && status["acceptanceHorizon"] == .null)
         #expect(status["forward"] == .null && status["consume"] == .null && status["stream"] == .null)
         daemon.signal(2)
         #expect(daemon.waitExit() == 0)
