@@ -36,13 +36,16 @@ public final class JournalSealer {
 
     private let connection: Connection
     private let usersPerChunk: Int
+    /// The most records one transaction removes.
+    private let recordsPerChunk: Int
     private let hooks: SealHooks
     /// Write transactions committed so far (the tests' hooks count them).
     private var steps = 0
 
     /// Opens the journal at `path` for sealing (it must exist and have the current schema).
     public init(
-        path: String, usersPerChunk: Int = 200, busyTimeoutMilliseconds: Int32 = 5000, hooks: SealHooks = SealHooks()
+        path: String, usersPerChunk: Int = 200, recordsPerChunk: Int = 5_000, busyTimeoutMilliseconds: Int32 = 5000,
+        hooks: SealHooks = SealHooks()
     ) throws {
         connection = try JournalOpening.open(
             path: path, mode: .readWrite, schema: .requireCurrent, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
@@ -50,6 +53,7 @@ public final class JournalSealer {
         // Removed records' bytes are zeroed, as an erasure's rename's are (SPEC 11).
         try connection.execute("PRAGMA secure_delete=ON")
         self.usersPerChunk = max(1, hooks.usersPerChunk ?? usersPerChunk)
+        self.recordsPerChunk = max(1, recordsPerChunk)
         self.hooks = hooks
     }
 
@@ -105,11 +109,11 @@ public final class JournalSealer {
             return Outcome(sealedDays: sealedDays, recordsRemoved: 0, state: nil)
         }
         var removed = 0
-        var start = 0
-        while start < users.count {
-            let chunk = users[start..<min(start + usersPerChunk, users.count)]
-            removed += try step { try removeUnkept(of: chunk, state: state) }
-            start += usersPerChunk
+        var next = 0
+        while next < users.count {
+            let (through, count) = try step { try removeUnkept(of: users, from: next, state: state) }
+            removed += count
+            next = through
         }
         try step { try JournalMeta(connection).set(SealState.cleanedKey, to: state.lastSealedDay) }
         return Outcome(sealedDays: sealedDays, recordsRemoved: removed, state: try SealState.read(on: connection))
@@ -186,37 +190,49 @@ public final class JournalSealer {
         return entries
     }
 
-    /// Step 4 for one chunk of users (in the caller's transaction): returns how many records went.
-    private func removeUnkept(of keys: ArraySlice<Int64>, state: SealState) throws -> Int {
+    /// Step 4 for one chunk (in the caller's transaction): users from `keys[first]` on, at most `usersPerChunk` of
+    /// them and `recordsPerChunk` removals, so that a user with a long history (a hot id) is spread over several
+    /// transactions. Returns the index of the first user not finished and how many records went.
+    private func removeUnkept(of keys: [Int64], from first: Int, state: SealState) throws -> (Int, Int) {
         let derived = try DerivedTables.settings(on: connection)
         let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:)) ?? []
         let name = try connection.prepare(static: "SELECT user FROM users WHERE k = ?1")
         var rollup = DayRollup()
         var removed = 0
-        for key in keys {
+        var index = first
+        while index < keys.count, index - first < usersPerChunk, removed < recordsPerChunk {
+            let key = keys[index]
             try name.bind(key, at: 1)
             let user = try name.step() ? name.text(0) : nil
             name.reset()
-            guard let user else { continue }
+            guard let user else {
+                index += 1
+                continue
+            }
             let entries = try Self.entries(of: key, user: user, on: connection)
             let kept = SealKeeping.kept(entries.map(\.record), sealedBefore: state.sealedBefore)
             let leaving = entries.indices.filter {
                 entries[$0].record.ts < state.sealedBefore && !kept.contains($0)
                     && !SealKeeping.isNeverSealed(entries[$0].record)
             }
-            guard !leaving.isEmpty else { continue }
-            if derived != nil {
-                try DerivedTables.dropRows(user: user, key: key, formerKey: key, rollup: &rollup, on: connection)
+            // Any part of them may go now: what stays still holds every kept record.
+            let now = leaving.prefix(recordsPerChunk - removed)
+            if !now.isEmpty {
+                if derived != nil {
+                    try DerivedTables.dropRows(user: user, key: key, formerKey: key, rollup: &rollup, on: connection)
+                }
+                for position in now { try remove(entries[position], key: key, hashKey: hashKey) }
+                try addRemoved(now.count, key: key)
+                if let derived {
+                    try DerivedTables.insertRows(
+                        user: user, key: key, settings: derived, rollup: &rollup, on: connection)
+                }
+                removed += now.count
             }
-            for index in leaving { try remove(entries[index], key: key, hashKey: hashKey) }
-            try addRemoved(leaving.count, key: key)
-            if let derived {
-                try DerivedTables.insertRows(user: user, key: key, settings: derived, rollup: &rollup, on: connection)
-            }
-            removed += leaving.count
+            if now.count == leaving.count { index += 1 }
         }
         try rollup.write(on: connection)
-        return removed
+        return (index, removed)
     }
 
     /// Takes one record out of the journal and its user's index, keeping a keyed hash of its id.

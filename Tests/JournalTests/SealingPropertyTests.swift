@@ -139,10 +139,11 @@ import WireFormat
             }
         }
 
-        /// Seals the sealed journal at `asOf` (its removals in chunks of a few users).
+        /// Seals the sealed journal at `asOf` (its removals in chunks of a few users and records: a user's spread
+        /// over several).
         mutating func seal(asOf: Int64, rules: RulesFile) throws {
             guard let retention = rules.rules.retention else { return }
-            let outcome = try JournalSealer(path: sealedPath, usersPerChunk: 3).seal(retention: retention, asOf: asOf)
+            let outcome = try JournalSealer(path: sealedPath, usersPerChunk: 3, recordsPerChunk: 7).seal(retention: retention, asOf: asOf)
             if outcome.sealedDays != nil { sealedRuns += 1 }
         }
     }
