@@ -204,8 +204,9 @@ public final class JournalWriter {
                 // Each accepted record's user key, by batch index (the join reads histories by key).
                 var keys = [Int64](repeating: 0, count: batch.count)
                 for (index, submission) in batch.enumerated() {
-                    let outcome = try append(
-                        submission, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom, on: connection)
+                    let outcome = try RecordAppend.append(
+                        submission, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom,
+                        userKeys: caches.userKeys, knownUsers: caches.knownUsers, on: connection)
                     if case .accepted(let seq) = outcome {
                         lastSeq = seq
                         keys[index] = lastKey?.key ?? 0
@@ -255,50 +256,6 @@ public final class JournalWriter {
         let reopened = try Self.open(path: path, options: options, tuning: tuning, walFrames: walFrames)
         connection = reopened
         return reopened
-    }
-
-    /// Journals one record and lists it under its user's key (`UserKeys.index`, keys from `freshFrom` on straight
-    /// in the main level); `lastKey` carries the previous record's user and key within the batch (a user's records
-    /// usually arrive together).
-    private func append(
-        _ submission: Submission, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?, freshFrom: Int64,
-        on connection: Connection
-    ) throws -> AppendOutcome {
-        let insert = try connection.prepare(
-            static: """
-                INSERT INTO records (id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token,
-                    campaign_token, message_identifier, item_id, review_conversion, review_decision, review_reason,
-                    review_note, user, received_at, line)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
-                ON CONFLICT (id) DO NOTHING
-                """)
-        let record = submission.record
-        try RecordQueries.bindColumns(of: record, to: insert, from: 1)
-        try insert.bind(record.user, at: 16)
-        try insert.bind(receivedAt, at: 17)
-        try insert.bindText(submission.line, at: 18)
-        try insert.run()
-        if connection.changes == 1 {
-            let seq = connection.lastInsertRowID
-            let kind = UserIndexKind(record.body)
-            if let last = lastKey, ExactString.equals(last.user, record.user) {
-                try UserKeys.index(record, seq: seq, kind: kind, key: last.key, freshFrom: freshFrom, on: connection)
-            } else {
-                let key = try caches.userKeys.key(of: record.user, knownUsers: caches.knownUsers, on: connection)
-                lastKey = (record.user, key)
-                try UserKeys.index(record, seq: seq, kind: kind, key: key, freshFrom: freshFrom, on: connection)
-            }
-            return .accepted(seq: seq)
-        }
-
-        let existing = try connection.prepare(static: "SELECT seq, line FROM records WHERE id = ?1")
-        try existing.bind(record.id, at: 1)
-        defer { existing.reset() }
-        guard try existing.step() else {
-            throw SQLiteError(code: 1, message: "id \(record.id) conflicted but is not journaled", sql: existing.sql)
-        }
-        let seq = existing.int64(0)
-        return LineContent.isSame(existing.bytes(1), submission.line) ? .duplicate(seq: seq) : .conflict
     }
 }
 

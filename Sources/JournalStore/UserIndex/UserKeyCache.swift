@@ -61,7 +61,7 @@ package final class UserKeyCache {
     /// `user`'s key, given now (in the caller's transaction) if the user has none yet (`UserKeys.key`). A user
     /// `knownUsers` is certain is new is given a key without searching for one first (and searched for after all
     /// if the insert finds them).
-    package func key(of user: String, knownUsers: KnownUsers, on connection: Connection) throws -> Int64 {
+    func key(of user: String, knownUsers: KnownUsers, on connection: Connection) throws -> Int64 {
         let hash = ByteHash.hash(user)
         let index = Int(truncatingIfNeeded: hash) & mask
         if let slot = slots[index], slot.generation == generation, slot.hash == hash,

@@ -69,7 +69,7 @@ package enum UserKeys {
     /// (`nextKey` at the batch's start). A key given in the batch is larger than every key `by_user` lists, so
     /// its entries go after all of them, on the last pages, which the batch's other new users' entries fill
     /// too: moving them later would only write them twice.
-    package static func index(
+    static func index(
         _ record: Record, seq: Int64, kind: UserIndexKind, key: Int64, freshFrom: Int64, on connection: Connection
     ) throws {
         let insert =
