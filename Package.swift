@@ -88,7 +88,7 @@ let package = Package(
             dependencies: ["PublishedLedger", "AttributionJoin", "JournalStore", "SQLite", "JSON", "OfferTrackDomain"],
             swiftSettings: strictSettings),
         // Publishing files from a journal (SPEC 7, 7.1): an export day's and a payout month's files rendered and stored
-        // through the journal's stores (`ExportDayStore`, `PayoutMonthStore`).
+        // through the published ledger's stores (`ExportDayStore`, `PayoutMonthStore`).
         .target(
             name: "Publishing",
             dependencies: ["PublishedLedger", "OfferTrackDomain", "OutputFormats", "WireFormat"],
