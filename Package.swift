@@ -62,22 +62,49 @@ let package = Package(
         .target(name: "WireFormat", dependencies: ["JSON", "OfferTrackDomain"], swiftSettings: strictSettings),
         // Deterministic simulated traffic (`offertrack simulate`, the bench, the tests).
         .target(name: "Simulator", dependencies: ["OfferTrackDomain"], swiftSettings: strictSettings),
-        // The SQLite journal: schema, migrations, appends, derived tables, queries, where published files are stored.
+        // The journal, in four modules, each arrow pointing down (ARCHITECTURE.md, "The journal's rooms").
+        // The store (SPEC 2, 3, 11): the records and their SQLite file, its schema and migrations, opening,
+        // durability, `meta`, the per-user index and user keys, record reads, backups, checkpoints, and an erasure's
+        // renames of stored records.
         .target(
-            name: "Journal",
+            name: "JournalStore",
             dependencies: ["SQLite", "Posix", "JSON", "OfferTrackDomain"],
             swiftSettings: faultHookSettings),
+        // Attribution's join over the store (SPEC 4): the derived tables and roll-ups, the batch join and the bounded
+        // refresh, recomputing for new windows, the funnel query; and the writer, whose appends keep the join current.
+        .target(
+            name: "AttributionJoin",
+            dependencies: ["JournalStore", "SQLite", "Posix", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
+        // What was published, stored in the journal (SPEC 7, 7.1): export days staged and published, their lines and
+        // ledger, payout months.
+        .target(
+            name: "PublishedLedger",
+            dependencies: ["AttributionJoin", "JournalStore", "SQLite", "Posix", "OfferTrackDomain"],
+            swiftSettings: faultHookSettings),
+        // Sealing days (SPEC 12): the days older than the retention counted, their records no rule reads removed, in
+        // short transactions over the store and the join (`offertrack seal`).
+        .target(
+            name: "JournalSealing",
+            dependencies: ["AttributionJoin", "JournalStore", "SQLite", "Posix", "OfferTrackDomain"],
+            swiftSettings: faultHookSettings),
+        // `offertrack verify` (SPEC 6): the file's integrity, the index, the join and the erasures checked.
+        .target(
+            name: "JournalVerification",
+            dependencies: ["PublishedLedger", "AttributionJoin", "JournalStore", "SQLite", "JSON", "OfferTrackDomain"],
+            swiftSettings: strictSettings),
         // Publishing files from a journal (SPEC 7, 7.1): an export day's and a payout month's files rendered and stored
-        // through the journal's stores (`ExportDayStore`, `PayoutMonthStore`).
+        // through the published ledger's stores (`ExportDayStore`, `PayoutMonthStore`).
         .target(
             name: "Publishing",
-            dependencies: ["Journal", "OfferTrackDomain", "OutputFormats", "WireFormat"],
+            dependencies: ["PublishedLedger", "OfferTrackDomain", "OutputFormats", "WireFormat"],
             swiftSettings: strictSettings),
         // The daemon: configuration, event loop, connections, group-commit writer.
         .target(
             name: "OfferTrackDaemon",
             dependencies: [
-                "Posix", "Systemd", "Journal", "OfferTrackDomain", "WireFormat", "Metrics", "Fleet", "NATS",
+                "Posix", "Systemd", "JournalStore", "AttributionJoin", "OfferTrackDomain", "WireFormat", "Metrics",
+                "Fleet", "NATS",
             ],
             swiftSettings: faultHookSettings
         ),
@@ -86,20 +113,22 @@ let package = Package(
         .target(
             name: "Fleet",
             dependencies: [
-                "Journal", "Publishing", "NATS", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Posix",
+                "JournalStore", "AttributionJoin", "PublishedLedger", "JournalVerification", "Publishing", "NATS",
+                "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Posix",
             ],
             swiftSettings: strictSettings),
         // The CLI commands.
         .target(
             name: "OfferTrackCLI",
             dependencies: [
-                "Posix", "Journal", "Publishing", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat",
+                "Posix", "JournalStore", "AttributionJoin", "PublishedLedger", "JournalVerification", "JournalSealing",
+                "Publishing", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat",
                 "Simulator", "Fleet", "NATS",
             ],
             swiftSettings: faultHookSettings
         ),
         .executableTarget(
-            name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "Journal", "Posix"],
+            name: "offertrackd", dependencies: ["OfferTrackDaemon", "OfferTrackDomain", "JournalStore", "Posix"],
             swiftSettings: faultHookSettings),
         .executableTarget(
             name: "offertrack", dependencies: ["OfferTrackCLI", "Posix"], swiftSettings: faultHookSettings),
@@ -107,7 +136,8 @@ let package = Package(
         .executableTarget(
             name: "offertrack-bench",
             dependencies: [
-                "Journal", "SQLite", "JSON", "OfferTrackDomain", "WireFormat", "Simulator", "Posix", "TestSupport",
+                "JournalStore", "AttributionJoin", "SQLite", "JSON", "OfferTrackDomain", "WireFormat", "Simulator",
+                "Posix", "TestSupport",
             ],
             path: "bench/Sources/offertrack-bench",
             swiftSettings: strictSettings
@@ -116,7 +146,9 @@ let package = Package(
         // notification socket, signals, a seeded generator, published export days synthesised into a journal.
         .target(
             name: "TestSupport",
-            dependencies: ["Posix", "Simulator", "Journal", "SQLite", "OfferTrackDomain", "OutputFormats"],
+            dependencies: [
+                "Posix", "Simulator", "JournalStore", "AttributionJoin", "SQLite", "OfferTrackDomain", "OutputFormats",
+            ],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(
@@ -132,10 +164,17 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["OfferTrackDaemon", "Journal", "WireFormat", "OfferTrackDomain", "Posix", "TestSupport"],
+            dependencies: [
+                "OfferTrackDaemon", "JournalStore", "AttributionJoin", "WireFormat", "OfferTrackDomain", "Posix",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "CLITests", dependencies: ["OfferTrackCLI", "Journal", "OfferTrackDomain", "OutputFormats", "Posix"],
+            name: "CLITests",
+            dependencies: [
+                "OfferTrackCLI", "JournalStore", "AttributionJoin", "PublishedLedger", "OfferTrackDomain",
+                "OutputFormats", "Posix",
+            ],
             swiftSettings: faultHookSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         // The arrows (ARCHITECTURE.md): imports against Package.swift and the document, environment reads. No
@@ -144,8 +183,8 @@ let package = Package(
         .testTarget(
             name: "JournalTests",
             dependencies: [
-                "Journal", "Publishing", "SQLite", "OfferTrackDomain", "OutputFormats", "WireFormat",
-                "Simulator", "TestSupport",
+                "JournalStore", "AttributionJoin", "PublishedLedger", "JournalVerification", "JournalSealing",
+                "Publishing", "SQLite", "OfferTrackDomain", "OutputFormats", "WireFormat", "Simulator", "TestSupport",
             ],
             swiftSettings: strictSettings
         ),
@@ -153,7 +192,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Posix", "SQLite", "JSON", "OfferTrackDomain", "OutputFormats", "WireFormat", "Simulator",
-                "NATS", "Fleet", "Journal", "TestSupport",
+                "NATS", "Fleet", "JournalStore", "AttributionJoin", "JournalVerification", "TestSupport",
             ],
             // A schema-7 journal and what the schema-7 offertrack answered from it (SchemaMigrationTests).
             exclude: ["Fixtures"],

@@ -1,5 +1,5 @@
 import Dispatch
-import Journal
+import JournalStore
 import NATS
 import OfferTrackDomain
 import Posix

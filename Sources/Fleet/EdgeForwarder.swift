@@ -1,5 +1,4 @@
 import Dispatch
-import Journal
 import NATS
 import OfferTrackDomain
 import Posix

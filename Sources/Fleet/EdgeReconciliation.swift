@@ -1,5 +1,6 @@
 import JSON
-import Journal
+import JournalStore
+import JournalVerification
 import OfferTrackDomain
 import Posix
 import WireFormat

@@ -1,7 +1,8 @@
 import JSON
-import Journal
+import JournalStore
 import OfferTrackDomain
 import OutputFormats
+import PublishedLedger
 import Publishing
 import WireFormat
 

@@ -1,4 +1,5 @@
-import Journal
+import AttributionJoin
+import JournalStore
 import Posix
 
 /// Which partitions of a fleet a central journal holds (SPEC section 10), recorded in `meta` when it first

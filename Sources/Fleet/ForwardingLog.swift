@@ -1,4 +1,5 @@
-import Journal
+import AttributionJoin
+import JournalStore
 
 /// What an edge daemon forwards (SPEC section 10): the journal's records in `seq` order, the durable watermark
 /// below which the stream has acknowledged every record (`meta` key `forward_acked_seq`), and which stream

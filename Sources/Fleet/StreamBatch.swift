@@ -1,4 +1,4 @@
-import Journal
+import JournalStore
 import OfferTrackDomain
 
 /// One stream message as SPEC section 10 defines it: one or more records of one partition, their lines as

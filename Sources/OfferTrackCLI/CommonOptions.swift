@@ -1,7 +1,8 @@
 import Fleet
-import Journal
+import JournalStore
 import OfferTrackDomain
 import Posix
+import PublishedLedger
 import WireFormat
 
 /// What every command takes: the journal and the rules file (SPEC section 6).

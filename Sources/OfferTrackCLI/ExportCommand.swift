@@ -1,7 +1,8 @@
 import Fleet
-import Journal
+import JournalStore
 import OfferTrackDomain
 import Posix
+import PublishedLedger
 import Publishing
 
 /// `offertrack export --date D [--out DIR]`: the nightly commission export (SPEC section 7).

@@ -1,5 +1,5 @@
 import Fleet
-import Journal
+import JournalStore
 import NATS
 import OfferTrackDomain
 import Posix

@@ -1,5 +1,7 @@
+import AttributionJoin
 import Fleet
-import Journal
+import JournalStore
+import JournalVerification
 import OfferTrackDomain
 import Posix
 import Simulator

@@ -1,4 +1,6 @@
-import Journal
+import JournalSealing
+import JournalStore
+import PublishedLedger
 
 /// What `offertrack` takes from its process environment: read by the executable (`Sources/offertrack/main.swift`)
 /// and passed to every command, so that no library reads the environment (issue #33).

@@ -1,7 +1,8 @@
 import Fleet
-import Journal
+import JournalStore
 import OfferTrackDomain
 import Posix
+import PublishedLedger
 import Publishing
 
 /// `offertrack payouts --month M [--out DIR]`: the month's payout statement (SPEC section 7.1).

@@ -1,7 +1,9 @@
-import Journal
+import AttributionJoin
+import JournalStore
 import OfferTrackDomain
 import OutputFormats
 import Posix
+import PublishedLedger
 import WireFormat
 
 /// `offertrack report`: the funnel, grouped, in a table, CSV or JSON (SPEC section 6).

@@ -1,4 +1,5 @@
-import Journal
+import JournalSealing
+import JournalStore
 import OfferTrackDomain
 import Posix
 import WireFormat

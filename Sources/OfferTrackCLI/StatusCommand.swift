@@ -1,8 +1,9 @@
 import Fleet
 import JSON
-import Journal
+import JournalStore
 import OfferTrackDomain
 import Posix
+import PublishedLedger
 
 /// `offertrack status`: is the daemon up, the journal's size, record counts, last seq, last export.
 struct StatusCommand {

@@ -1,5 +1,5 @@
 import Dispatch
-import Journal
+import JournalStore
 import Posix
 import Synchronization
 

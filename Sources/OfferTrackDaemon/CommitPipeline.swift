@@ -1,5 +1,6 @@
+import AttributionJoin
 import Fleet
-import Journal
+import JournalStore
 import OfferTrackDomain
 import Posix
 import Synchronization

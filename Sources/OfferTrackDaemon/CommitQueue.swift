@@ -1,4 +1,4 @@
-import Journal
+import JournalStore
 import Synchronization
 
 /// The event loop's side of the group commit, in one place: the records waiting for the writer (one FIFO per

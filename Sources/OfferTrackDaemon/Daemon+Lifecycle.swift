@@ -1,4 +1,4 @@
-import Journal
+import JournalStore
 import Metrics
 import OfferTrackDomain
 import Posix

@@ -1,4 +1,5 @@
-import Journal
+import AttributionJoin
+import JournalStore
 import OfferTrackDomain
 import Posix
 

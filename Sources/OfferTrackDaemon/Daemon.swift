@@ -1,5 +1,6 @@
+import AttributionJoin
 import Fleet
-import Journal
+import JournalStore
 import Metrics
 import NATS
 import OfferTrackDomain

@@ -1,4 +1,4 @@
-import Journal
+import JournalStore
 
 /// What the daemon takes from its process environment rather than its flags. The executable reads the variables
 /// (`main.swift`) and passes this value in; the library never reads the environment itself.

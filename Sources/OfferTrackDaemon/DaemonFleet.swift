@@ -1,5 +1,5 @@
+import AttributionJoin
 import Fleet
-import Journal
 import Posix
 
 /// The daemon's edge or central side (SPEC section 10): the forwarder (edge) or the consumer (central) built on

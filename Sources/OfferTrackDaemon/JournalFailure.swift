@@ -1,4 +1,4 @@
-import Journal
+import JournalStore
 
 /// Why a batch (or a recompute) did not commit, for logs, status and what the daemon does next.
 struct JournalFailure: Error, Sendable {

@@ -1,5 +1,5 @@
+import AttributionJoin
 import Dispatch
-import Journal
 import Synchronization
 
 /// The journal's one writer and the thread everything it does runs on, one piece of work at a time and in order:

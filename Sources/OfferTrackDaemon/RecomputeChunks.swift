@@ -1,4 +1,4 @@
-import Journal
+import AttributionJoin
 import OfferTrackDomain
 import Posix
 import Synchronization

@@ -1,4 +1,5 @@
-import Journal
+import AttributionJoin
+import JournalStore
 import Posix
 
 /// Teaching the writer which users the journal holds (`JournalWriter.learnJournaledUsers`), a chunk at a time on

@@ -1,6 +1,6 @@
-import Journal
 import OfferTrackDomain
 import OutputFormats
+import PublishedLedger
 import WireFormat
 
 /// Publishes export days (SPEC section 7) inside the journal (stored through `ExportDayStore`), so that a published day

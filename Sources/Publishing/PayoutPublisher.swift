@@ -1,6 +1,6 @@
-import Journal
 import OfferTrackDomain
 import OutputFormats
+import PublishedLedger
 import WireFormat
 
 /// Publishes payout months (SPEC 7.1) inside the journal (stored through `PayoutMonthStore`), from the published export days' files as stored at

@@ -1,4 +1,4 @@
-import Journal
+import JournalStore
 import OfferTrackDaemon
 import OfferTrackDomain
 import Posix

@@ -1,4 +1,5 @@
-import Journal
+import JournalStore
+import PublishedLedger
 import Testing
 
 @testable import OfferTrackCLI

@@ -1,6 +1,7 @@
 import Fleet
 import Foundation
-import Journal
+import JournalStore
+import JournalVerification
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
+import AttributionJoin
 import Fleet
 import Foundation
-import Journal
+import JournalStore
 import OfferTrackDomain
 import OutputFormats
 import SQLite

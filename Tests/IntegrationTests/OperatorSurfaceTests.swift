@@ -1,6 +1,6 @@
 import Foundation
 import JSON
-import Journal
+import JournalStore
 import OfferTrackDomain
 import TestSupport
 import Testing

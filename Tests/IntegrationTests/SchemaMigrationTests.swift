@@ -1,5 +1,5 @@
 import Foundation
-import Journal
+import JournalStore
 import SQLite
 import Simulator
 import TestSupport

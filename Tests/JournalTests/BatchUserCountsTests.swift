@@ -2,7 +2,8 @@ import Foundation
 import OfferTrackDomain
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
 
 /// `JournalWriter.lastBatchUsers` (the daemon's hot-user watch and largest-user metric): each user's accepted
 /// records of the last batch, counted from the join plan's groups or, for a journal that keeps no attribution,

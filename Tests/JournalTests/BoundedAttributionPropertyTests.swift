@@ -4,7 +4,9 @@ import SQLite
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// The join's derived tables, kept per batch (from a short history read whole, or by bounded lookups for a long
 /// one), must equal `Attribution.attribute` recomputed from scratch over the journal's set of records, whatever

@@ -3,7 +3,8 @@ import SQLite
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
 
 /// `CheckWalk` answers exactly what `UserIndexLookup.last`/`first` over the checks answer, for records asked in
 /// journal order, whatever its budget (which only decides how often it starts again with the lookups).

@@ -5,7 +5,9 @@ import Simulator
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// A recompute for new windows done a chunk of users at a time between batches (a `SIGHUP` on a large journal):
 /// whatever the chunk sizes and the batches in between, readers see tables consistent with the old windows until

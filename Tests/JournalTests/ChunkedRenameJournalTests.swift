@@ -4,7 +4,9 @@ import SQLite
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// An erasure's rename continued in chunks after its batch (schema 13, `PendingRename`): in any order, batching
 /// and interleaving of chunks, the same journal as a rename in one transaction; while it is pending, attribution

@@ -1,7 +1,7 @@
 import OfferTrackDomain
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
 
 /// `DerivedTables.storesSame`: a refresh rewrites a user's conversion row exactly when one stored column differs,
 /// strings compared as exact bytes.

@@ -4,7 +4,9 @@ import SQLite
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// SPEC section 11 in the journal, against real SQLite files: renamed everywhere, stored nowhere, one name
 /// whatever the order, duplicates still duplicates.

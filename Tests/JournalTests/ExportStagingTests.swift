@@ -1,6 +1,7 @@
+import AttributionJoin
 import Foundation
-import Journal
 import OfferTrackDomain
+import PublishedLedger
 import Publishing
 import SQLite
 import Simulator

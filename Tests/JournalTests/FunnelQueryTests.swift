@@ -5,7 +5,9 @@ import TestSupport
 import Testing
 import WireFormat
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// The report's fast path (roll-ups and derived rows) always equals recomputing attribution from the journal.
 @Suite struct FunnelQueryTests {

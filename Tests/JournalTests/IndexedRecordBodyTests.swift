@@ -2,7 +2,7 @@ import OfferTrackDomain
 import SQLite
 import Testing
 
-@testable import Journal
+@testable import JournalStore
 
 /// The per-user index's record bodies (schema 15): the writer's encoding is byte for byte what SQL computes from the
 /// same record's `records` row (the migration and `verify` use the SQL expression, `rebuild` the SQL function), and

@@ -5,7 +5,9 @@ import Simulator
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// The journal writer against a real SQLite file: idempotency, migrations, the join kept current.
 @Suite struct JournalWriterTests {

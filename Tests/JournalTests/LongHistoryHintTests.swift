@@ -3,7 +3,9 @@ import SQLite
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// The writer's long-history hint (`longHistoryUsers`): the next batch neither plans a hinted user's group as if
 /// new nor reads their history to count it. It is only a hint: a wrong one changes no derived row.

@@ -6,7 +6,8 @@ import TestSupport
 import Testing
 import WireFormat
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
 
 /// Rules 4.0–4.7 are decided once (`AttributionRules`): the reference (`Attribution.attribute`), the journal's
 /// bounded path (`BoundedRefresh`, a history limit of 0 sends every user there) and `explain` must give the verdict

@@ -1,7 +1,9 @@
+import AttributionJoin
 import Foundation
-import Journal
+import JournalStore
 import OfferTrackDomain
 import OutputFormats
+import PublishedLedger
 import Publishing
 import SQLite
 import Simulator

@@ -3,7 +3,8 @@ import SQLite
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
 
 /// docs/development/schema.sql is the schema a freshly migrated journal has: executed in an empty database, it
 /// creates exactly the tables and indexes (and no trigger) that `Schema.migrations` leave, column for column.

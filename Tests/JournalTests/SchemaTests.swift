@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Journal
+@testable import JournalStore
 
 /// The schema's one numbered list of migrations (issue #33).
 @Suite struct SchemaTests {

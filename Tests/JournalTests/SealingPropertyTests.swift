@@ -1,4 +1,7 @@
+import AttributionJoin
 import Foundation
+import JournalSealing
+import JournalVerification
 import OfferTrackDomain
 import OutputFormats
 import Publishing
@@ -7,7 +10,7 @@ import TestSupport
 import Testing
 import WireFormat
 
-@testable import Journal
+@testable import JournalStore
 
 /// SPEC section 12's contract, differentially: two journals sent the same accepted records, one of them sealed at
 /// random days between deliveries, give the same report (every grouping, ranges and `--as-of`), the same
@@ -143,7 +146,8 @@ import WireFormat
         /// over several).
         mutating func seal(asOf: Int64, rules: RulesFile) throws {
             guard let retention = rules.rules.retention else { return }
-            let outcome = try JournalSealer(path: sealedPath, usersPerChunk: 3, recordsPerChunk: 7).seal(retention: retention, asOf: asOf)
+            let outcome = try JournalSealer(path: sealedPath, usersPerChunk: 3, recordsPerChunk: 7).seal(
+                retention: retention, asOf: asOf)
             if outcome.sealedDays != nil { sealedRuns += 1 }
         }
     }

@@ -4,7 +4,9 @@ import SQLite
 import Simulator
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
+@testable import JournalVerification
 
 /// The per-user index in two levels (schema 10, `UserKeys`): batches list records in `by_user_recent`, each
 /// commit moves one slice of keys into `by_user`, and every reader reads both.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Journal
+@testable import JournalStore
 
 /// The Bloom filter that lets the join skip probing the journal for users it has never seen.
 @Suite struct UserFilterTests {

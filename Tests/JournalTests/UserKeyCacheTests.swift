@@ -3,7 +3,8 @@ import SQLite
 import TestSupport
 import Testing
 
-@testable import Journal
+@testable import AttributionJoin
+@testable import JournalStore
 
 /// The writer's cache of users' keys (`UserKeyCache`): every record is listed under the key its user has in
 /// `users`, whatever renamed, merged, gave or rolled back keys meanwhile, in this writer or another connection.

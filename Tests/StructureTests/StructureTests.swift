@@ -96,10 +96,22 @@ import Testing
     /// another file's suite's helper is caught.
     @Test func theChecksCatchWhatTheyLookFor() {
         #expect(
-            PackageLayout.imports(in: "import Foundation\n@testable import Journal\nimport struct SQLite.Row\n")
-                == ["Foundation", "Journal", "SQLite"])
-        #expect(Forbidden.forbids("Journal", "OutputFormats") && Forbidden.forbids("Journal", "WireFormat"))
-        #expect(Forbidden.forbids("Fleet", "SQLite") && Forbidden.forbids("Journal", "CSQLite"))
+            PackageLayout.imports(in: "import Foundation\n@testable import JournalStore\nimport struct SQLite.Row\n")
+                == ["Foundation", "JournalStore", "SQLite"])
+        for module in Forbidden.journal {
+            #expect(Forbidden.forbids(module, "OutputFormats") && Forbidden.forbids(module, "WireFormat"))
+            #expect(Forbidden.forbids(module, "Publishing") && Forbidden.forbids(module, "Fleet"))
+        }
+        #expect(
+            Forbidden.forbids("JournalStore", "AttributionJoin") && Forbidden.forbids("JournalStore", "PublishedLedger")
+        )
+        #expect(
+            Forbidden.forbids("AttributionJoin", "PublishedLedger")
+                && !Forbidden.forbids("PublishedLedger", "AttributionJoin"))
+        #expect(
+            Forbidden.forbids("PublishedLedger", "JournalVerification")
+                && !Forbidden.forbids("JournalVerification", "JournalStore"))
+        #expect(Forbidden.forbids("Fleet", "SQLite") && Forbidden.forbids("JournalStore", "CSQLite"))
         #expect(!Forbidden.forbids("SQLite", "CSQLite") && !Forbidden.forbids("Posix", "CLinux"))
         #expect(Forbidden.readsEnvironment("let x = CurrentProcess.environment(\"A\")"))
         #expect(Forbidden.readsEnvironment("guard let v = getenv(name)"))

@@ -1,7 +1,7 @@
 -- The journal's schema as a freshly migrated journal has it (schema 16, `PRAGMA user_version = 16`): every table
--- and index, and no trigger. A journal is only ever made by `Schema.migrations` (Sources/Journal/Schema.swift);
--- this file says what they add up to, and `SchemaSQLTests` holds it to them (it fails when a migration changes
--- something and this file does not follow).
+-- and index, and no trigger. A journal is only ever made by `Schema.migrations`
+-- (Sources/JournalStore/Schema/Schema.swift); this file says what they add up to, and `SchemaSQLTests` holds it to
+-- them (it fails when a migration changes something and this file does not follow).
 --
 -- Columns are in their real order: those a later migration added come last (`ALTER TABLE ... ADD COLUMN`).
 -- Times are milliseconds since the Unix epoch, UTC. A `day` that is a number is the UTC day (ts / 86,400,000,

@@ -1,4 +1,4 @@
-import Journal
+import JournalStore
 import OfferTrackDomain
 
 /// Record lines of a person to forget and of others, their erasures, and the lines as the writer's submissions.

@@ -1,5 +1,7 @@
-import Journal
+import AttributionJoin
+import JournalStore
 import OfferTrackDomain
+import PublishedLedger
 import Simulator
 import WireFormat
 

@@ -1,6 +1,6 @@
 import SQLite
 
-@testable import Journal
+@testable import AttributionJoin
 
 /// A journal's rows as text in a fixed order, to compare two journals or one before and after.
 enum JournalRows {

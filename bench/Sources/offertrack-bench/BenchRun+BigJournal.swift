@@ -1,5 +1,4 @@
 import Foundation
-import Journal
 import OfferTrackDomain
 import Posix
 import SQLite

@@ -1,4 +1,3 @@
-import Journal
 import OfferTrackDomain
 import Posix
 import Synchronization

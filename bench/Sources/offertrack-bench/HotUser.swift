@@ -1,5 +1,5 @@
 import JSON
-import Journal
+import JournalStore
 import OfferTrackDomain
 import Simulator
 import WireFormat

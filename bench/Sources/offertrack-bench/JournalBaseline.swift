@@ -1,5 +1,6 @@
+import AttributionJoin
 import Foundation
-import Journal
+import JournalStore
 import OfferTrackDomain
 import SQLite
 

@@ -1,0 +1,96 @@
+// The join of a committed batch: which path computes each of its users' derived rows.
+//
+// `refreshDerivedTables` runs in the batch's transaction, after its records are inserted, and sends each user's
+// group of the plan (`BatchJoinPlan`) down one path:
+//   - merged by an erasure's rename: recomputed whole, after every group (`DerivedTables.recompute`);
+//   - no record accepted: nothing (the plan's roll-up counts are taken back);
+//   - new to the journal (`KnownUsers`) with every record accepted: the plan's attribution, inserted as it is;
+//   - anyone else: `DerivedTables.refresh`, which diffs a short history read whole (at most `historyLimit`
+//     records) or, for a longer or hinted one, finds each rule's records by index lookups (`BoundedRefresh`);
+//   - during a recompute for new windows, users the copy already holds are refreshed in the copy too.
+// Every path decides the rules through `AttributionRules`. The decision table, and what each path relies on and
+// keeps true (the roll-ups, `KnownUsers`, `UserKeyCache`'s generation, the long-history hint, the check walks'
+// slots, pending renames, the recompute copy): docs/development/batch-join.md.
+
+import JournalStore
+import OfferTrackDomain
+import SQLite
+
+/// The join kept current in a batch's transaction.
+extension JournalWriter {
+    /// A group of at least this many records that was refreshed by lookups makes its user a long-history hint
+    /// for the next batch (`longHistoryUsers`).
+    static let longGroupRecords = 16
+
+    /// The join, kept current in the batch's transaction: each user with a record accepted is recomputed once
+    /// (their history read by the key `keys` holds for each accepted record's batch index),
+    /// and the roll-ups are written once. A user certainly new to the journal whose records were all accepted
+    /// (most, for in-order traffic) takes the plan's attribution as it is (planned now when the plan skipped the
+    /// group); any other is recomputed against the journal. During a recompute for new windows, users the copy
+    /// already holds are refreshed in it too, with its roll-up changes in `copyChanges`.
+    ///
+    /// Returns the users whose group of at least `longGroupRecords` was refreshed by lookups: the next batch's
+    /// `longHistoryUsers`.
+    func refreshDerivedTables(
+        _ plan: BatchJoinPlan, batch: [Submission], outcomes: [AppendOutcome], keys: [Int64], firstSeq: Int64,
+        merged: [(user: String, key: Int64)], settings: AttributionSettings, copy recompute: DerivedTablesRecompute?,
+        copyChanges: inout DerivedTablesRecompute.Step, on connection: Connection
+    ) throws -> Set<ExactString> {
+        var rollup = plan.rollup
+        var longUsers: Set<ExactString> = []
+        func isAccepted(_ index: Int) -> Bool { if case .accepted = outcomes[index] { true } else { false } }
+        func seq(_ index: Int) -> Int64? { if case .accepted(let seq) = outcomes[index] { seq } else { nil } }
+        let mergedUsers = Set(merged.map { ExactString($0.user) })
+        for planned in plan.groups {
+            var group = planned
+            if mergedUsers.contains(ExactString(group.user)) {
+                // Recomputed whole below.
+                DerivedTables.count(group.attribution, sign: -1, into: &rollup)
+                continue
+            }
+            let allAccepted = group.indices.allSatisfy(isAccepted)
+            let accepted = allAccepted ? group.indices : group.indices.filter(isAccepted)
+            if accepted.isEmpty {
+                DerivedTables.count(group.attribution, sign: -1, into: &rollup)
+                continue
+            }
+            let isNew = caches.knownUsers.noteAppend(of: group.user)
+            if let recompute {
+                try recompute.refreshCopy(
+                    user: group.user, added: accepted.map { batch[$0].record }, mayHaveEarlier: !isNew,
+                    historyLimit: historyLimit, batchFirstSeq: firstSeq, into: &copyChanges, on: connection)
+            }
+            if allAccepted && isNew {
+                if !group.isPlanned {
+                    // Skipped as a long history's, yet new (the hint is only a hint): planned now.
+                    BatchJoinPlan.plan(&group, in: batch, settings: settings)
+                    DerivedTables.count(group.attribution, sign: 1, into: &rollup)
+                }
+                let seqs = group.presentationIndices.map { $0.flatMap(seq) }
+                try DerivedTables.insert(
+                    user: group.user, group.attribution, presentationSeqs: seqs, on: connection)
+                continue
+            }
+            DerivedTables.count(group.attribution, sign: -1, into: &rollup)
+            let user = ExactString(group.user)
+            let bounded = try DerivedTables.refresh(
+                user: group.user, key: keys[accepted[0]], added: accepted.map { batch[$0].record },
+                addedSeqs: accepted.map { seq($0) ?? 0 }, mayHaveEarlier: !isNew, settings: settings,
+                rollup: &rollup, historyLimit: historyLimit, knownLong: caches.longHistoryUsers.contains(user),
+                batchFirstSeq: firstSeq, on: connection)
+            if bounded && accepted.count >= Self.longGroupRecords { longUsers.insert(user) }
+        }
+        for (user, formerKey) in merged {
+            guard let key = try UserKeys.existingKey(of: user, on: connection) else { continue }
+            try DerivedTables.recompute(
+                user: user, key: key, formerKey: formerKey, settings: settings, rollup: &rollup, on: connection)
+            if let recompute, recompute.holds(user: user) {
+                try DerivedTables.recompute(
+                    user: user, key: key, formerKey: formerKey, settings: recompute.settings,
+                    rollup: &copyChanges.rollup, tables: .recompute, on: connection)
+            }
+        }
+        try rollup.write(on: connection)
+        return longUsers
+    }
+}

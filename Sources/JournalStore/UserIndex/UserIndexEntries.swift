@@ -1,0 +1,33 @@
+import OfferTrackDomain
+import SQLite
+
+/// A user's entries in both levels of the per-user index with where each is (`kind`, `seq`, the level): what
+/// sealing (SPEC 12) removes entry by entry, and `verify` checks.
+package enum UserIndexEntries {
+    /// One entry of a user's per-user index: the record and where the entry is.
+    package struct Entry {
+        package var record: Record
+        package var kind: Int64
+        package var seq: Int64
+        package var recent: Bool
+    }
+
+    /// A user's entries in both levels of the per-user index, in `(ts, id)` order.
+    package static func entries(of key: Int64, user: String = "", on connection: Connection) throws -> [Entry] {
+        let select = try connection.prepare(
+            static: """
+                SELECT kind, ts, body, seq, 0 FROM by_user WHERE k = ?1
+                UNION ALL SELECT kind, ts, body, seq, 1 FROM by_user_recent WHERE k = ?1
+                """)
+        try select.bind(key, at: 1)
+        defer { select.reset() }
+        var entries: [Entry] = []
+        while try select.step() {
+            guard let record = RecordQueries.indexed(from: select, user: user, offset: 0) else { continue }
+            entries.append(
+                Entry(record: record, kind: select.int64(0), seq: select.int64(3), recent: select.int64(4) == 1))
+        }
+        entries.sort { RecordOrder.precedes($0.record, $1.record) }
+        return entries
+    }
+}

@@ -1,0 +1,141 @@
+import OfferTrackDomain
+import SQLite
+
+/// Users' integer keys (schema 8) and the per-user index on them (schema 10): each user is given a key the first
+/// time one of their records is journaled, and every record is listed under it, first in `by_user_recent` by the
+/// batch that journals it, later in `by_user` (k, kind, ts, seq, then its record's columns: `UserIndexColumns`);
+/// the records of a user the batch gives their key to, straight in `by_user`, after all of its entries.
+///
+/// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
+/// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
+/// holds only the last few batches' entries, so a batch dirties few of its pages; and each commit moves the
+/// entries of one slice of the keys (a sixteenth of them, fewer once there are many: `slices(forKeys:)`) into
+/// `by_user` together, many to a page. Every entry is moved within a round of slices: that many commits while the
+/// number of users is steady, a few more while many new users arrive (the slices widen as keys are given). A
+/// writer's first slice starts at the oldest key the recent level holds, so entries a previous writer left (a
+/// crash, a stop) go first. Both levels are ordinary tables written in the batch's transaction, so they are
+/// exactly as durable as the records; a reader reads a user's entries from both.
+package enum UserKeys {
+    /// Commits a full round of the keys takes at least: each moves the entries of one slice out of `by_user_recent`.
+    static let fewestSlices: Int64 = 16
+    /// …and at most.
+    static let mostSlices: Int64 = 64
+
+    /// The slices of a round once `keys` keys were given: 16 up to 131,072 keys, then one more for each 8,192
+    /// more, up to 64 (from 524,288 keys). The more users, the larger `by_user` and the fewer of a slice's entries
+    /// share a leaf, so entries wait longer in the recent level and move more to a page (bytes written a returning
+    /// record, 1,200,000 records of 300,000 users: 5,900 with 16 slices, 5,130 with 32, 5,170 with 64; 300,000
+    /// records of 50,000 users: 2,964 with 16, 3,054 with 8, 3,378 with 32).
+    static func slices(forKeys keys: Int64) -> Int64 {
+        min(mostSlices, max(fewestSlices, keys / 8192))
+    }
+
+    /// `user`'s key, given now (in the caller's transaction) if the user has none yet. Keys are rowids of
+    /// `users`, so they are never reused.
+    static func key(of user: String, on connection: Connection) throws -> Int64 {
+        if let key = try existingKey(of: user, on: connection) { return key }
+        let add = try connection.prepare(static: "INSERT INTO users (user) VALUES (?1)")
+        try add.bind(user, at: 1)
+        try add.run()
+        return connection.lastInsertRowID
+    }
+
+    /// Gives `user` a key (in the caller's transaction) and returns it; nil when the user already has one. For a
+    /// user the writer believes new: one insert instead of a search and an insert.
+    static func addKey(of user: String, on connection: Connection) throws -> Int64? {
+        let add = try connection.prepare(static: "INSERT OR IGNORE INTO users (user) VALUES (?1)")
+        try add.bind(user, at: 1)
+        try add.run()
+        return connection.changes == 1 ? connection.lastInsertRowID : nil
+    }
+
+    /// `user`'s key; nil when the user has none (no record of theirs is journaled).
+    package static func existingKey(of user: String, on connection: Connection) throws -> Int64? {
+        let find = try connection.prepare(static: "SELECT k FROM users WHERE user = ?1")
+        try find.bind(user, at: 1)
+        defer { find.reset() }
+        return try find.step() ? find.int64(0) : nil
+    }
+
+    /// The key the next user will be given: every key from it on is given after this call.
+    package static func nextKey(on connection: Connection) throws -> Int64 {
+        let last = try connection.prepare(static: "SELECT coalesce(max(k), 0) FROM users")
+        defer { last.reset() }
+        return try (last.step() ? last.int64(0) : 0) + 1
+    }
+
+    /// Lists `record`, journaled as `seq`, of `kind`, under its user's key `k`, with its body (schema 15,
+    /// `IndexedRecordBody`): in the recent level, or straight in `by_user` when `key` is at least `freshFrom`
+    /// (`nextKey` at the batch's start). A key given in the batch is larger than every key `by_user` lists, so
+    /// its entries go after all of them, on the last pages, which the batch's other new users' entries fill
+    /// too: moving them later would only write them twice.
+    static func index(
+        _ record: Record, seq: Int64, kind: UserIndexKind, key: Int64, freshFrom: Int64, on connection: Connection
+    ) throws {
+        let insert =
+            key >= freshFrom
+            ? try connection.prepare(static: "INSERT INTO by_user (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
+            : try connection.prepare(
+                static: "INSERT INTO by_user_recent (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
+        try insert.bind(key, at: 1)
+        try insert.bind(kind.rawValue, at: 2)
+        try insert.bind(record.ts, at: 3)
+        try insert.bind(seq, at: 4)
+        try insert.bindBlob(IndexedRecordBody.encode(record), at: 5)
+        try insert.run()
+    }
+
+    /// Moves the recent entries of keys from `cursor` on (nil: from the smallest key the recent level holds), a
+    /// `slices(forKeys:)`-th of the keys given so far, into `by_user` (in the caller's transaction). Returns the
+    /// cursor of the next slice, back at the first key after the last.
+    /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
+    /// instead of failing every later batch.
+    package static func moveSlice(from cursor: Int64?, on connection: Connection) throws -> Int64 {
+        let lastKey = try nextKey(on: connection) - 1
+        let from = try cursor ?? oldestRecentKey(on: connection)
+        let start = from > lastKey ? 0 : from
+        let end = start + lastKey / slices(forKeys: lastKey) + 1
+        let move = try connection.prepare(
+            static: """
+                INSERT OR IGNORE INTO by_user SELECT * FROM by_user_recent WHERE k >= ?1 AND k < ?2
+                """)
+        let forget = try connection.prepare(static: "DELETE FROM by_user_recent WHERE k >= ?1 AND k < ?2")
+        for statement in [move, forget] {
+            try statement.bind(start, at: 1)
+            try statement.bind(end, at: 2)
+            try statement.run()
+        }
+        return end
+    }
+
+    /// The smallest key the recent level lists (0 when it is empty).
+    private static func oldestRecentKey(on connection: Connection) throws -> Int64 {
+        let oldest = try connection.prepare(static: "SELECT coalesce(min(k), 0) FROM by_user_recent")
+        defer { oldest.reset() }
+        return try oldest.step() ? oldest.int64(0) : 0
+    }
+
+    /// Lists every record under its user's key again from `records` alone (`offertrack rebuild`): keys of users
+    /// with records are kept, users without records are forgotten, users without a key are given one. Two scans
+    /// of `records`: one for the users who have records (into a temporary table, which both changes to `users`
+    /// then read instead of `records`), one for the entries, which are sorted before they are inserted, so the
+    /// index is written in order, all of it in `by_user`.
+    package static func rebuild(on connection: Connection) throws {
+        try IndexedRecordBody.defineFunction(on: connection)
+        try connection.execute(
+            """
+            DELETE FROM by_user;
+            DELETE FROM by_user_recent;
+            DROP TABLE IF EXISTS temp.rebuild_users;
+            CREATE TEMP TABLE rebuild_users (user TEXT PRIMARY KEY) WITHOUT ROWID;
+            INSERT OR IGNORE INTO rebuild_users SELECT user FROM records;
+            DELETE FROM users WHERE user NOT IN rebuild_users;
+            INSERT INTO users (user) SELECT user FROM rebuild_users WHERE user NOT IN (SELECT user FROM users)
+                ORDER BY user;
+            DROP TABLE rebuild_users;
+            INSERT INTO by_user (\(UserIndexColumns.all))
+                SELECT \(UserIndexColumns.fromRecordsByFunction) FROM records r JOIN users u ON u.user = r.user
+                ORDER BY 1, 2, 3, 4;
+            """)
+    }
+}
