@@ -124,7 +124,9 @@ enum Forbidden {
     static let wrappers = ["CSQLite": "SQLite", "CSystemd": "Systemd", "CNATS": "NATS", "CLinux": "Posix"]
     /// The journal's modules, lowest first: each may import only those before it (ARCHITECTURE.md, "The journal's
     /// rooms").
-    static let journal = ["JournalStore", "AttributionJoin", "JournalSealing", "PublishedLedger", "JournalVerification"]
+    static let journal = [
+        "JournalStore", "AttributionJoin", "JournalSealing", "PublishedLedger", "JournalVerification",
+    ]
     /// Arrows that point the wrong way: the journal's modules render no files, parse no wire formats and hold no
     /// fleet code, and inside the journal every arrow points down (the store imports neither the join, the ledger
     /// nor verification; the join neither the ledger nor verification); the fleet writes no SQL.
