@@ -11,8 +11,9 @@ enum SealedDaysVerifier {
             "no raw record of a sealed day remains but reviews, erasures and the records sealing keeps",
             "the sealed days' presentation counts agree with each other and with the records kept",
         ]
+        // Before the first seal both hold trivially: no day is sealed.
         guard let state = try SealState.read(on: connection) else {
-            return names.map { JournalVerifier.Check(name: $0, problems: [], skipped: "no day is sealed") }
+            return names.map { JournalVerifier.Check(name: $0, problems: []) }
         }
         return [
             JournalVerifier.Check(name: names[0], problems: try unkeptRecords(connection, state)),
