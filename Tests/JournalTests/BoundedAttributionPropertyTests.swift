@@ -33,16 +33,9 @@ import Testing
                 let head = #""id":"\#(id)","ts":"\#(ts)","user":"\#(user)""#
                 switch Int.random(in: 0..<100, using: &random) {
                 case 0..<30:
-                    let bits = [0, 1, 2, 3, 256, 258][Int.random(in: 0..<6, using: &random)]
-                    let authorization = Int.random(in: 0..<10, using: &random) == 0 ? 1 : 3
-                    lines.append(
-                        #"{"type":"capabilities",\#(head),"authorization":\#(authorization),"capabilities":\#(bits)}"#)
+                    lines.append(RandomRecordLines.capabilities(head: head, &random))
                 case 30..<60:
-                    let loaded = Int.random(in: 0..<8, using: &random) == 0 ? #","loaded":false"# : ""
-                    let token = ["aff", "b2", nil][Int.random(in: 0..<3, using: &random)]
-                    let affiliate = token.map { #","affiliateToken":"\#($0)""# } ?? ""
-                    lines.append(
-                        #"{"type":"offer.presented",\#(head),"offer":{"action":"subscribe"\#(affiliate)}\#(loaded)}"#)
+                    lines.append(RandomRecordLines.presented(head: head, &random))
                     presentations.append(id)
                 case 60..<85:
                     let outcome = Int.random(in: 0..<3, using: &random) == 0 ? "declined" : "subscribed"
@@ -56,11 +49,7 @@ import Testing
                     if outcome == "subscribed" { outcomes.append(id) }
                 default:
                     guard let conversion = outcomes.randomElement(using: &random) else { continue }
-                    let decision = ["void", "hold", "release"][Int.random(in: 0..<3, using: &random)]
-                    let reason = decision == "release" ? "" : #","reason":"fraud""#
-                    lines.append(
-                        #"{"type":"review",\#(head),"conversion":"\#(conversion)","decision":"\#(decision)"\#(reason)}"#
-                    )
+                    lines.append(RandomRecordLines.review(head: head, conversion: conversion, &random))
                 }
             }
         }

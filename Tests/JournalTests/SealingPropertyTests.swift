@@ -59,18 +59,9 @@ import WireFormat
             let head = #""id":"\#(id)","ts":"\#(ts)","user":"\#(user)""#
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<30:
-                let bits = [0, 1, 2, 3, 256, 258][Int.random(in: 0..<6, using: &random)]
-                let authorization = Int.random(in: 0..<10, using: &random) == 0 ? 1 : 3
-                lines.append(
-                    #"{"type":"capabilities",\#(head),"authorization":\#(authorization),"capabilities":\#(bits)}"#)
+                lines.append(RandomRecordLines.capabilities(head: head, &random))
             case 30..<62:
-                let loaded = Int.random(in: 0..<8, using: &random) == 0 ? #","loaded":false"# : ""
-                let token = ["aff", "b2", nil][Int.random(in: 0..<3, using: &random)]
-                let affiliate = token.map { #","affiliateToken":"\#($0)""# } ?? ""
-                let campaign = Int.random(in: 0..<2, using: &random) == 0 ? #","campaignToken":"spring""# : ""
-                lines.append(
-                    #"{"type":"offer.presented",\#(head),"offer":{"action":"subscribe"\#(affiliate)\#(campaign)}\#(loaded)}"#
-                )
+                lines.append(RandomRecordLines.presented(head: head, campaigns: true, &random))
                 presentations[user, default: []].append(id)
             case 62..<88:
                 let outcome = Int.random(in: 0..<3, using: &random) == 0 ? "declined" : "subscribed"
@@ -82,10 +73,7 @@ import WireFormat
                 if outcome == "subscribed" { conversions.append(id) }
             case 88..<97:
                 guard let conversion = conversions.randomElement(using: &random) else { continue }
-                let decision = ["void", "hold", "release"][Int.random(in: 0..<3, using: &random)]
-                let reason = decision == "release" ? "" : #","reason":"fraud""#
-                lines.append(
-                    #"{"type":"review",\#(head),"conversion":"\#(conversion)","decision":"\#(decision)"\#(reason)}"#)
+                lines.append(RandomRecordLines.review(head: head, conversion: conversion, &random))
             default:
                 // A shared id names no person: it cannot be erased.
                 guard number != 0 else { continue }
