@@ -388,25 +388,7 @@ public enum Schema {
         // 15: both levels of the per-user index hold their records' attribution columns in one blob
         // (`UserIndexColumns`, `IndexedRecordBody`), so that a returning user's history is read from the index alone.
         (15, .sql(UserIndexColumns.migration)),
-        // 16: sealed days (SPEC 12, `JournalSealer`): per sealed day the presentations counted per grouping as
-        // `presentation_rollup` counts them, per user key how many of their records sealing removed, and a keyed
-        // hash of every removed record's id (so that the id sent again is `expired` or `id_conflict`). How far
-        // sealing got is in `meta` (`SealState`).
-        (
-            16,
-            .sql(
-                """
-                CREATE TABLE sealed_presentations (
-                    day INTEGER NOT NULL,
-                    dimension INTEGER NOT NULL,
-                    value TEXT NOT NULL,
-                    presented INTEGER NOT NULL,
-                    eligible INTEGER NOT NULL,
-                    PRIMARY KEY (day, dimension, value)
-                ) WITHOUT ROWID;
-                CREATE TABLE sealed_users (k INTEGER PRIMARY KEY, records INTEGER NOT NULL);
-                CREATE TABLE sealed_ids (hash INTEGER PRIMARY KEY);
-                """)
-        ),
+        // 16: sealed days (SPEC 12): the tables `SealState.migration` creates; how far sealing got is in `meta`.
+        (16, .sql(SealState.migration)),
     ]
 }

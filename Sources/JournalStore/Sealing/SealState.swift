@@ -24,6 +24,22 @@ public struct SealState: Sendable, Equatable {
     /// The key of the sealed ids' hashes (hex), made by the first seal.
     package static let hashKey = MetaKey<String>("seal_key")
 
+    /// Schema 16: per sealed day the presentations counted per grouping as `presentation_rollup` counts them, per
+    /// user key how many of their records sealing removed, and a keyed hash of every removed record's id (so that
+    /// the id sent again is `expired` or `id_conflict`).
+    static let migration = """
+        CREATE TABLE sealed_presentations (
+            day INTEGER NOT NULL,
+            dimension INTEGER NOT NULL,
+            value TEXT NOT NULL,
+            presented INTEGER NOT NULL,
+            eligible INTEGER NOT NULL,
+            PRIMARY KEY (day, dimension, value)
+        ) WITHOUT ROWID;
+        CREATE TABLE sealed_users (k INTEGER PRIMARY KEY, records INTEGER NOT NULL);
+        CREATE TABLE sealed_ids (hash INTEGER PRIMARY KEY);
+        """
+
     /// 00:00Z of the first day that is not sealed: records before it are of sealed days.
     public var sealedBefore: Int64 { (lastSealedDay + 1) * Timestamp.millisecondsPerDay }
 
