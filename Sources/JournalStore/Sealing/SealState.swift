@@ -116,6 +116,8 @@ public enum SealedDays {
 /// keyed 64-bit SipHash of each id sealing removed, under the journal's `seal_key`.
 package struct SealedIDs {
     package let horizon: Int64
+    /// 00:00Z of the first day not sealed (`.min` while the first seal has moved only the horizon).
+    package let sealedBefore: Int64
     package let key: [UInt8]
 
     /// The journal's horizon and key; nil before the first seal.
@@ -125,6 +127,7 @@ package struct SealedIDs {
             let key = try meta.value(SealState.hashKey).flatMap(Self.bytes(hex:))
         else { return nil }
         self.horizon = horizon
+        sealedBefore = try meta.value(SealState.lastSealedDayKey).map { ($0 + 1) * Timestamp.millisecondsPerDay } ?? .min
         self.key = key
     }
 
