@@ -70,7 +70,8 @@ struct ExplainCommand {
             asOf: asOf)
         // A sealed record explains its user only when the explanation names it (SPEC 12).
         if let recordId, found.foundBySealedRecord, !explanation.names(recordId: recordId) {
-            throw CLIError(.noInput, "record \(recordId) is of a sealed day and its user's explanation does not name it")
+            throw CLIError(
+                .noInput, "record \(recordId) is of a sealed day and its user's explanation does not name it")
         }
         try Output.write(format.render(explanation))
         return 0

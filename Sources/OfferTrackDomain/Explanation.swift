@@ -61,8 +61,10 @@ public struct Explanation: Sendable, Equatable {
     /// Whether the explanation names the record `id` (its conversion, presentation, eligibility record, lapse,
     /// review, erasure or a repeat): `explain --id` of a sealed record answers only then (SPEC 12).
     public func names(recordId id: String) -> Bool {
-        let named = [conversion?.id, presentation?.id, eligibility?.record.id, lapse?.id, review?.record.id,
-            erasure?.record.id]
+        let named = [
+            conversion?.id, presentation?.id, eligibility?.record.id, lapse?.id, review?.record.id,
+            erasure?.record.id,
+        ]
         return named.contains { $0.map { ExactString.equals($0, id) } ?? false }
             || repeats.contains { ExactString.equals($0, id) }
     }

@@ -127,7 +127,8 @@ package struct SealedIDs {
             let key = try meta.value(SealState.hashKey).flatMap(Self.bytes(hex:))
         else { return nil }
         self.horizon = horizon
-        sealedBefore = try meta.value(SealState.lastSealedDayKey).map { ($0 + 1) * Timestamp.millisecondsPerDay } ?? .min
+        sealedBefore =
+            try meta.value(SealState.lastSealedDayKey).map { ($0 + 1) * Timestamp.millisecondsPerDay } ?? .min
         self.key = key
     }
 
