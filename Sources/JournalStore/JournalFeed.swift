@@ -4,6 +4,10 @@ import SQLite
 /// transactions), beside whatever else has it open: what an edge's forwarder reads and records (`ForwardingLog` in
 /// `Fleet`). One thread uses it at a time, which is what makes it `Sendable`.
 public final class JournalFeed: @unchecked Sendable {
+    /// An edge's watermark in `meta`: the stream has acknowledged every record up to this `seq`. Sealing never
+    /// removes a record above it (SPEC 12: an edge keeps what it has not forwarded).
+    package static let forwardedThroughKey = MetaKey<Int64>("forward_acked_seq")
+
     /// One journaled record as the stream receives it.
     public struct Entry: Sendable {
         public let seq: Int64

@@ -27,10 +27,16 @@ public enum UserHistory {
                 let owner = try connection.prepare("SELECT user, ts, type FROM records WHERE id = ?1")
                 try owner.bind(recordId, at: 1)
                 defer { owner.reset() }
-                guard try owner.step() else { return nil }
-                found = owner.text(0)
-                let sealedBefore = try SealState.read(on: connection)?.sealedBefore ?? .min
-                foundBySealedRecord = owner.int64(1) < sealedBefore && RecordColumnCodes.isSealable(owner.int64(2))
+                if try owner.step() {
+                    found = owner.text(0)
+                    let sealedBefore = try SealState.read(on: connection)?.sealedBefore ?? .min
+                    foundBySealedRecord = owner.int64(1) < sealedBefore && RecordColumnCodes.isSealable(owner.int64(2))
+                } else {
+                    // A record sealing kept is its index entry alone (schema 17).
+                    guard let kept = try SealedFacts.find(id: recordId, on: connection) else { return nil }
+                    found = try UserKeys.name(of: kept.key, on: connection)
+                    foundBySealedRecord = true
+                }
             }
             guard let found, let key = try UserKeys.existingKey(of: found, on: connection) else { return nil }
             let records = try RecordQueries.records(of: found, key: key, on: connection)

@@ -86,6 +86,17 @@ import Testing
         #expect(
             try Self.cli(["export", "--db", db, "--rules", rules, "--date", "2026-06-10", "--out", exportBefore]).status
                 == 0)
+        // Two records the seal will keep: a conversion, and an unconverted user's latest check of the sealed days.
+        let journal = try Connection(path: db, mode: .readOnly)
+        let keptConversion = try #require(
+            try journal.scalarText(
+                "SELECT line FROM records WHERE type = 2 AND subscribed = 1 AND ts < \(Self.sealedBefore) LIMIT 1"))
+        let keptCheck = try #require(
+            try journal.scalarText(
+                """
+                SELECT id FROM records WHERE type = 0 AND ts < \(Self.sealedBefore) AND user NOT IN
+                    (SELECT user FROM records WHERE type = 2 AND subscribed = 1) ORDER BY ts DESC, id DESC LIMIT 1
+                """))
         let fresh = try #require(try Self.status(daemon))
         #expect(fresh["lastSealedDay"] == .null && fresh["acceptanceHorizon"] == .null)
 
@@ -128,16 +139,6 @@ import Testing
 
         // A record sealing kept is a sealed record all the same (SPEC 12): sent again it is `expired`, not a
         // duplicate, and `explain --id` answers for it only when the explanation names it.
-        let journal = try Connection(path: db, mode: .readOnly)
-        let keptConversion = try #require(
-            try journal.scalarText(
-                "SELECT line FROM records WHERE type = 2 AND subscribed = 1 AND ts < \(Self.sealedBefore) LIMIT 1"))
-        let keptCheck = try #require(
-            try journal.scalarText(
-                """
-                SELECT id FROM records WHERE type = 0 AND ts < \(Self.sealedBefore) AND user NOT IN
-                    (SELECT user FROM records WHERE type = 2 AND subscribed = 1) LIMIT 1
-                """))
         let resent = try LineClient(path: daemon.socketPath).exchange([keptConversion])
         #expect(resent.map(\.code) == ["expired"], "\(resent)")
         let conversionId = try #require(
