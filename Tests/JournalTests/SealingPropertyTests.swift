@@ -83,6 +83,35 @@ import WireFormat
         return lines
     }
 
+    /// Users who see offers on the first four days and convert only after both seals, three of them naming one of
+    /// those offers: rules 4.2 and 4.4 then read presentations and checks that sealing kept.
+    static func lateConverters(_ random: inout SeededGenerator, tag: String) -> (early: [String], late: [String]) {
+        var early: [String] = []
+        var late: [String] = []
+        for number in 1...4 {
+            let user = "late\(number)"
+            var offers: [String] = []
+            for index in 0..<8 {
+                let minute = Int.random(in: 0..<(4 * 1440), using: &random)
+                let id = "\(tag)e\(index)-\(user)"
+                let head =
+                    #""id":"\#(id)","ts":"\#(Timestamp.format(start + Int64(minute) * 60_000))","user":"\#(user)""#
+                if index % 2 == 0 {
+                    early.append(RandomRecordLines.capabilities(head: head, &random))
+                } else {
+                    early.append(RandomRecordLines.presented(head: head, campaigns: true, &random))
+                    offers.append(id)
+                }
+            }
+            let minute = Int.random(in: (14 * 1440)..<(16 * 1440), using: &random)
+            let head =
+                #""id":"\#(tag)c-\#(user)","ts":"\#(Timestamp.format(start + Int64(minute) * 60_000))","user":"\#(user)""#
+            let named = number == 4 ? "" : #","offerId":"\#(offers.randomElement(using: &random) ?? "x")""#
+            late.append(#"{"type":"subscription.outcome",\#(head),"outcome":"subscribed"\#(named)}"#)
+        }
+        return (early, late)
+    }
+
     /// Two journals and what the sealed one refused.
     struct Pair {
         let plain: JournalWriter
@@ -149,9 +178,10 @@ import WireFormat
                 plain: try JournalWriter(
                     path: scratch.path + "/plain.db", durability: .normal, schema: .migrate,
                     settings: base.rules.settings),
+                // Bounded lookups for every returning user of the sealed journal: they read what sealing kept.
                 sealed: try JournalWriter(
                     path: scratch.path + "/sealed.db", durability: .normal, schema: .migrate,
-                    settings: base.rules.settings),
+                    settings: base.rules.settings, tuning: .init(historyLimit: 1)),
                 plainPath: scratch.path + "/plain.db", sealedPath: scratch.path + "/sealed.db")
             var conversions: [String] = []
             var presentations: [String: [String]] = [:]
@@ -160,7 +190,8 @@ import WireFormat
                     &random, users: 12 + round * 8, count: count, days: days, tag: "r\(round)\(tag)",
                     conversions: &conversions, presentations: &presentations)
             }
-            try pair.deliver(lines(500, 0..<9, "a"), random: &random)
+            let lateConverters = Self.lateConverters(&random, tag: "r\(round)")
+            try pair.deliver(lines(500, 0..<9, "a") + lateConverters.early, random: &random)
             let now = Self.start + 60 * Self.day
             for index in 0..<4 {
                 for path in [pair.plainPath, pair.sealedPath] {
@@ -178,7 +209,7 @@ import WireFormat
             try pair.deliver(late, random: &random)
             try pair.seal(
                 asOf: Self.start + Int64.random(in: (10 * Self.day)..<(13 * Self.day), using: &random), rules: base)
-            try pair.deliver(lines(200, 9..<Self.days, "c"), random: &random)
+            try pair.deliver(lines(200, 9..<Self.days, "c") + lateConverters.late, random: &random)
             #expect(pair.sealedRuns >= 1 && pair.expired > 0, "seals \(pair.sealedRuns), expired \(pair.expired)")
             try Self.compare(pair, now: now, random: &random)
         }

@@ -12,7 +12,8 @@
 ------------------------------------------------------------------------------------------------------------------
 
 -- Every accepted record, once, in arrival order: the line verbatim (as journaled: renamed if its person was
--- forgotten) and the fields attribution reads decoded beside it. Deleted only by sealing (SPEC 12). `id` unique
+-- forgotten) and the fields attribution reads decoded beside it. Deleted only by sealing (SPEC 12), which leaves
+-- a sealed day only its reviews and erasures. `id` unique
 -- is what makes a record sent again a duplicate (SPEC 3). Codes: `type` 0 capabilities, 1 offer.presented, 2 subscription outcome,
 -- 3 review, 4 erasure; `decision` 0 unauthorized, 1 subscriber, 2 eligible, 3 ineligible; `subscribed`, `loaded`
 -- 0 or 1; `review_decision` 1 void, 2 hold, 3 release. An erasure keeps its ticket in `review_note`. On an edge, a
