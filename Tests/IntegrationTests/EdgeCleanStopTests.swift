@@ -5,7 +5,7 @@ import Simulator
 import TestSupport
 import Testing
 
-/// A clean stop (SIGTERM) leaves one file: the daemon's last connection to close checkpoints the journal and
+/// A clean stop (SIGTERM) leaves no `-wal` or `-shm`: the daemon's last connection to close checkpoints the journal and
 /// removes its WAL, for an edge (`--forward`) whose stream cannot be reached as for a plain daemon, so that a copy
 /// of the `.db` alone is the whole journal.
 @Suite(.serialized) struct EdgeCleanStopTests {
