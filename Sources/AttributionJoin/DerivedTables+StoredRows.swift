@@ -21,7 +21,10 @@ extension DerivedTables {
     static func storeEligibility(
         _ fact: PresentationFact, seq: Int64, replacing: Bool, tables: DerivedTableSet, on connection: Connection
     ) throws {
-        guard replacing else { return try insertPresentation(fact, seq: seq, tables: tables, on: connection) }
+        guard replacing else {
+            try insertPresentation(fact, seq: seq, tables: tables, on: connection)
+            return
+        }
         let update = try tables.prepare(
             "UPDATE derived_presentations SET eligible = ?3 WHERE ts = ?1 AND seq = ?2", on: connection)
         try update.bind(fact.ts, at: 1)
@@ -119,7 +122,6 @@ extension DerivedTables {
     ) throws {
         let attribution = Attribution.attribute(
             userRecords: try RecordQueries.records(of: user, key: key, on: connection), settings: settings)
-        try insert(user: user, attribution, tables: tables, on: connection)
-        count(attribution, sign: 1, into: &rollup)
+        try insert(user: user, attribution, into: &rollup, tables: tables, on: connection)
     }
 }

@@ -197,13 +197,20 @@ package enum DerivedTables {
         try store(settings, on: connection)
     }
 
-    /// Inserts a user's rows from `attribution` into `tables` and counts them in `rollup`.
+    /// Inserts a user's rows from `attribution` into `tables` and counts them in `rollup`. Presentations that
+    /// sealing kept as index entries alone get no row: their days' counts are sealed (SPEC 12).
     static func insert(
         user: String, _ attribution: UserAttribution, into rollup: inout DayRollup, tables: DerivedTableSet = .live,
         on connection: Connection
     ) throws {
-        try insert(user: user, attribution, tables: tables, on: connection)
-        count(attribution, sign: 1, into: &rollup)
+        for fact in attribution.presentations
+        where try insertPresentation(fact, seq: nil, tables: tables, on: connection) {
+            rollup.count(fact, sign: 1)
+        }
+        if let conversion = attribution.conversion {
+            try insertConversion(user: user, conversion, tables: tables, on: connection)
+            rollup.count(conversion, sign: 1)
+        }
     }
 
     /// Records in `meta` that the derived tables follow `settings`.
@@ -262,10 +269,12 @@ package enum DerivedTables {
     }
 
     /// A presentation's row: its eligibility, keyed by time and by its record's `seq` (the offer is the
-    /// record's own). Without `seq` it is looked up by the presentation's id.
+    /// record's own). Without `seq` it is looked up by the presentation's id; a presentation that sealing kept as
+    /// its index entry alone gets no row (returns false).
+    @discardableResult
     static func insertPresentation(
         _ fact: PresentationFact, seq: Int64?, tables: DerivedTableSet, on connection: Connection
-    ) throws {
+    ) throws -> Bool {
         if let seq {
             let insert = try tables.prepare(
                 "INSERT INTO derived_presentations (ts, seq, eligible) VALUES (?1, ?2, ?3)", on: connection)
@@ -273,7 +282,7 @@ package enum DerivedTables {
             try insert.bind(seq, at: 2)
             try insert.bind(fact.eligible ? 1 : 0, at: 3)
             try insert.run()
-            return
+            return true
         }
         let insert = try tables.prepare(
             """
@@ -283,8 +292,10 @@ package enum DerivedTables {
         try insert.bind(fact.eligible ? 1 : 0, at: 2)
         try insert.run()
         guard connection.changes == 1 else {
+            if try SealedFacts.isKept(id: fact.id, on: connection) { return false }
             throw SQLiteError(code: 1, message: "presentation \(fact.id) is not journaled", sql: insert.sql)
         }
+        return true
     }
 
     private static func deletePresentation(

@@ -156,13 +156,25 @@ struct UserIndexLookup {
                 """)
         try statement.bind(id, at: 1)
         defer { statement.reset() }
-        guard try statement.step(), let owner = statement.text(16),
+        guard try statement.step() else { return try keptPresentation(id: id) }
+        guard let owner = statement.text(16),
             let record = RecordQueries.record(from: statement, user: user, offset: 1),
             try isOwn(owner, record, seq: statement.int64(0))
         else { return nil }
         if let skippingFrom, statement.int64(0) >= skippingFrom { return nil }
         guard case .presented = record.body else { return nil }
         return Found(seq: statement.int64(0), record: record)
+    }
+
+    /// A presentation of this user by `id` that sealing kept as its index entry alone (schema 17, SPEC 12).
+    private func keptPresentation(id: String) throws -> Found? {
+        guard let kept = try SealedFacts.find(id: id, on: connection), kept.key == key,
+            case .presented = kept.entry.record.body
+        else { return nil }
+        if let skippingFrom, kept.entry.seq >= skippingFrom { return nil }
+        var record = kept.entry.record
+        record.user = user
+        return Found(seq: kept.entry.seq, record: record)
     }
 
     /// Whether a record whose `user` column is `owner` is this user's: named so, or (while an erasure's rename

@@ -12,7 +12,7 @@ public final class ForwardingLog: @unchecked Sendable {
     /// One journaled record as the stream receives it.
     public typealias Entry = JournalFeed.Entry
 
-    static let watermarkKey = MetaKey<Int64>("forward_acked_seq")
+    static let watermarkKey = JournalFeed.forwardedThroughKey
     static let streamCreatedKey = MetaKey<Int64>("forward_stream_created")
     static let journalIDKey = MetaKey<String>("forward_journal_id")
 

@@ -13,10 +13,12 @@ import SQLite
 ///    presentedEligible of a sealed day).
 /// 3. Day by day, one transaction each: the day's counts stored and S moved to the day. The day is sealed: reports
 ///    read its presentations from the counts, and its records not kept (`SealKeeping`) may go.
-/// 4. Users in chunks of their own transactions: each user's sealed records that no rule can read again are
-///    removed (their ids kept as keyed hashes, their number added to the user's count), and the user's derived
-///    rows recomputed from what stays. Any subset of a user's records that holds the kept ones gives the same
-///    attribution, so a run killed between two chunks leaves every output as it was; the next run finishes.
+/// 4. Users in chunks of their own transactions: each user's sealed records leave `records`. Those that no rule
+///    can read again leave the per-user index too (their ids kept as keyed hashes, their number added to the
+///    user's count); those `SealKeeping` names stay as their index entries alone (`SealedFacts`), which every
+///    reader of a user's history reads already. The user's derived rows are recomputed from what stays. Any
+///    subset of a user's records that holds the kept ones gives the same attribution, so a run killed between two
+///    chunks leaves every output as it was; the next run finishes.
 public final class JournalSealer {
     /// What a run did.
     public struct Outcome: Sendable, Equatable {
@@ -43,6 +45,9 @@ public final class JournalSealer {
     private let hooks: SealHooks
     /// Write transactions committed so far (the tests' hooks count them).
     private var steps = 0
+    /// The first day of a record this run had to leave in `records` (`RecordRow.held`): days from it on are not
+    /// cleaned yet, and the next run cleans them again.
+    private var heldDay: Int64?
 
     /// Opens the journal at `path` for sealing (it must exist and have the current schema).
     public init(
@@ -70,6 +75,7 @@ public final class JournalSealer {
     /// Seals every day before date(`asOf`) − R not sealed yet (and finishes removing the records of days an
     /// interrupted run sealed).
     public func seal(retention: Retention, asOf: Int64) throws -> Outcome {
+        heldDay = nil
         let before = try SealState.read(on: connection)
         if let before,
             let refusal = before.check(
@@ -98,7 +104,7 @@ public final class JournalSealer {
             return Outcome(sealedDays: nil, recordsRemoved: 0, state: before)
         }
         let settings = AttributionSettings(windowMs: retention.windowMs, freshnessMs: retention.freshnessMs)
-        let (users, counts) = try usersAndCounts(from: cleanFrom, through: cleanThrough, counting: sealedDays, settings)
+        let (users, counts) = try usersAndCounts(through: cleanThrough, counting: sealedDays, settings)
         if let sealedDays {
             for day in sealedDays {
                 try step {
@@ -117,7 +123,8 @@ public final class JournalSealer {
             removed += count
             next = through
         }
-        try step { try JournalMeta(connection).set(SealState.cleanedKey, to: state.lastSealedDay) }
+        let cleaned = heldDay.map { min(state.lastSealedDay, $0 - 1) } ?? state.lastSealedDay
+        try step { try JournalMeta(connection).set(SealState.cleanedKey, to: cleaned) }
         return Outcome(sealedDays: sealedDays, recordsRemoved: removed, state: try SealState.read(on: connection))
     }
 
@@ -134,20 +141,19 @@ public final class JournalSealer {
         }
     }
 
-    /// Step 2, in one snapshot: the keys of the users with records (other than reviews and erasures) on the days
-    /// `[first, last]`, and their presentations on the days of `counting` per day and grouping.
+    /// Step 2, in one snapshot: the keys of the users with `records` rows (other than reviews and erasures) on the
+    /// days up to `last` (those of days sealed now, of days an interrupted run did not clean, and the journal's last
+    /// row if it was held back), and their presentations on the days of `counting` per day and grouping.
     private func usersAndCounts(
-        from first: Int64, through last: Int64, counting: ClosedRange<Int64>?, _ settings: AttributionSettings
+        through last: Int64, counting: ClosedRange<Int64>?, _ settings: AttributionSettings
     ) throws -> (users: [Int64], counts: [Int64: DayRollup]) {
         try connection.readTransaction {
             let day = Timestamp.millisecondsPerDay
             let scan = try connection.prepare(
                 """
-                SELECT DISTINCT u.k FROM records r JOIN users u ON u.user = r.user
-                WHERE r.ts >= ?1 AND r.ts < ?2 AND r.type < 3
+                SELECT DISTINCT u.k FROM records r JOIN users u ON u.user = r.user WHERE r.ts < ?1 AND r.type < 3
                 """)
-            try scan.bind(first * day, at: 1)
-            try scan.bind((last + 1) * day, at: 2)
+            try scan.bind((last + 1) * day, at: 1)
             var keys: [Int64] = []
             while try scan.step() { keys.append(scan.int64(0)) }
             scan.reset()
@@ -166,67 +172,106 @@ public final class JournalSealer {
     }
 
     /// Step 4 for one chunk (in the caller's transaction): users from `keys[first]` on, at most `usersPerChunk` of
-    /// them and `recordsPerChunk` removals, so that a user with a long history (a hot id) is spread over several
-    /// transactions. Returns the index of the first user not finished and how many records went.
+    /// them and `recordsPerChunk` records changed, so that a user with a long history (a hot id) is spread over
+    /// several transactions. Each sealed record leaves `records`: one that sealing keeps stays as its per-user index
+    /// entry alone (`SealedFacts`), any other leaves the index too. Returns the index of the first user not finished
+    /// and how many records left the index.
     private func removeUnkept(of keys: [Int64], from first: Int, state: SealState) throws -> (Int, Int) {
         let derived = try DerivedTables.settings(on: connection)
-        let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:)) ?? []
-        let name = try connection.prepare(static: "SELECT user FROM users WHERE k = ?1")
+        let meta = JournalMeta(connection)
+        let hashKey = try meta.value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:)) ?? []
+        // On an edge, what the stream has not acknowledged stays until it has (SPEC 12, Fleet).
+        let forwardedThrough = try meta.value(JournalFeed.forwardedThroughKey)
         var rollup = DayRollup()
+        var changed = 0
         var removed = 0
         var index = first
-        while index < keys.count, index - first < usersPerChunk, removed < recordsPerChunk {
+        while index < keys.count, index - first < usersPerChunk, changed < recordsPerChunk {
             let key = keys[index]
-            try name.bind(key, at: 1)
-            let user = try name.step() ? name.text(0) : nil
-            name.reset()
-            guard let user else {
+            guard let user = try UserKeys.name(of: key, on: connection) else {
                 index += 1
                 continue
             }
             let entries = try UserIndexEntries.entries(of: key, user: user, on: connection)
             let kept = SealKeeping.kept(entries.map(\.record), sealedBefore: state.sealedBefore)
-            let leaving = entries.indices.filter {
-                entries[$0].record.ts < state.sealedBefore && !kept.contains($0)
-                    && !SealKeeping.isNeverSealed(entries[$0].record)
+            var work: [(entry: UserIndexEntries.Entry, keep: Bool)] = []
+            for (position, entry) in entries.enumerated()
+            where entry.record.ts < state.sealedBefore && !SealKeeping.isNeverSealed(entry.record) {
+                switch try row(of: entry.seq, forwardedThrough: forwardedThrough) {
+                case .held:
+                    heldDay = min(heldDay ?? .max, Timestamp.dayNumber(entry.record.ts))
+                    continue
+                case .present: work.append((entry, kept.contains(position)))
+                case .absent where !kept.contains(position): work.append((entry, false))
+                case .absent: continue
+                }
             }
-            // Any part of them may go now: what stays still holds every kept record.
-            let now = leaving.prefix(recordsPerChunk - removed)
+            // Any part of it may be done now: what stays still holds every kept record.
+            let now = work.prefix(recordsPerChunk - changed)
             if !now.isEmpty {
                 if derived != nil {
                     try DerivedTables.dropRows(user: user, key: key, formerKey: key, rollup: &rollup, on: connection)
                 }
-                for position in now { try remove(entries[position], key: key, hashKey: hashKey) }
-                try addRemoved(now.count, key: key)
+                for (entry, keep) in now {
+                    try dropRecordRow(entry.seq)
+                    if keep {
+                        try SealedFacts.keep(entry, key: key, hashKey: hashKey, on: connection)
+                    } else {
+                        try dropIndexEntry(entry, key: key)
+                        try SealedFacts.forget(id: entry.record.id, hashKey: hashKey, on: connection)
+                    }
+                }
+                let left = now.count { !$0.keep }
+                if left > 0 { try addRemoved(left, key: key) }
                 if let derived {
                     try DerivedTables.insertRows(
                         user: user, key: key, settings: derived, rollup: &rollup, on: connection)
                 }
-                removed += now.count
+                changed += now.count
+                removed += left
             }
-            if now.count == leaving.count { index += 1 }
+            if now.count == work.count { index += 1 }
         }
         try rollup.write(on: connection)
         return (index, removed)
     }
 
-    /// Takes one record out of the journal and its user's index, keeping a keyed hash of its id.
-    private func remove(_ entry: UserIndexEntries.Entry, key: Int64, hashKey: [UInt8]) throws {
-        let dropRecord = try connection.prepare(static: "DELETE FROM records WHERE seq = ?1")
-        try dropRecord.bind(entry.seq, at: 1)
-        try dropRecord.run()
-        let dropEntry = try connection.prepare(
+    /// Where a record's `records` row is.
+    private enum RecordRow {
+        case absent
+        case present
+        /// A row that must stay for now: the journal's last (SQLite would give its `seq` to the next record were
+        /// it deleted: it goes once a later record is journaled), or on an edge one the stream has not yet
+        /// acknowledged.
+        case held
+    }
+
+    private func row(of seq: Int64, forwardedThrough: Int64?) throws -> RecordRow {
+        let select = try connection.prepare(
+            static: "SELECT seq = (SELECT max(seq) FROM records) FROM records WHERE seq = ?1")
+        try select.bind(seq, at: 1)
+        defer { select.reset() }
+        guard try select.step() else { return .absent }
+        if select.int64(0) == 1 || forwardedThrough.map({ seq > $0 }) == true { return .held }
+        return .present
+    }
+
+    private func dropRecordRow(_ seq: Int64) throws {
+        let drop = try connection.prepare(static: "DELETE FROM records WHERE seq = ?1")
+        try drop.bind(seq, at: 1)
+        try drop.run()
+    }
+
+    private func dropIndexEntry(_ entry: UserIndexEntries.Entry, key: Int64) throws {
+        let drop = try connection.prepare(
             static: entry.recent
                 ? "DELETE FROM by_user_recent WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
                 : "DELETE FROM by_user WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4")
-        try dropEntry.bind(key, at: 1)
-        try dropEntry.bind(entry.kind, at: 2)
-        try dropEntry.bind(entry.record.ts, at: 3)
-        try dropEntry.bind(entry.seq, at: 4)
-        try dropEntry.run()
-        let keepID = try connection.prepare(static: "INSERT OR IGNORE INTO sealed_ids (hash) VALUES (?1)")
-        try keepID.bind(SealedIDs.hash(entry.record.id, key: hashKey), at: 1)
-        try keepID.run()
+        try drop.bind(key, at: 1)
+        try drop.bind(entry.kind, at: 2)
+        try drop.bind(entry.record.ts, at: 3)
+        try drop.bind(entry.seq, at: 4)
+        try drop.run()
     }
 
     /// Adds `count` to the user's number of removed records.

@@ -7,6 +7,10 @@ import SQLite
 /// `close()` closes both connections: SQLite checkpoints the journal and removes its WAL when the last connection
 /// to it closes, so a daemon closes the feed before its writer.
 public final class JournalFeed: @unchecked Sendable {
+    /// An edge's watermark in `meta`: the stream has acknowledged every record up to this `seq`. Sealing never
+    /// removes a record above it (SPEC 12: an edge keeps what it has not forwarded).
+    package static let forwardedThroughKey = MetaKey<Int64>("forward_acked_seq")
+
     /// One journaled record as the stream receives it.
     public struct Entry: Sendable {
         public let seq: Int64

@@ -87,7 +87,12 @@ extension ReadOnlyJournal {
         try statement.bind(id, at: 1)
         try statement.bind(RecordColumnCodes.typeCode(.subscriptionOutcome), at: 2)
         defer { statement.reset() }
-        guard try statement.step() else { return nil }
+        guard try statement.step() else {
+            // A conversion sealing kept is its index entry alone (schema 17): its key names its user.
+            guard let kept = try SealedFacts.find(id: id, on: connection), case .outcome = kept.entry.record.body
+            else { return nil }
+            return try UserKeys.name(of: kept.key, on: connection)
+        }
         guard try hasTable("pending_renames") else { return statement.text(0) }
         let renamed = try connection.prepare(
             """

@@ -3,8 +3,8 @@ import SQLite
 
 /// Journaling one record of a batch (SPEC 2), in the writer's transaction (`JournalWriter.append`): a new id is
 /// inserted and listed in the per-user index; an id already journaled is a `duplicate` when its line has the same
-/// content (`LineContent`), else an `id_conflict`; last, a record before the acceptance horizon is `expired` and
-/// the id of a record sealing removed is an `id_conflict` (SPEC 12, `SealedIDs`).
+/// content (`LineContent`), else an `id_conflict`; last, a record before the acceptance horizon is `expired`, and
+/// after it the id of a sealed record (removed, or kept by sealing) is an `id_conflict` (SPEC 12, `SealedIDs`).
 package enum RecordAppend {
     /// Journals one record and lists it under its user's key (`UserKeys.index`, keys from `freshFrom` on straight
     /// in the main level); `lastKey` carries the previous record's user and key within the batch (a user's records
@@ -19,10 +19,10 @@ package enum RecordAppend {
             // The journal first (`duplicate`, `id_conflict`), the horizon last (SPEC 2); a sealed record's id is
             // `expired` before the horizon and `id_conflict` after it.
             if record.ts < sealed.horizon {
-                return try journaled(submission, on: connection) ?? .expired(horizon: sealed.horizon)
+                return try journaled(submission, sealed: sealed, on: connection) ?? .expired(horizon: sealed.horizon)
             }
             if try sealed.contains(record.id, on: connection) {
-                return try journaled(submission, on: connection) ?? .conflict
+                return try journaled(submission, sealed: sealed, on: connection) ?? .conflict
             }
         }
         let insert = try connection.prepare(
@@ -56,12 +56,19 @@ package enum RecordAppend {
         return outcome
     }
 
-    /// `duplicate` or `conflict` when a record with the submission's id is journaled; nil when none is.
-    private static func journaled(_ submission: Submission, on connection: Connection) throws -> AppendOutcome? {
-        let existing = try connection.prepare(static: "SELECT seq, line FROM records WHERE id = ?1")
+    /// `duplicate` or `conflict` when a record with the submission's id is journaled; nil when none is, or (with
+    /// `sealed`) when it is a sealed record that sealing keeps (of a sealed day, neither a review nor an erasure):
+    /// its id is then judged as a removed one's, `expired` before the horizon (SPEC 12).
+    private static func journaled(
+        _ submission: Submission, sealed: SealedIDs? = nil, on connection: Connection
+    ) throws -> AppendOutcome? {
+        let existing = try connection.prepare(static: "SELECT seq, line, ts, type FROM records WHERE id = ?1")
         try existing.bind(submission.record.id, at: 1)
         defer { existing.reset() }
         guard try existing.step() else { return nil }
+        if let sealed, existing.int64(2) < sealed.sealedBefore, RecordColumnCodes.isSealable(existing.int64(3)) {
+            return nil
+        }
         let seq = existing.int64(0)
         return LineContent.isSame(existing.bytes(1), submission.line) ? .duplicate(seq: seq) : .conflict
     }

@@ -12,6 +12,11 @@ package enum RecordColumnCodes {
         }
     }
 
+    /// Whether records of a type code are sealed with their day (SPEC 12): all but reviews and erasures.
+    static func isSealable(_ code: Int64) -> Bool {
+        type(code: code).map { $0 != .review && $0 != .erasure } ?? false
+    }
+
     static func type(code: Int64) -> RecordType? {
         switch code {
         case 0: .capabilities

@@ -28,6 +28,9 @@ public enum JournalVerifier {
         try connection.execute("BEGIN")
         defer { connection.rollbackIfActive() }
         var checks: [Check] = []
+        // Records of sealed days that sealing keeps are their index entries alone (schema 17): the checks that trace
+        // rows to `records` accept those before `sealedBefore`, and `SealedDaysVerifier` checks them.
+        let sealedBefore = try SealState.read(on: connection)?.sealedBefore ?? .min
         let integrity = try connection.scalarText("PRAGMA integrity_check") ?? "no answer"
         checks.append(Check(name: "integrity_check", problems: integrity == "ok" ? [] : [integrity]))
         checks.append(
@@ -48,23 +51,25 @@ public enum JournalVerifier {
                     """
                     SELECT d.id FROM derived_conversions d LEFT JOIN users u ON u.k = d.k
                     LEFT JOIN records r ON r.id = d.id LEFT JOIN records p ON p.id = d.offer_id
-                    WHERE u.k IS NULL OR r.id IS NULL OR r.type != 2 OR r.subscribed != 1 OR r.user != u.user
-                       OR r.ts != d.ts
-                       OR (d.offer_id IS NOT NULL AND (p.id IS NULL OR p.type != 1 OR p.user != u.user))
+                    WHERE u.k IS NULL OR (r.id IS NULL AND d.ts >= \(sealedBefore))
+                       OR (r.id IS NOT NULL AND (r.type != 2 OR r.subscribed != 1 OR r.user != u.user OR r.ts != d.ts))
+                       OR (d.offer_id IS NOT NULL AND (
+                           (p.id IS NULL AND d.presented_at >= \(sealedBefore))
+                           OR (p.id IS NOT NULL AND (p.type != 1 OR p.user != u.user))))
                     """)))
-        checks.append(try perUserIndexCheck(connection))
+        checks.append(try perUserIndexCheck(connection, sealedBefore: sealedBefore))
         checks.append(try ErasureCheck.check(connection))
         checks.append(
             Check(
                 name: "lapses are lapse records of the same user within the holding period (rule 4.6)",
-                problems: try lapseProblems(connection)))
+                problems: try lapseProblems(connection, sealedBefore: sealedBefore)))
         let extraConversions =
             try connection.scalarInt("SELECT count(*) - count(DISTINCT k) FROM derived_conversions") ?? 0
         checks.append(
             Check(
                 name: "at most one conversion per user",
                 problems: extraConversions == 0 ? [] : ["\(extraConversions) users with more than one conversion"]))
-        checks.append(try recomputationCheck(connection))
+        checks.append(try recomputationCheck(connection, sealedBefore: sealedBefore))
         checks.append(try rollupCheck(connection))
         checks.append(try publishedDaysCheck(connection))
         checks += try SealedDaysVerifier.checks(connection)
@@ -91,18 +96,24 @@ public enum JournalVerifier {
     /// The per-user index (schema 8, two levels since 10) lists every record exactly once, under its own user's key
     /// and time: as many entries in both levels as records, none in both, and none that names a missing record, a
     /// missing key, another user's key or another kind of record, or whose body (schema 15, `IndexedRecordBody`) is
-    /// not its record's.
-    private static func perUserIndexCheck(_ connection: Connection) throws -> Check {
+    /// not its record's. Entries of sealed days without a record are what sealing kept (`SealedDaysVerifier`).
+    private static func perUserIndexCheck(_ connection: Connection, sealedBefore: Int64) throws -> Check {
         var problems: [String] = []
+        var kept: Int64 = 0
         for level in ["by_user", "by_user_recent"] {
             problems += try ids(
                 connection,
                 """
                 SELECT b.seq || ' (per-user index entry under key ' || b.k || ' at ' || b.ts || ' in \(level))'
                 FROM \(level) b LEFT JOIN records r ON r.seq = b.seq LEFT JOIN users u ON u.k = b.k
-                WHERE r.seq IS NULL OR u.k IS NULL OR r.user != u.user OR r.ts != b.ts
-                    OR b.kind != \(UserIndexKind.sql) OR \(UserIndexColumns.differsFromRecord)
+                WHERE (r.seq IS NULL AND (b.ts >= \(sealedBefore) OR b.kind > 5)) OR u.k IS NULL
+                    OR (r.seq IS NOT NULL AND (r.user != u.user OR r.ts != b.ts
+                        OR b.kind != \(UserIndexKind.sql) OR \(UserIndexColumns.differsFromRecord)))
                 """)
+            kept +=
+                try connection.scalarInt(
+                    "SELECT count(*) FROM \(level) b WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = b.seq)")
+                ?? 0
         }
         problems += try ids(
             connection,
@@ -114,26 +125,31 @@ public enum JournalVerifier {
         let entries =
             try connection.scalarInt("SELECT (SELECT count(*) FROM by_user) + (SELECT count(*) FROM by_user_recent)")
             ?? 0
-        if records != entries { problems.append("\(records) records, \(entries) per-user index entries") }
+        if records + kept != entries {
+            problems.append("\(records) records and \(kept) kept by sealing, \(entries) per-user index entries")
+        }
         return Check(name: "the per-user index lists every record once, under its user", problems: problems)
     }
 
     /// Every named lapse is a lapse record of the conversion's user, after it and at most H after it, and only
     /// attributed conversions name one.
-    private static func lapseProblems(_ connection: Connection) throws -> [String] {
+    private static func lapseProblems(_ connection: Connection, sealedBefore: Int64) throws -> [String] {
         guard let settings = try DerivedTables.settings(on: connection) else { return [] }
         let statement = try connection.prepare(
             """
             SELECT d.id FROM derived_conversions d LEFT JOIN users u ON u.k = d.k
             LEFT JOIN records l ON l.id = d.lapse_id
-            WHERE d.lapse_id IS NOT NULL AND (d.reason IS NOT NULL OR l.id IS NULL OR u.k IS NULL OR l.user != u.user
-                OR l.ts != d.lapse_ts OR l.ts <= d.ts OR l.ts - d.ts > ?1
-                OR NOT ((l.type = 0 AND l.decision IN (?2, ?3)) OR (l.type = 2 AND l.subscribed = 0)))
+            WHERE d.lapse_id IS NOT NULL AND (d.reason IS NOT NULL OR u.k IS NULL
+                OR d.lapse_ts <= d.ts OR d.lapse_ts - d.ts > ?1
+                OR (l.id IS NULL AND d.lapse_ts >= ?4)
+                OR (l.id IS NOT NULL AND (l.user != u.user OR l.ts != d.lapse_ts
+                    OR NOT ((l.type = 0 AND l.decision IN (?2, ?3)) OR (l.type = 2 AND l.subscribed = 0)))))
             LIMIT 20
             """)
         try statement.bind(settings.holdingMs, at: 1)
         try statement.bind(RecordColumnCodes.decisionCode(.eligible), at: 2)
         try statement.bind(RecordColumnCodes.decisionCode(.ineligible), at: 3)
+        try statement.bind(sealedBefore, at: 4)
         defer { statement.reset() }
         var found: [String] = []
         while try statement.step() { found.append("conversion \(statement.text(0) ?? "?") names a wrong lapse") }
@@ -187,7 +203,7 @@ public enum JournalVerifier {
     }
 
     /// The derived tables equal attribution recomputed from scratch under the windows they record.
-    private static func recomputationCheck(_ connection: Connection) throws -> Check {
+    private static func recomputationCheck(_ connection: Connection, sealedBefore: Int64) throws -> Check {
         let name = "derived tables equal a fresh recomputation"
         guard let settings = try DerivedTables.settings(on: connection) else {
             // An edge's (or a `--journal-only`) journal keeps no attribution: there is nothing to compare, and every
@@ -197,10 +213,16 @@ public enum JournalVerifier {
                 skipped: "the derived tables were never computed (an edge's or --journal-only journal; "
                     + "reports recompute from the journal; a normal start or `offertrack rebuild` computes them)")
         }
+        // Presentations that sealing kept as index entries alone have no row: their days' counts are sealed.
+        let sealedWithRecord = Set(
+            try connection.allTexts(
+                "SELECT id FROM records WHERE type = 1 AND loaded = 1 AND ts < \(sealedBefore)"
+            ).map(ExactString.init))
         var expected: [String] = []
         try RecordQueries.forEachUser(on: connection) { user, records in
             let attribution = Attribution.attribute(userRecords: records, settings: settings)
-            for fact in attribution.presentations {
+            for fact in attribution.presentations
+            where fact.ts >= sealedBefore || sealedWithRecord.contains(ExactString(fact.id)) {
                 expected.append(
                     presentationRow(
                         user: user, fact.id, fact.ts, fact.offer.affiliateToken, fact.offer.campaignToken,

@@ -1,14 +1,16 @@
 import AttributionJoin
 import JournalStore
 import OfferTrackDomain
+import PublishedLedger
 import SQLite
 
-/// `verify`'s checks of sealed days (SPEC 12): no raw record of a sealed day remains but reviews, erasures and the
-/// records sealing keeps (`SealKeeping`), and what sealing kept agrees with the records still present.
+/// `verify`'s checks of sealed days (SPEC 12): no raw record of a sealed day remains but reviews and erasures, what
+/// sealing keeps of the others is what `SealKeeping` names and is found by its id, and the sealed counts agree with
+/// each other and with what is kept.
 enum SealedDaysVerifier {
     static func checks(_ connection: Connection) throws -> [JournalVerifier.Check] {
         let names = [
-            "no raw record of a sealed day remains but reviews, erasures and the records sealing keeps",
+            "no raw record of a sealed day remains but reviews and erasures, and sealing kept only what rules read",
             "the sealed days' presentation counts agree with each other and with the records kept",
         ]
         // Before the first seal both hold trivially: no day is sealed.
@@ -16,32 +18,57 @@ enum SealedDaysVerifier {
             return names.map { JournalVerifier.Check(name: $0, problems: []) }
         }
         return [
-            JournalVerifier.Check(name: names[0], problems: try unkeptRecords(connection, state)),
+            JournalVerifier.Check(
+                name: names[0], problems: try rawRecords(connection, state) + keptEntries(connection, state)),
             JournalVerifier.Check(name: names[1], problems: try countProblems(connection, state)),
         ]
     }
 
-    /// Records of sealed days that no rule reads any more. Those of days an interrupted seal sealed and had not yet
-    /// cleaned (after `cleanedThroughDay`) are allowed: the next seal removes them, and outputs are the same.
-    private static func unkeptRecords(_ connection: Connection, _ state: SealState) throws -> [String] {
+    /// `records` rows of sealed days other than reviews and erasures. Those of days an interrupted seal sealed and
+    /// had not yet cleaned (after `cleanedThroughDay`) are allowed: the next seal removes them, and outputs are the
+    /// same; so are the journal's last row, whose `seq` the next record would otherwise be given, and on an edge the
+    /// rows the stream has not acknowledged.
+    private static func rawRecords(_ connection: Connection, _ state: SealState) throws -> [String] {
         let cleanedBefore = (state.cleanedThroughDay + 1) * Timestamp.millisecondsPerDay
-        let keys = try connection.prepare(
+        return try connection.allTexts(
             """
-            SELECT DISTINCT u.k FROM records r JOIN users u ON u.user = r.user WHERE r.ts < ?1 AND r.type < 3
+            SELECT 'record ' || id || ' of a sealed day is still a raw record' FROM records
+            WHERE ts < \(cleanedBefore) AND type < 3 AND seq != (SELECT max(seq) FROM records)
+                AND seq <= coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'forward_acked_seq'), seq)
+            LIMIT 10
             """)
-        try keys.bind(cleanedBefore, at: 1)
-        var users: [Int64] = []
-        while try keys.step() { users.append(keys.int64(0)) }
-        keys.reset()
+    }
+
+    /// Index entries of sealed (and cleaned) days that no rule reads any more, and kept entries that their id does
+    /// not find (`SealedFacts`).
+    private static func keptEntries(_ connection: Connection, _ state: SealState) throws -> [String] {
+        let cleanedBefore = (state.cleanedThroughDay + 1) * Timestamp.millisecondsPerDay
+        let users = try connection.prepare(
+            """
+            SELECT k FROM by_user WHERE ts < ?1 AND kind < 6 UNION SELECT k FROM by_user_recent WHERE ts < ?1 AND kind < 6
+            """)
+        try users.bind(cleanedBefore, at: 1)
+        var keys: [Int64] = []
+        while try users.step() { keys.append(users.int64(0)) }
+        users.reset()
+        let hasRecord = try connection.prepare("SELECT 1 FROM records WHERE seq = ?1")
         var problems: [String] = []
-        for key in users {
+        for key in keys {
             let entries = try UserIndexEntries.entries(of: key, on: connection)
             let kept = SealKeeping.kept(entries.map(\.record), sealedBefore: state.sealedBefore)
             for (position, entry) in entries.enumerated()
-            where entry.record.ts < cleanedBefore && !kept.contains(position)
-                && !SealKeeping.isNeverSealed(entry.record)
-            {
-                problems.append("record \(entry.record.id) of a sealed day is not one sealing keeps")
+            where entry.record.ts < cleanedBefore && !SealKeeping.isNeverSealed(entry.record) {
+                if !kept.contains(position) {
+                    problems.append("record \(entry.record.id) of a sealed day is not one sealing keeps")
+                } else {
+                    try hasRecord.bind(entry.seq, at: 1)
+                    let raw = try hasRecord.step()
+                    hasRecord.reset()
+                    let found = try SealedFacts.find(id: entry.record.id, on: connection)
+                    if !raw, found?.key != key || found?.entry.seq != entry.seq {
+                        problems.append("record \(entry.record.id) that sealing kept is not found by its id")
+                    }
+                }
                 if problems.count >= 10 { return problems }
             }
         }

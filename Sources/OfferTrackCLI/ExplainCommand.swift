@@ -48,7 +48,7 @@ struct ExplainCommand {
 
     func run() throws(CLIError) -> Int32 {
         let rules = try options.loadRules()
-        var found: (user: String, records: [Record], sealedRecords: Int)?
+        var found: UserHistory.Found?
         // With several journals (a fleet's central ones) the user's records are all in one of them.
         for reader in try options.openJournals() where found == nil {
             do {
@@ -68,6 +68,11 @@ struct ExplainCommand {
         let explanation = Explanation(
             user: found.user, userRecords: found.records, sealedRecords: found.sealedRecords, rules: rules.rules,
             asOf: asOf)
+        // A sealed record explains its user only when the explanation names it (SPEC 12).
+        if let recordId, found.foundBySealedRecord, !explanation.names(recordId: recordId) {
+            throw CLIError(
+                .noInput, "record \(recordId) is of a sealed day and its user's explanation does not name it")
+        }
         try Output.write(format.render(explanation))
         return 0
     }

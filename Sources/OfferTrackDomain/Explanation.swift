@@ -58,6 +58,17 @@ public struct Explanation: Sendable, Equatable {
     /// The rules the verdict was reached under.
     public let rules: CommissionRules
 
+    /// Whether the explanation names the record `id` (its conversion, presentation, eligibility record, lapse,
+    /// review, erasure or a repeat): `explain --id` of a sealed record answers only then (SPEC 12).
+    public func names(recordId id: String) -> Bool {
+        let named = [
+            conversion?.id, presentation?.id, eligibility?.record.id, lapse?.id, review?.record.id,
+            erasure?.record.id,
+        ]
+        return named.contains { $0.map { ExactString.equals($0, id) } ?? false }
+            || repeats.contains { ExactString.equals($0, id) }
+    }
+
     /// Explains `user` from all of their records (any order) under `rules`, seen at `asOf`; `sealedRecords` of
     /// theirs were removed by sealing (SPEC 12), which kept every record the rules read.
     public init(user: String, userRecords: [Record], sealedRecords: Int = 0, rules: CommissionRules, asOf: Int64) {

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import OfferTrackDomain
+import SQLite
 import TestSupport
 import Testing
 
@@ -11,6 +12,8 @@ import Testing
     static let rules =
         #"{"currency":"USD","holdingPeriodHours":72,"retentionDays":40,"rules":[{"affiliateToken":"*","amountMinor":500}]}"#
     static let asOf = "2026-12-01"
+    /// 00:00Z of 2026-08-06, the first day the seal at 2026-09-15 leaves unsealed.
+    static let sealedBefore: Int64 = 1_785_974_400_000
 
     static func cli(_ arguments: [String], environment: [String: String] = [:]) throws -> Shell.Outcome {
         try Shell.run(Binaries.cli, arguments, environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
@@ -83,6 +86,17 @@ import Testing
         #expect(
             try Self.cli(["export", "--db", db, "--rules", rules, "--date", "2026-06-10", "--out", exportBefore]).status
                 == 0)
+        // Two records the seal will keep: a conversion, and an unconverted user's latest check of the sealed days.
+        let journal = try Connection(path: db, mode: .readOnly)
+        let keptConversion = try #require(
+            try journal.scalarText(
+                "SELECT line FROM records WHERE type = 2 AND subscribed = 1 AND ts < \(Self.sealedBefore) LIMIT 1"))
+        let keptCheck = try #require(
+            try journal.scalarText(
+                """
+                SELECT id FROM records WHERE type = 0 AND ts < \(Self.sealedBefore) AND user NOT IN
+                    (SELECT user FROM records WHERE type = 2 AND subscribed = 1) ORDER BY ts DESC, id DESC LIMIT 1
+                """))
         let fresh = try #require(try Self.status(daemon))
         #expect(fresh["lastSealedDay"] == .null && fresh["acceptanceHorizon"] == .null)
 
@@ -122,6 +136,17 @@ import Testing
         ])
         #expect(
             answers.map(\.code) == ["expired", nil] && answers.map(\.status) == ["rejected", "accepted"], "\(answers)")
+
+        // A record sealing kept is a sealed record all the same (SPEC 12): sent again it is `expired`, not a
+        // duplicate, and `explain --id` answers for it only when the explanation names it.
+        let resent = try LineClient(path: daemon.socketPath).exchange([keptConversion])
+        #expect(resent.map(\.code) == ["expired"], "\(resent)")
+        let conversionId = try #require(
+            keptConversion.range(of: #""id":""#).map { String(keptConversion[$0.upperBound...].prefix { $0 != "\"" }) })
+        let named = try Self.cli(["explain", "--db", db, "--rules", rules, "--id", conversionId, "--format", "json"])
+        #expect(named.status == 0 && named.output.contains(conversionId), "\(named.output)")
+        let unnamed = try Self.cli(["explain", "--db", db, "--rules", rules, "--id", keptCheck])
+        #expect(unnamed.status == 66 && unnamed.output.contains("sealed day"), "\(unnamed.output)")
 
         // A bound inside a sealed day is exit 65; other windows are exit 78 for every command.
         let partial = try Self.cli(["report", "--db", db, "--rules", rules, "--since", "2026-07-01T05:00:00Z"])

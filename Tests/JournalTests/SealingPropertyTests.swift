@@ -268,10 +268,12 @@ import WireFormat
     ) throws {
         func explain(_ reader: ReadOnlyJournal, user: String?, id: String?) throws -> String? {
             guard let found = try UserHistory.read(reader, user: user, recordId: id) else { return nil }
-            return ExplanationFormat.json(
-                Explanation(
-                    user: found.user, userRecords: found.records, sealedRecords: found.sealedRecords,
-                    rules: rules.rules, asOf: asOf))
+            let explanation = Explanation(
+                user: found.user, userRecords: found.records, sealedRecords: found.sealedRecords,
+                rules: rules.rules, asOf: asOf)
+            // As `explain --id` answers: a sealed record only when the explanation names it.
+            if let id, found.foundBySealedRecord, !explanation.names(recordId: id) { return nil }
+            return ExplanationFormat.json(explanation)
         }
         let users = try plain.connection.prepare("SELECT user FROM users ORDER BY user")
         var names: [String] = []

@@ -158,6 +158,9 @@ package struct ErasureRenames {
                 try move.bind(target, at: 2)
                 try move.run()
             }
+            if try SealState.horizon(on: connection) != nil {
+                try SealedFacts.move(from: key, to: target, on: connection)
+            }
             let drop = try connection.prepare("DELETE FROM users WHERE k = ?1")
             try drop.bind(key, at: 1)
             try drop.run()

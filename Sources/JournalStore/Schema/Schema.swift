@@ -390,5 +390,7 @@ public enum Schema {
         (15, .sql(UserIndexColumns.migration)),
         // 16: sealed days (SPEC 12): the tables `SealState.migration` creates; how far sealing got is in `meta`.
         (16, .sql(SealState.migration)),
+        // 17: a sealed day's kept records are their per-user index entries alone (`SealState.keptFactsMigration`).
+        (17, .sql(SealState.keptFactsMigration)),
     ]
 }

@@ -40,6 +40,17 @@ public struct SealState: Sendable, Equatable {
         CREATE TABLE sealed_ids (hash INTEGER PRIMARY KEY);
         """
 
+    /// Schema 17: what sealing keeps of a sealed day's records is their per-user index entries alone (the entry's
+    /// body holds every column attribution and `explain` read), their `records` rows removed; `sealed_ids` gives
+    /// each kept one's user key and time (`SealedFacts`), so that its id still finds it. Those of a journal sealed
+    /// under schema 16 go from `records` at the next seal, which cleans every sealed day again.
+    static let keptFactsMigration = """
+        ALTER TABLE sealed_ids ADD COLUMN k INTEGER;
+        ALTER TABLE sealed_ids ADD COLUMN ts INTEGER;
+        CREATE INDEX sealed_facts ON sealed_ids(k) WHERE k IS NOT NULL;
+        DELETE FROM meta WHERE key = 'sealed_cleaned_through_day';
+        """
+
     /// 00:00Z of the first day that is not sealed: records before it are of sealed days.
     public var sealedBefore: Int64 { (lastSealedDay + 1) * Timestamp.millisecondsPerDay }
 
@@ -116,6 +127,8 @@ public enum SealedDays {
 /// keyed 64-bit SipHash of each id sealing removed, under the journal's `seal_key`.
 package struct SealedIDs {
     package let horizon: Int64
+    /// 00:00Z of the first day not sealed (`.min` while the first seal has moved only the horizon).
+    package let sealedBefore: Int64
     package let key: [UInt8]
 
     /// The journal's horizon and key; nil before the first seal.
@@ -125,6 +138,8 @@ package struct SealedIDs {
             let key = try meta.value(SealState.hashKey).flatMap(Self.bytes(hex:))
         else { return nil }
         self.horizon = horizon
+        sealedBefore =
+            try meta.value(SealState.lastSealedDayKey).map { ($0 + 1) * Timestamp.millisecondsPerDay } ?? .min
         self.key = key
     }
 

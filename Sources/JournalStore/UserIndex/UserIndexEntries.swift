@@ -30,4 +30,23 @@ package enum UserIndexEntries {
         entries.sort { RecordOrder.precedes($0.record, $1.record) }
         return entries
     }
+
+    /// The entry of the record `id` among those of user `key` at time `ts`; nil when none is there.
+    package static func entry(id: String, key: Int64, ts: Int64, on connection: Connection) throws -> Entry? {
+        let select = try connection.prepare(
+            static: """
+                SELECT kind, ts, body, seq, 0 FROM by_user WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts = ?2
+                UNION ALL SELECT kind, ts, body, seq, 1 FROM by_user_recent WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts = ?2
+                """)
+        try select.bind(key, at: 1)
+        try select.bind(ts, at: 2)
+        defer { select.reset() }
+        while try select.step() {
+            guard let record = RecordQueries.indexed(from: select, user: "", offset: 0),
+                ExactString.equals(record.id, id)
+            else { continue }
+            return Entry(record: record, kind: select.int64(0), seq: select.int64(3), recent: select.int64(4) == 1)
+        }
+        return nil
+    }
 }

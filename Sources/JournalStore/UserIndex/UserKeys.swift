@@ -49,6 +49,14 @@ package enum UserKeys {
         return connection.changes == 1 ? connection.lastInsertRowID : nil
     }
 
+    /// The user listed under `key`; nil when no user has it.
+    package static func name(of key: Int64, on connection: Connection) throws -> String? {
+        let select = try connection.prepare(static: "SELECT user FROM users WHERE k = ?1")
+        try select.bind(key, at: 1)
+        defer { select.reset() }
+        return try select.step() ? select.text(0) : nil
+    }
+
     /// `user`'s key; nil when the user has none (no record of theirs is journaled).
     package static func existingKey(of user: String, on connection: Connection) throws -> Int64? {
         let find = try connection.prepare(static: "SELECT k FROM users WHERE user = ?1")
@@ -115,8 +123,10 @@ package enum UserKeys {
         return try oldest.step() ? oldest.int64(0) : 0
     }
 
-    /// Lists every record under its user's key again from `records` alone (`offertrack rebuild`): keys of users
-    /// with records are kept, users without records are forgotten, users without a key are given one. Two scans
+    /// Lists every record under its user's key again from `records` (`offertrack rebuild`): keys of users with
+    /// records are kept, users without records are forgotten, users without a key are given one. What sealing kept
+    /// of sealed days (entries without a record, `SealedFacts`) cannot be rebuilt and stays, in `by_user`, with its
+    /// users and their keys. Two scans
     /// of `records`: one for the users who have records (into a temporary table, which both changes to `users`
     /// then read instead of `records`), one for the entries, which are sorted before they are inserted, so the
     /// index is written in order, all of it in `by_user`.
@@ -124,11 +134,15 @@ package enum UserKeys {
         try IndexedRecordBody.defineFunction(on: connection)
         try connection.execute(
             """
-            DELETE FROM by_user;
+            DELETE FROM by_user WHERE EXISTS (SELECT 1 FROM records r WHERE r.seq = by_user.seq);
+            INSERT INTO by_user (\(UserIndexColumns.all)) SELECT \(UserIndexColumns.all) FROM by_user_recent b
+                WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = b.seq);
             DELETE FROM by_user_recent;
             DROP TABLE IF EXISTS temp.rebuild_users;
             CREATE TEMP TABLE rebuild_users (user TEXT PRIMARY KEY) WITHOUT ROWID;
             INSERT OR IGNORE INTO rebuild_users SELECT user FROM records;
+            INSERT OR IGNORE INTO rebuild_users SELECT u.user FROM users u WHERE EXISTS (SELECT 1 FROM by_user b WHERE b.k = u.k)
+                OR EXISTS (SELECT 1 FROM sealed_users s WHERE s.k = u.k);
             DELETE FROM users WHERE user NOT IN rebuild_users;
             INSERT INTO users (user) SELECT user FROM rebuild_users WHERE user NOT IN (SELECT user FROM users)
                 ORDER BY user;
