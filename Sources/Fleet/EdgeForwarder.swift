@@ -96,7 +96,8 @@ public final class EdgeForwarder: Sendable {
         queue.async { [self] in run() }
     }
 
-    /// Stops after the current step and stores the watermark; waits up to `timeoutSeconds`.
+    /// Stops after the current step, stores the watermark and closes the journal's connections; waits up to
+    /// `timeoutSeconds`.
     public func stop(timeoutSeconds: Double = 5) {
         state.withLock { $0.stopped = true }
         let deadline = Clock.monotonicMilliseconds() + Int64(timeoutSeconds * 1000)
@@ -121,7 +122,12 @@ public final class EdgeForwarder: Sendable {
         var lastStoredAt = Clock.monotonicMilliseconds()
         var lastReported: String??
         var lastIncarnationCheck: Int64?
-        defer { finished.withLock { $0 = true } }
+        defer {
+            // Closed before the daemon's writer, so that the writer's close is the last one, which checkpoints the
+            // journal and removes its WAL.
+            log.close()
+            finished.withLock { $0 = true }
+        }
         while !state.withLock({ $0.stopped }) {
             let now = Clock.monotonicMilliseconds()
             let problem = health.state.problem
@@ -138,7 +144,7 @@ public final class EdgeForwarder: Sendable {
                 }
             }
             if backoff > 0 {
-                Sleep.milliseconds(Int(backoff))
+                pause(milliseconds: backoff)
             }
             guard let client = client.withLock({ $0 }) else { return }
             if !streamReady {
@@ -190,6 +196,16 @@ public final class EdgeForwarder: Sendable {
         }
         let watermark = updateWatermark()
         try? log.setWatermark(watermark)
+    }
+
+    /// Sleeps `milliseconds`, or until `stop()` (a backoff of seconds does not hold up the daemon's stop).
+    private func pause(milliseconds: Int64) {
+        let end = Clock.monotonicMilliseconds() + milliseconds
+        while !state.withLock({ $0.stopped }) {
+            let left = end - Clock.monotonicMilliseconds()
+            guard left > 0 else { return }
+            Sleep.milliseconds(Int(min(left, 20)))
+        }
     }
 
     /// Bytes of a message's `max_payload` left for its headers (`Nats-Msg-Id` and the protocol's).

@@ -23,6 +23,12 @@ public final class ForwardingLog: @unchecked Sendable {
         feed = try JournalFeed(path: path)
     }
 
+    /// Closes the journal's connections (the next call opens them again): the daemon's writer, closed after, is then
+    /// the last connection, whose close checkpoints the journal and removes its WAL.
+    public func close() {
+        feed.close()
+    }
+
     /// Up to `limit` records with `seq` greater than `after`, in `seq` order.
     public func entries(after seq: Int64, limit: Int) throws -> [Entry] {
         try feed.entries(after: seq, limit: limit)

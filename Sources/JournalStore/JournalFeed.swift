@@ -3,6 +3,9 @@ import SQLite
 /// A journal read in `seq` order on connections of its own (one to read, one to write `meta` in short
 /// transactions), beside whatever else has it open: what an edge's forwarder reads and records (`ForwardingLog` in
 /// `Fleet`). One thread uses it at a time, which is what makes it `Sendable`.
+///
+/// `close()` closes both connections: SQLite checkpoints the journal and removes its WAL when the last connection
+/// to it closes, so a daemon closes the feed before its writer.
 public final class JournalFeed: @unchecked Sendable {
     /// An edge's watermark in `meta`: the stream has acknowledged every record up to this `seq`. Sealing never
     /// removes a record above it (SPEC 12: an edge keeps what it has not forwarded).
@@ -33,15 +36,45 @@ public final class JournalFeed: @unchecked Sendable {
         }
     }
 
-    private let reader: Connection
-    private let writer: Connection
+    private let path: String
+    private var openReader: Connection?
+    private var openWriter: Connection?
 
     /// Opens the journal at `path` (which a daemon has created and migrated).
     public init(path: String) throws {
-        reader = try Connection(path: path, mode: .readOnly)
-        reader.setBusyTimeout(milliseconds: 5000)
-        writer = try Connection(path: path, mode: .readWriteCreate)
-        writer.setBusyTimeout(milliseconds: 5000)
+        self.path = path
+        openReader = try Self.open(path, .readOnly)
+        openWriter = try Self.open(path, .readWriteCreate)
+    }
+
+    private static func open(_ path: String, _ mode: Connection.Mode) throws -> Connection {
+        let connection = try Connection(path: path, mode: mode)
+        connection.setBusyTimeout(milliseconds: 5000)
+        return connection
+    }
+
+    /// Closes both connections (opened again by the next call that needs one).
+    public func close() {
+        openReader = nil
+        openWriter = nil
+    }
+
+    private var reader: Connection {
+        get throws {
+            if let openReader { return openReader }
+            let opened = try Self.open(path, .readOnly)
+            openReader = opened
+            return opened
+        }
+    }
+
+    private var writer: Connection {
+        get throws {
+            if let openWriter { return openWriter }
+            let opened = try Self.open(path, .readWriteCreate)
+            openWriter = opened
+            return opened
+        }
     }
 
     /// Up to `limit` records with `seq` greater than `after`, in `seq` order.
@@ -99,11 +132,14 @@ public final class JournalFeed: @unchecked Sendable {
     }
 
     /// The journal's `meta`, read on the reading connection.
-    public var meta: JournalMeta { JournalMeta(reader) }
+    public var meta: JournalMeta {
+        get throws { JournalMeta(try reader) }
+    }
 
     /// Runs `body` on the journal's `meta` in one small write transaction on the writing connection.
     public func updatingMeta<T>(_ body: (JournalMeta) throws -> T) throws -> T {
-        try writer.transaction { try body(JournalMeta(writer)) }
+        let writer = try writer
+        return try writer.transaction { try body(JournalMeta(writer)) }
     }
 }
 

@@ -22,7 +22,7 @@ import Testing
         "systemd-analyze": ["--offline", "--threshold"],
         "systemd-tmpfiles": ["--create"],
         "dpkg": ["--install", "--remove", "--purge", "--force-confold"],
-        "systemctl": ["--now"],
+        "systemctl": ["--now", "--failed"],
         "dpkg-deb": ["--build"],
         "nats": ["--max-age"],
         "node_exporter": ["--collector.textfile.directory"],

@@ -263,8 +263,15 @@ extension PackageTests {
                 OFFERTRACK_TEXTFILE_DIR=/var/lib/offertrack-metrics /usr/lib/offertrack/offertrack-backup-nightly \
                 --rules /etc/offertrack/rules.json
             ls /var/lib/offertrack-exports /var/backups/offertrack /var/lib/offertrack-metrics
+            # With no role file a host runs every nightly job; an edge seals and backs up, and skips the export.
+            runuser -u offertrack -- /usr/lib/offertrack/offertrack-role
+            echo edge >/etc/offertrack/role
+            runuser -u offertrack -- /usr/lib/offertrack/offertrack-role backup
+            if runuser -u offertrack -- /usr/lib/offertrack/offertrack-role export; then exit 1; fi
+            rm /etc/offertrack/role
             """)
         #expect(work.status == 0, "\(work.output)")
+        #expect(work.output.contains("a single host: export payouts seal backup\n"), "\(work.output)")
         #expect(work.output.contains("offertrack-export.prom") && work.output.contains("offertrack-backup.prom"))
         #expect(work.output.contains(".manifest.json"), "\(work.output)")
 

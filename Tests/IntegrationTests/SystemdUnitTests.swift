@@ -48,6 +48,7 @@ import Testing
 
     @Test(arguments: [
         "offertrackd.service", "offertrack-export.service", "offertrack-backup.service", "offertrack-payouts.service",
+        "offertrack-seal.service",
     ])
     func securityExposureIsAtMostOne(unit: String) throws {
         let directory = ScratchDirectory()
@@ -116,7 +117,7 @@ import Testing
         let payouts = try UnitFile("offertrack-payouts.service")
         #expect(payouts.value("Type") == "oneshot")
         #expect(payouts.value("After")?.split(separator: " ").contains("offertrack-export.service") == true)
-        let ignored: Set<String> = ["ExecStart", "ExecStartPost", "Description", "After"]
+        let ignored: Set<String> = ["ExecCondition", "ExecStart", "Description", "After"]
         // Every other setting (user, directories, hardening) is the export's, line for line, but the payouts' due
         // day (docs/monitoring.md).
         let dueDay = "Environment=OFFERTRACK_PAYOUTS_DUE_DAY=5"
@@ -149,18 +150,31 @@ import Testing
         #expect(rulesOf(job) == rulesOf(daemon), "\(unit): \(job)")
     }
 
-    /// The nightly job seals the days older than retention (SPEC 12) after a successful export, with the daemon's
-    /// rules file (seal refuses to run without one) and the daemon's journal.
-    @Test func theNightlyExportSealsAfterwardsWithTheDaemonsRules() throws {
-        let export = try UnitFile("offertrack-export.service")
-        let seal = try #require(export.command("ExecStartPost"))
+    /// The nightly seal (SPEC 12) runs between the export and the backup, with the daemon's rules file (seal
+    /// refuses to run without one) on the daemon's journal, as the daemon's user in the backup's sandbox.
+    @Test func theNightlySealRunsWithTheDaemonsRulesBetweenTheExportAndTheBackup() throws {
+        let service = try UnitFile("offertrack-seal.service")
+        let daemon = try UnitFile("offertrackd.service")
+        let seal = try #require(service.command("ExecStart"))
         #expect(Array(seal.prefix(2)) == ["/usr/bin/offertrack", "seal"])
-        let daemon = try #require(try UnitFile("offertrackd.service").command("ExecStart"))
         let rulesOf = { (command: [String]) in command.firstIndex(of: "--rules").map { command[$0 + 1] } }
-        #expect(rulesOf(seal) == rulesOf(daemon))
+        #expect(rulesOf(seal) == rulesOf(try #require(daemon.command("ExecStart"))))
         // The CLI's default journal is the daemon's ($STATE_DIRECTORY/offertrack.db).
         #expect(!seal.contains("--db"))
-        #expect(export.value("StateDirectory") == (try UnitFile("offertrackd.service")).value("StateDirectory"))
+        #expect(service.value("Type") == "oneshot")
+        #expect(service.value("User") == daemon.value("User"))
+        #expect(service.value("StateDirectory") == daemon.value("StateDirectory"))
+        #expect(service.values("ReadWritePaths").isEmpty)
+        // Ordered after the export and before the backup, by the clock and when they start together (a
+        // Persistent= catch-up at boot).
+        let times = try ["export", "seal", "backup"].map { job in
+            try #require(try UnitFile("offertrack-\(job).timer").value("OnCalendar"))
+        }
+        #expect(times == ["*-*-* 00:15:00 UTC", "*-*-* 00:30:00 UTC", "*-*-* 00:45:00 UTC"])
+        #expect(try UnitFile("offertrack-seal.timer").value("Persistent") == "true")
+        #expect(service.value("After")?.split(separator: " ").contains("offertrack-export.service") == true)
+        let backup = try UnitFile("offertrack-backup.service")
+        #expect(backup.value("After")?.split(separator: " ").contains("offertrack-seal.service") == true)
     }
 
     @Test func theBackupRunsNightlyAfterTheExportAsTheDaemonsUser() throws {
@@ -257,5 +271,84 @@ extension SystemdUnitTests {
         let flags = fleet.dropFirst().map { groups[$0] ?? $0 }
         let parsed = try Shell.run(Binaries.daemon, flags + ["--help"])
         #expect(parsed.status == 0, "\(parsed.output)")
+    }
+}
+
+extension SystemdUnitTests {
+    /// The nightly jobs, each run by its timer.
+    static let jobs = ["export", "payouts", "seal", "backup"]
+
+    /// Every nightly job's service asks the host's role first (`ExecCondition=`: exit 1 to 254 skips the job, and the
+    /// unit is not failed), so a timer that fires on every host runs its job only where the role says.
+    @Test(arguments: jobs)
+    func everyNightlyJobAsksTheHostsRoleFirst(job: String) throws {
+        let service = try UnitFile("offertrack-\(job).service")
+        #expect(service.command("ExecCondition") == ["/usr/lib/offertrack/offertrack-role", job])
+        #expect(try UnitFile("offertrack-\(job).timer").value("Unit") == "offertrack-\(job).service")
+    }
+
+    /// `offertrack-role JOB` with the role file holding `role` (nil: no file, a single host): exit 0 for each job the
+    /// role runs, 1 (skipped) for the others; without a job it names them.
+    @Test(
+        arguments: [
+            (nil, ["export", "payouts", "seal", "backup"]),
+            ("", ["export", "payouts", "seal", "backup"]),
+            ("edge\n", ["seal", "backup"]),
+            ("central\n", ["seal", "backup"]),
+            ("reporting\n", ["export", "payouts"]),
+            (
+                "# the central host, which publishes too\ncentral reporting # both\n",
+                ["export", "payouts", "seal", "backup"]
+            ),
+        ] as [(String?, [String])])
+    func theRoleFileDecidesWhichJobsRun(role: String?, runs: [String]) throws {
+        let directory = ScratchDirectory()
+        let file = directory.file("role")
+        if let role { try role.write(toFile: file, atomically: true, encoding: .utf8) }
+        for job in Self.jobs {
+            let outcome = try Self.role([job], file: file)
+            #expect(outcome.status == (runs.contains(job) ? 0 : 1), "\(role ?? "no file"): \(job): \(outcome.output)")
+        }
+        let summary = try Self.role([], file: file)
+        #expect(
+            summary.status == 0 && summary.output.hasSuffix(": \(runs.joined(separator: " "))\n"), "\(summary.output)")
+    }
+
+    /// A role file that makes no sense fails every job (255: systemd marks the job failed instead of skipping it).
+    @Test(arguments: ["edge central\n", "reporting edge\n", "relay\n", "Central\n"])
+    func aRoleFileThatMakesNoSenseFailsEveryJob(role: String) throws {
+        let directory = ScratchDirectory()
+        let file = directory.file("role")
+        try role.write(toFile: file, atomically: true, encoding: .utf8)
+        for job in Self.jobs {
+            let outcome = try Self.role([job], file: file)
+            #expect(outcome.status == 255 && outcome.output.contains(file), "\(role): \(job): \(outcome.output)")
+        }
+    }
+
+    /// The check as a job's unit runs it: in its sandbox, as an unprivileged user, any system call outside its
+    /// filter killing the process.
+    @Test(arguments: jobs)
+    func theRoleCheckRunsInsideEachJobsSandbox(job: String) throws {
+        let directory = ScratchDirectory()
+        let unit = directory.file("offertrack-\(job).service")
+        try UnitFile("offertrack-\(job).service").text.write(toFile: unit, atomically: true, encoding: .utf8)
+        let state = directory.file("state")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try "reporting\n".write(toFile: directory.file("role"), atomically: true, encoding: .utf8)
+        let sandbox =
+            ["-m", "-n", "-i", Repository.file("Tests/Tools/systemd-like-sandbox")]
+            + [directory.path, state, "65534", "65534", "kill", unit, "--"]
+        let outcome = try Shell.run(
+            "/usr/bin/unshare", sandbox + [Repository.file("scripts/offertrack-role"), job],
+            environment: ["PATH": "/usr/bin:/bin", "OFFERTRACK_ROLE_FILE": directory.file("role")])
+        #expect(outcome.status == (["export", "payouts"].contains(job) ? 0 : 1), "\(job): \(outcome.output)")
+    }
+
+    /// `scripts/offertrack-role ARGUMENTS` with `OFFERTRACK_ROLE_FILE` set to `file`.
+    static func role(_ arguments: [String], file: String) throws -> Shell.Outcome {
+        try Shell.run(
+            Repository.file("scripts/offertrack-role"), arguments,
+            environment: ["PATH": "/usr/bin:/bin", "OFFERTRACK_ROLE_FILE": file])
     }
 }

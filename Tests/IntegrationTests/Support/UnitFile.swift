@@ -17,7 +17,7 @@ struct UnitFile {
     static let names = [
         "offertrackd.socket", "offertrackd.service", "offertrack-export.service", "offertrack-export.timer",
         "offertrack-backup.service", "offertrack-backup.timer", "offertrack-payouts.service",
-        "offertrack-payouts.timer",
+        "offertrack-payouts.timer", "offertrack-seal.service", "offertrack-seal.timer",
     ]
 
     let name: String
