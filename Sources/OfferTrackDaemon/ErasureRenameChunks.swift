@@ -42,8 +42,8 @@ final class PostedResults: Sendable {
 /// records under the old name while the chunks run; the central journal renames them when the erasure reaches it
 /// (SPEC 10).
 final class ErasureRenameChunks: @unchecked Sendable {
-    // @unchecked: `chunkQueued`, `yielded`, `waitingSince`, `startedAt`, `chunksRun`, `retryMilliseconds` and `chunks`
-    // are touched only on the writer thread (its entry points check it: `preconditionOnWriterThread`); `held` is guarded by its Mutex.
+    // @unchecked: `chunkQueued`, `yielded`, `waitingSince`, `finishing`, `startedAt`, `chunksRun`, `retryMilliseconds`
+    // and `chunks` are touched only on the writer thread (its entry points check it: `preconditionOnWriterThread`); `held` is guarded by its Mutex.
     private let thread: JournalWriterThread
     private let checkpoints: CheckpointThread
     private let results: PostedResults
@@ -63,6 +63,9 @@ final class ErasureRenameChunks: @unchecked Sendable {
     private var yielded = false
     /// Since when the rename waits for the checkpoints (monotonic ms).
     private var waitingSince: Int64?
+    /// Whether the last chunk has run and `finish` waits for the checkpoints (a chunk run meanwhile, for an erasure
+    /// committed meanwhile, does not start a second wait).
+    private var finishing = false
     /// When the pending renames' first chunk ran (monotonic ms), and the chunks since: for the log line at their end.
     private var startedAt: Int64?
     private var chunksRun = 0
@@ -219,15 +222,34 @@ final class ErasureRenameChunks: @unchecked Sendable {
             return retryChunk()
         }
         release(pending: pending)
-        if pending.isEmpty {
-            mayBePending = false
-            checkpoints.requestForgettingOldFrames()
-            let took = Clock.monotonicMilliseconds() - (startedAt ?? 0)
-            log.info("an erasure's rename is done: \(chunksRun) chunks over \(took) ms")
-            (startedAt, chunksRun) = (nil, 0)
+        if pending.isEmpty { return finish(writer) }
+        if remaining { queueChunk(afterMilliseconds: 0) }
+    }
+
+    /// After the last chunk: once the checkpoints have copied all but a passive checkpoint's frames of the WAL (a
+    /// second at most), the checkpoint thread is asked to drop its older frames; the `TRUNCATE` that does it, which
+    /// commits wait for, then has little left to copy. (`since`: when the wait began, for its own next looks.)
+    private func finish(_ writer: JournalWriter, waitingSince since: Int64? = nil) {
+        guard since != nil || !finishing else { return }
+        finishing = true
+        let now = Clock.monotonicMilliseconds()
+        if checkpoints.uncopiedFrames(walFrames: writer.framesInWAL) >= checkpoints.passiveFrames,
+            now - (since ?? now) < Self.longestCheckpointWait
+        {
+            checkpoints.requestCopy()
+            thread.async(afterMilliseconds: Self.checkpointWaitMilliseconds) { [self] writer in
+                finish(writer, waitingSince: since ?? now)
+            }
             return
         }
-        if remaining { queueChunk(afterMilliseconds: 0) }
+        finishing = false
+        // An erasure committed meanwhile may have started another rename: its chunks go on, and finish after it.
+        guard (try? writer.pendingRenameKeys().isEmpty) == true else { return queueChunk(afterMilliseconds: 0) }
+        mayBePending = false
+        checkpoints.requestForgettingOldFrames()
+        let took = now - (startedAt ?? now)
+        log.info("an erasure's rename is done: \(chunksRun) chunks over \(took) ms")
+        (startedAt, chunksRun) = (nil, 0)
     }
 
     /// After a failure: one more chunk queued `retryMilliseconds` from now, each failure in a row doubling the
