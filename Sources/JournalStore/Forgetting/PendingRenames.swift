@@ -19,7 +19,7 @@ public struct RenameTuning: Sendable, Equatable {
     /// The daemon's default: a person with up to 2,000 records is renamed in the erasure's batch, as before.
     public static let defaultRowsInBatch = 2000
     /// The daemon's default: see `rowsLeftAtAnswer`, and docs/reviews-payouts-erasure.md for the rates behind it.
-    public static let defaultRowsLeftAtAnswer = 200_000
+    public static let defaultRowsLeftAtAnswer = 100_000
     /// The daemon's tuning.
     public static let daemon = RenameTuning(rowsInBatch: defaultRowsInBatch)
 

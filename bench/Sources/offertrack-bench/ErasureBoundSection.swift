@@ -107,12 +107,16 @@ final class ErasureBoundSection {
             rate == 0
             ? "no other traffic"
             : "\(Format.grouped(rate)) records/s paced over \(clients) connection\(clients == 1 ? "" : "s")"
+        // The same traffic's answers in the seconds before the erasure: the baseline of the same run.
+        let before = others.filter { $0.sentAt < timing.sent }.map(\.latency).sorted()
+        func summary(_ sorted: [UInt64]) -> String {
+            "p99 \(Format.fixed(Percentile.of(sorted, 0.99), 2)) ms, max \(Format.fixed(Double(sorted.last ?? 0) / 1e6, 2)) ms"
+        }
         let othersText =
             meanwhile.isEmpty
             ? ""
-            : "; other answers meanwhile (\(Format.grouped(Double(meanwhile.count)))): p99 "
-                + "\(Format.fixed(Percentile.of(meanwhile, 0.99), 2)) ms, max "
-                + "\(Format.fixed(Double(meanwhile.last ?? 0) / 1e6, 2)) ms"
+            : "; other answers meanwhile (\(Format.grouped(Double(meanwhile.count)))): \(summary(meanwhile)); "
+                + "before the erasure (\(Format.grouped(Double(before.count)))): \(summary(before))"
         let beyond = rate > 0 && until > trafficEnd ? " (the traffic had ended by then)" : ""
         let gone =
             timing.gone > 0
