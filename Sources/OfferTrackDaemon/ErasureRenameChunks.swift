@@ -29,21 +29,20 @@ final class PostedResults: Sendable {
 /// `RenameTuning.rowsInBatch` records, and the rest are renamed here in chunks of at most `chunkMilliseconds`,
 /// back to back whatever the other traffic (none, light or a flood): each chunk queues the next on the writer
 /// thread, and a chunk lets the batches and records that wait go first once before it runs (so that no batch waits
-/// for more than about one chunk, and under a flood the rename still takes about half of the writer). The chunks
-/// pause only while the WAL is past half its limit and the checkpoints have not copied it all (so that the next
-/// commit starts it over), for a second at most. The erasure's answer (and that of any erasure of the same person
+/// for more than about one chunk, and a flood cannot stop the rename). The chunks pause while the checkpoints are
+/// behind (`chunk`), for a second at most. The erasure's answer (and that of any erasure of the same person
 /// committed meanwhile: a retried one's `duplicate` too) is held only while more than
 /// `RenameTuning.rowsLeftAtAnswer` of the person's records are left to rename, so that what is left takes well
-/// under SPEC 11's 60 s from the answer; once the last chunk has committed, the checkpoint thread is asked to drop
-/// the WAL's older frames.
+/// under SPEC 11's 60 s from the answer; once the last chunk has committed and the checkpoints caught up, the
+/// checkpoint thread is asked to drop the WAL's older frames.
 ///
 /// The drain waits (to its deadline) for a pending rename, so a clean stop leaves none (`verify` names one a kill left, and the next
 /// start finishes it before `READY=1`). On an edge, a forwarder that lags may forward some of the person's earlier
 /// records under the old name while the chunks run; the central journal renames them when the erasure reaches it
 /// (SPEC 10).
 final class ErasureRenameChunks: @unchecked Sendable {
-    // @unchecked: `chunkQueued`, `yielded`, `waitingSince`, `finishing`, `startedAt`, `chunksRun`, `retryMilliseconds`
-    // and `chunks` are touched only on the writer thread (its entry points check it: `preconditionOnWriterThread`); `held` is guarded by its Mutex.
+    // @unchecked: `chunkQueued`, `yielded`, `waitingSince`, `lastCommitAt`, `finishing`, `startedAt`, `chunksRun`,
+    // `retryMilliseconds` and `chunks` are touched only on the writer thread (its entry points check it: `preconditionOnWriterThread`); `held` is guarded by its Mutex.
     private let thread: JournalWriterThread
     private let checkpoints: CheckpointThread
     private let results: PostedResults
@@ -86,6 +85,9 @@ final class ErasureRenameChunks: @unchecked Sendable {
     }
     /// How long one chunk may hold the write lock, in milliseconds.
     static let chunkMilliseconds: Int64 = 25
+    /// When a batch (or a stream commit) last committed (monotonic ms): other traffic, within `trafficMilliseconds`.
+    private var lastCommitAt: Int64 = 0
+    static let trafficMilliseconds: Int64 = 100
     /// How long a queued chunk that lets records go first waits for the event loop to hand them over.
     static let yieldMilliseconds = 1
     /// How long the rename waits before looking again when the checkpoints are behind.
@@ -168,6 +170,7 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// one, however many batches ran meanwhile; it lets those that wait go first).
     func afterCommit(_ writer: JournalWriter) {
         thread.preconditionOnWriterThread()
+        lastCommitAt = Clock.monotonicMilliseconds()
         guard mayBePending else { return }
         queueChunk(afterMilliseconds: 0)
     }
@@ -175,14 +178,20 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// One chunk of the pending rename, then the next one queued while any is pending.
     private func chunk(_ writer: JournalWriter) {
         guard mayBePending else { return }
-        // Past half the WAL's limit, the rename waits until the checkpoints copied it all (so that the next commit
-        // starts the WAL over): a WAL at its limit would make every commit wait, and the `TRUNCATE` after the last
-        // chunk copy all of it. For a second at most (a reader holding an old snapshot keeps them from copying).
+        // The rename waits for the checkpoints, for a second at most (a reader holding an old snapshot keeps them
+        // from copying): past half the WAL's limit until they copied it all (so that the next commit starts the WAL
+        // over: a WAL at its limit would make every commit wait); below it, while other traffic commits, until
+        // they have less than a passive checkpoint's frames to copy (under a flood the disk is what limits the
+        // rename, and frames it writes faster than they are copied would only bring that limit sooner), and with
+        // none, while they are a quarter of the limit behind (the copies then overlap the chunks).
         let now = Clock.monotonicMilliseconds()
         let frames = writer.framesInWAL
-        if frames >= checkpoints.limitFrames / 2, checkpoints.uncopiedFrames(walFrames: frames) > 0,
-            now - (waitingSince ?? now) < Self.longestCheckpointWait
-        {
+        let uncopied = checkpoints.uncopiedFrames(walFrames: frames)
+        let traffic = thread.recordsWait || now - lastCommitAt < Self.trafficMilliseconds
+        let behind =
+            frames >= checkpoints.limitFrames / 2
+            ? uncopied > 0 : uncopied >= (traffic ? checkpoints.passiveFrames : checkpoints.limitFrames / 4)
+        if behind, now - (waitingSince ?? now) < Self.longestCheckpointWait {
             waitingSince = waitingSince ?? now
             checkpoints.requestCopy()
             return queueChunk(afterMilliseconds: Self.checkpointWaitMilliseconds)
