@@ -177,7 +177,8 @@ final class ErasureRenameChunks: @unchecked Sendable {
 
     /// One chunk of the pending rename, then the next one queued while any is pending.
     private func chunk(_ writer: JournalWriter) {
-        guard mayBePending else { return }
+        // While `finish` waits, nothing is left to rename: it queues a chunk itself if an erasure came meanwhile.
+        guard mayBePending, !finishing else { return }
         // The rename waits for the checkpoints, for a second at most (a reader holding an old snapshot keeps them
         // from copying): past half the WAL's limit until they copied it all (so that the next commit starts the WAL
         // over: a WAL at its limit would make every commit wait); below it, while other traffic commits, until
