@@ -42,7 +42,8 @@ final class PostedResults: Sendable {
 /// (SPEC 10).
 final class ErasureRenameChunks: @unchecked Sendable {
     // @unchecked: `chunkQueued`, `yielded`, `waitingSince`, `lastCommitAt`, `finishing`, `startedAt`, `chunksRun`,
-    // `retryMilliseconds` and `chunks` are touched only on the writer thread (its entry points check it: `preconditionOnWriterThread`); `held` is guarded by its Mutex.
+    // `retryMilliseconds` and `chunks` are touched only on the writer thread (its entry points check it:
+    // `preconditionOnWriterThread`); `held` is guarded by its Mutex.
     private let thread: JournalWriterThread
     private let checkpoints: CheckpointThread
     private let results: PostedResults
