@@ -10,8 +10,8 @@ import Synchronization
 /// metrics, then the steps after it. No record waits for a checkpoint there (`CheckpointThread` runs them beside
 /// the writer, which only waits, a bounded time, once the WAL is past its limit), and a chunk of learning users
 /// or of a recompute runs after a commit only when no records wait, or when `chunkSpacingMilliseconds` passed
-/// since the last one (so both still move on under a flood, taking a bounded share of the writer); a chunk of an
-/// erasure's rename (`ErasureRenameChunks`) runs after every commit.
+/// since the last one (so both still move on under a flood, taking a bounded share of the writer); an erasure's
+/// rename (`ErasureRenameChunks`) goes on in chunks back to back, each letting waiting batches go first.
 final class CommitSteps: @unchecked Sendable {
     // @unchecked: `lastChunkAt` and `hotUsers` are touched only on the writer thread; the rest is immutable or thread-safe.
     private let thread: JournalWriterThread
@@ -107,9 +107,9 @@ final class CommitSteps: @unchecked Sendable {
     func afterCommit(_ writer: JournalWriter) {
         thread.preconditionOnWriterThread()
         checkpoints.afterCommit(walFrames: writer.framesInWAL)
-        // An erasure's rename moves on by one chunk (at most 25 ms) after every commit: its client waits, and a
-        // batch waits for at most about one chunk.
-        renames.chunk(writer)
+        // An erasure's rename goes on in chunks back to back (at most 25 ms each), a batch waiting for at most about
+        // one chunk: one is queued if none is.
+        renames.afterCommit(writer)
         let now = Clock.monotonicMilliseconds()
         if thread.recordsWait, now - lastChunkAt < Self.chunkSpacingMilliseconds { return }
         lastChunkAt = now

@@ -3,13 +3,22 @@ import SQLite
 
 /// An erasure's rename of a large person, continued after its batch (SPEC 11, schema 13, `PendingRename`).
 extension JournalWriter {
+    /// The user keys whose erasure's rename is unfinished, each with how far it got (as last committed).
+    package func pendingRenames() throws -> [Int64: PendingRename.Position] {
+        let renames = try PendingRename.all(on: try currentConnection())
+        return Dictionary(renames.map { ($0.key, $0.after) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// The user keys whose erasure's rename is unfinished (as last committed).
-    public func pendingRenameKeys() throws -> Set<Int64> {
-        let select = try currentConnection().prepare(static: "SELECT k FROM pending_renames")
-        defer { select.reset() }
-        var keys = Set<Int64>()
-        while try select.step() { keys.insert(select.int64(0)) }
-        return keys
+    public func pendingRenameKeys() throws -> Set<Int64> { Set(try pendingRenames().keys) }
+
+    /// For the pending rename of `key`: the place in the key's index order past which at most about `rowsLeft`
+    /// of its records remain to be renamed (`PendingRename.point(leaving:on:)`); nil when the rename is not
+    /// pending or no more than that many remain now.
+    package func renamePoint(key: Int64, leaving rowsLeft: Int) throws -> PendingRename.Position? {
+        let connection = try currentConnection()
+        guard let rename = try PendingRename.all(on: connection).first(where: { $0.key == key }) else { return nil }
+        return try rename.point(leaving: rowsLeft, on: connection)
     }
 
     /// The user key of the journaled record `id` (an erasure) when a rename of that key is pending, else nil.

@@ -10,15 +10,25 @@ public struct RenameTuning: Sendable, Equatable {
     public var rowsInBatch: Int?
     /// At most this many records a chunk (a chunk also ends at its deadline).
     public var rowsPerChunk: Int
+    /// The daemon answers an erasure once at most this many of its person's records are left to rename (about:
+    /// `PendingRename.point(leaving:on:)`), so that the rest, renamed in chunks after the answer, takes well
+    /// under SPEC 11's 60 s whatever the other traffic; a larger person's erasure is answered once the chunks got
+    /// that far.
+    public var rowsLeftAtAnswer: Int
 
     /// The daemon's default: a person with up to 2,000 records is renamed in the erasure's batch, as before.
     public static let defaultRowsInBatch = 2000
+    /// The daemon's default: see `rowsLeftAtAnswer`, and docs/reviews-payouts-erasure.md for the rates behind it.
+    public static let defaultRowsLeftAtAnswer = 100_000
     /// The daemon's tuning.
     public static let daemon = RenameTuning(rowsInBatch: defaultRowsInBatch)
 
-    public init(rowsInBatch: Int? = nil, rowsPerChunk: Int = 20_000) {
+    public init(
+        rowsInBatch: Int? = nil, rowsPerChunk: Int = 20_000, rowsLeftAtAnswer: Int = defaultRowsLeftAtAnswer
+    ) {
         self.rowsInBatch = rowsInBatch
         self.rowsPerChunk = rowsPerChunk
+        self.rowsLeftAtAnswer = rowsLeftAtAnswer
     }
 
     #if OFFERTRACK_FAULT_HOOKS
@@ -27,6 +37,8 @@ public struct RenameTuning: Sendable, Equatable {
         public static let rowsPerChunkVariable = "OFFERTRACK_TEST_RENAME_ROWS_PER_CHUNK"
         public static let oneTransactionVariable = "OFFERTRACK_TEST_RENAME_IN_ONE_TRANSACTION"
         public static let failChunksVariable = "OFFERTRACK_TEST_RENAME_FAIL_CHUNKS"
+        /// Sets `rowsLeftAtAnswer` (0: an erasure is answered only after its whole rename, as before issue 47).
+        public static let rowsLeftAtAnswerVariable = "OFFERTRACK_TEST_RENAME_ROWS_LEFT_AT_ANSWER"
         /// Test hook: SIGKILL the daemon once this many chunks have committed.
         public var killAfterChunk: Int?
         /// Test hook: the daemon's first this many chunks fail before they begin, as a journal that cannot be
@@ -40,6 +52,8 @@ public struct RenameTuning: Sendable, Equatable {
             let inBatch = rows.map { min($0, Self.defaultRowsInBatch) } ?? Self.defaultRowsInBatch
             self.init(
                 rowsInBatch: variable(Self.oneTransactionVariable) == "1" ? nil : inBatch, rowsPerChunk: rows ?? 20_000)
+            rowsLeftAtAnswer =
+                variable(Self.rowsLeftAtAnswerVariable).flatMap { Int($0) } ?? Self.defaultRowsLeftAtAnswer
             killAfterChunk = variable(Self.killAfterChunkVariable).flatMap { Int($0) }
             failChunks = variable(Self.failChunksVariable).flatMap { Int($0) } ?? 0
         }
@@ -52,16 +66,22 @@ public struct RenameTuning: Sendable, Equatable {
 /// they are journaled, so only records journaled before the erasure wait here; attribution reads them by key,
 /// which the rename keeps, so no amount depends on how far it got. The person's old name is stored nowhere.
 package struct PendingRename {
-    struct Position {
+    /// A place in a key's per-user index order `(kind, ts, seq)`.
+    package struct Position: Comparable, Sendable {
         var kind: Int64
         var ts: Int64
         var seq: Int64
         static let start = Position(kind: .min, ts: .min, seq: .min)
+
+        package static func < (lhs: Position, rhs: Position) -> Bool {
+            (lhs.kind, lhs.ts, lhs.seq) < (rhs.kind, rhs.ts, rhs.seq)
+        }
     }
 
     package let key: Int64
     let name: String
-    var after: Position
+    /// How far the rename got: the records up to here are renamed.
+    package internal(set) var after: Position
 
     /// Every pending rename, by key.
     package static func all(on connection: Connection) throws -> [PendingRename] {
@@ -73,6 +93,26 @@ package struct PendingRename {
             renames.append(PendingRename(key: select.int64(0), name: select.text(1) ?? "", after: after))
         }
         return renames
+    }
+
+    /// The place in the key's index order past which at most `rowsLeft` of its records listed after `after`
+    /// remain to be renamed (read from the main level of the per-user index, which lists all but the last few
+    /// batches' entries: at most `rowsLeft` and a few); nil when no more than that many remain now. It reads at
+    /// most `rowsLeft + 1` index entries.
+    package func point(leaving rowsLeft: Int, on connection: Connection) throws -> Position? {
+        let select = try connection.prepare(
+            static: """
+                SELECT kind, ts, seq FROM by_user WHERE k = ?1 AND (kind, ts, seq) > (?2, ?3, ?4)
+                ORDER BY kind DESC, ts DESC, seq DESC LIMIT 1 OFFSET ?5
+                """)
+        try select.bind(key, at: 1)
+        try select.bind(after.kind, at: 2)
+        try select.bind(after.ts, at: 3)
+        try select.bind(after.seq, at: 4)
+        try select.bind(Int64(rowsLeft), at: 5)
+        defer { select.reset() }
+        guard try select.step() else { return nil }
+        return Position(kind: select.int64(0), ts: select.int64(1), seq: select.int64(2))
     }
 
     /// Records (in the caller's transaction) how far the rename got.

@@ -122,6 +122,12 @@ extension BenchRun {
         try ErasureSection(context: sectionContext, scale: options.smoke ? .smoke : .full).run()
     }
 
+    /// Section 9, issue 47: an erasure's answer and its bytes gone, with no other traffic, light and heavy
+    /// (`ErasureBoundSection`).
+    func measureErasureBound() throws {
+        try ErasureBoundSection(context: sectionContext, scale: options.smoke ? .smoke : .full).run()
+    }
+
     /// Section 7: the fleet over a real three-node JetStream cluster (`FleetSection`).
     func measureFleet() throws {
         var fleetScale = options.smoke ? FleetScale.smoke : FleetScale.full

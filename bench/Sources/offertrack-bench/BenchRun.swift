@@ -62,7 +62,7 @@ final class BenchRun {
             ("exportstall", { try self.measureExportStall() }),
             ("returning", { try self.measureReturning() }), ("heavy", { try self.measureHotUsers() }),
             ("journalsize", { try self.measureJournalSize() }),
-            ("erasure", { try self.measureErasure() }),
+            ("erasure", { try self.measureErasure() }), ("erasurebound", { try self.measureErasureBound() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
             ("payouts", { try self.measurePayouts() }), ("fleet", { try self.measureFleet() }),

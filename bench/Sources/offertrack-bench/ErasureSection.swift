@@ -151,7 +151,7 @@ final class ErasureSection {
         return Submission(record: record, line: line)
     }
 
-    private static func records(of user: String, in path: String) throws -> Int {
+    static func records(of user: String, in path: String) throws -> Int {
         let connection = try Connection(path: path, mode: .readOnly)
         let count = try connection.prepare("SELECT count(*) FROM records WHERE user = ?1")
         try count.bind(user, at: 1)
