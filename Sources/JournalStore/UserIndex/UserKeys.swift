@@ -132,11 +132,18 @@ package enum UserKeys {
     /// index is written in order, all of it in `by_user`.
     package static func rebuild(on connection: Connection) throws {
         try IndexedRecordBody.defineFunction(on: connection)
+        // What sealing kept: entries of sealed days without a record. Any other entry is listed again, or dropped.
+        let sealedBefore = try SealState.read(on: connection)?.sealedBefore
+        func kept(_ table: String) -> String {
+            sealedBefore.map {
+                "\(table).ts < \($0) AND NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = \(table).seq)"
+            } ?? "0"
+        }
         try connection.execute(
             """
-            DELETE FROM by_user WHERE EXISTS (SELECT 1 FROM records r WHERE r.seq = by_user.seq);
-            INSERT INTO by_user (\(UserIndexColumns.all)) SELECT \(UserIndexColumns.all) FROM by_user_recent b
-                WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = b.seq);
+            DELETE FROM by_user WHERE NOT (\(kept("by_user")));
+            INSERT INTO by_user (\(UserIndexColumns.all)) SELECT \(UserIndexColumns.all) FROM by_user_recent
+                WHERE \(kept("by_user_recent"));
             DELETE FROM by_user_recent;
             DROP TABLE IF EXISTS temp.rebuild_users;
             CREATE TEMP TABLE rebuild_users (user TEXT PRIMARY KEY) WITHOUT ROWID;
