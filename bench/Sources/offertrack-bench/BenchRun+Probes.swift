@@ -117,6 +117,14 @@ extension BenchRun {
         try JournalSizeSection(context: sectionContext, scale: scale.journalSize).run()
     }
 
+    /// Section 10, issue 47: the same returning records after 100,000 and 10,000,000 records of the same users,
+    /// beside SQLite in C (`JournalGrowthSection`).
+    func measureJournalGrowth() throws {
+        try JournalGrowthSection(
+            context: sectionContext, scale: options.smoke ? .smoke : .full, peers: options.peersPath
+        ).run()
+    }
+
     /// Section 9: forgetting a person (`ErasureSection`).
     func measureErasure() throws {
         try ErasureSection(context: sectionContext, scale: options.smoke ? .smoke : .full).run()

@@ -61,7 +61,7 @@ final class BenchRun {
             ("latency", { try self.measureLatency(workload) }), ("flood", { try self.measureFloodProbe(workload) }),
             ("exportstall", { try self.measureExportStall() }),
             ("returning", { try self.measureReturning() }), ("heavy", { try self.measureHotUsers() }),
-            ("journalsize", { try self.measureJournalSize() }),
+            ("journalsize", { try self.measureJournalSize() }), ("growth", { try self.measureJournalGrowth() }),
             ("erasure", { try self.measureErasure() }), ("erasurebound", { try self.measureErasureBound() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),

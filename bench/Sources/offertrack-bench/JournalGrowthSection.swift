@@ -1,0 +1,268 @@
+import AttributionJoin
+import Foundation
+import JournalStore
+import OfferTrackDomain
+import Posix
+import Simulator
+import TestSupport
+
+/// How big the growth comparison is: the full run, or `--smoke` (seconds).
+struct JournalGrowthScale {
+    /// The users every journal and the timed records share.
+    var users: Int
+    /// The journals' sizes in records, smallest first; each larger one continues the smaller one's records.
+    var journals: [Int]
+    /// The returning records timed after each journal.
+    var timedRecords: Int
+    var rounds: Int
+    var clients: Int
+
+    static let full = JournalGrowthScale(
+        users: 50_000, journals: [100_000, 10_000_000], timedRecords: 300_000, rounds: 2, clients: 8)
+    static let smoke = JournalGrowthScale(users: 300, journals: [600, 6_000], timedRecords: 1_000, rounds: 1, clients: 4)
+}
+
+/// Section 10, issue 47 item 4: the same returning records after a small and a very large journal of the same
+/// users, beside SQLite in C with the journal's integer per-user index after the same fills.
+///
+/// The users are `simulate --returning`'s, coming back every 60 days (each period one `ReturningUserSimulator` run
+/// of the same seed, about 6.3 records a user), for as many periods as the largest journal needs: 10,000,000
+/// records of 50,000 users are some 200 records a user over five years. Each journal is the first N of those
+/// records, appended in process (`JournalWriter`, durability normal, the join kept as the daemon keeps it); the C
+/// baseline's databases get the same records, in transactions of 8,192 rows. The timed records are the period
+/// after the last, the same for every journal. Each round copies each journal, restarts the daemon on it, waits
+/// until the join knows every journaled user, and pipelines the timed records over `clients` connections (the
+/// daemon's CPU from `/proc/PID/stat`), then copies the C database and runs the C baseline on the same records
+/// (its whole process's CPU, reading the file included), 1,000 rows a transaction.
+final class JournalGrowthSection {
+    static let section = "10 Journal size"
+    private static let periodDays = 60
+
+    private let context: SectionContext
+    private let scale: JournalGrowthScale
+    private let peers: String?
+
+    init(context: SectionContext, scale: JournalGrowthScale, peers: String?) {
+        self.context = context
+        self.scale = scale
+        self.peers = peers
+    }
+
+    /// One size: the daemon's journal and the C baseline's database holding its records.
+    private struct Subject {
+        let size: Int
+        let journal: String
+        let baseline: String?
+        let journalBytes: Int
+        let averageHistory: Double
+    }
+
+    private struct Timed {
+        var daemonRate: [Double] = []
+        var daemonCPU: [Double] = []
+        var daemonWritten: [Double] = []
+        var daemonRead: [Double] = []
+        var baselineCPU: [Double] = []
+        var baselineRate: [Double] = []
+    }
+
+    func run() throws {
+        let sizes = Set(scale.journals).sorted()
+        guard let largest = sizes.last else { return }
+        let periods = try fillPeriods(records: largest)
+        let timed = Workload(
+            returningUsers: scale.users, records: scale.timedRecords,
+            start: WorkloadSimulator.defaultStart + Int64(periods * Self.periodDays) * Timestamp.millisecondsPerDay,
+            days: Self.periodDays)
+        let timedFile = context.scratch.file("growth-timed.ndjson")
+        try Data(timed.ndjson).write(to: URL(fileURLWithPath: timedFile))
+        let subjects = try build(sizes: sizes, periods: periods, timedIDs: Set(timed.submissions.map(\.record.id)))
+        var results: [Int: Timed] = [:]
+        for round in 1...max(1, scale.rounds) {
+            for subject in subjects {
+                context.progress(
+                    "journal growth: round \(round), \(Format.grouped(Double(timed.count))) returning records after "
+                        + "\(Format.grouped(Double(subject.size)))")
+                try time(subject, timed: timed, timedFile: timedFile, into: &results[subject.size, default: Timed()])
+            }
+        }
+        for subject in subjects {
+            context.scratch.removeDatabase(subject.journal)
+            if let baseline = subject.baseline { context.scratch.removeDatabase(baseline) }
+        }
+        report(subjects, results, timedCount: timed.count)
+    }
+
+    /// How many 60-day periods of the users' visits give at least `records` records.
+    private func fillPeriods(records: Int) throws -> Int {
+        let perPeriod = ReturningUserSimulator(users: scale.users, seed: 1, days: Self.periodDays).reduce(0) { n, _ in
+            n + 1
+        }
+        guard perPeriod > 0 else { throw BenchFailure("journal growth: the simulator made no records") }
+        return (records + perPeriod - 1) / perPeriod
+    }
+
+    /// Builds every size's journal and C database, each continuing the one before it (a copy of it).
+    private func build(sizes: [Int], periods: Int, timedIDs: Set<String>) throws -> [Subject] {
+        var subjects: [Subject] = []
+        var journal = context.newDatabase()
+        var baseline = peers.map { _ in context.newDatabase() }
+        var writer: JournalWriter? = try JournalWriter(path: journal, durability: .normal, schema: .migrate)
+        var written = 0
+        var history: [String: Int] = [:]
+        var pendingLines: [UInt8] = []
+        var sizeIndex = 0
+        var batch: [Submission] = []
+        batch.reserveCapacity(8192)
+        let start = Stopwatch.now()
+        periodLoop: for period in 0..<periods {
+            let records = ReturningUserSimulator(
+                users: scale.users, seed: 1,
+                start: WorkloadSimulator.defaultStart + Int64(period * Self.periodDays) * Timestamp.millisecondsPerDay,
+                days: Self.periodDays)
+            for simulated in records {
+                if timedIDs.contains(simulated.record.id) {
+                    throw BenchFailure("journal growth: timed record \(simulated.record.id) is in a journal already")
+                }
+                batch.append(Submission(record: simulated.record, line: Array(simulated.line.utf8)))
+                history[simulated.record.user, default: 0] += 1
+                pendingLines += simulated.line.utf8
+                pendingLines.append(0x0A)
+                if batch.count == 8192 || written + batch.count == sizes[sizeIndex] {
+                    try append(batch, to: writer)
+                    written += batch.count
+                    batch.removeAll(keepingCapacity: true)
+                    if let baseline, pendingLines.count > 64 << 20 || written == sizes[sizeIndex] {
+                        try fillBaseline(baseline, lines: &pendingLines)
+                    }
+                    if written % 1_048_576 < 8192 {
+                        context.progress(
+                            "journal growth: \(Format.grouped(Double(written))) records journaled, "
+                                + "\(Format.fixed(Stopwatch.seconds(since: start), 0)) s")
+                    }
+                }
+                guard written == sizes[sizeIndex] else { continue }
+                // One size is complete: close it, keep it, and continue on a copy.
+                writer?.close()
+                writer = nil
+                let historySum = history.values.reduce(0, +)
+                subjects.append(
+                    Subject(
+                        size: written, journal: journal, baseline: baseline,
+                        journalBytes: Self.fileBytes(journal),
+                        averageHistory: Double(historySum) / Double(max(1, history.count))))
+                sizeIndex += 1
+                guard sizeIndex < sizes.count else { break periodLoop }
+                let next = context.newDatabase()
+                try SectionContext.copyJournal(journal, to: next)
+                journal = next
+                if let current = baseline {
+                    let nextBaseline = context.newDatabase()
+                    try SectionContext.copyJournal(current, to: nextBaseline)
+                    baseline = nextBaseline
+                }
+                writer = try JournalWriter(path: journal, durability: .normal, schema: .migrate)
+            }
+        }
+        guard subjects.count == sizes.count else {
+            throw BenchFailure("journal growth: \(periods) periods gave \(written) records, short of \(sizes)")
+        }
+        return subjects
+    }
+
+    private func append(_ batch: [Submission], to writer: JournalWriter?) throws {
+        guard let writer, !batch.isEmpty else { return }
+        let outcomes = try writer.append(batch, receivedAt: batch[batch.count - 1].record.ts)
+        guard outcomes.allSatisfy({ if case .accepted = $0 { true } else { false } }) else {
+            throw BenchFailure("journal growth: a filled record was not accepted (an id the simulator repeated)")
+        }
+    }
+
+    /// Appends `lines` to the C baseline's database through `sqlite-baseline` (8,192 rows a transaction).
+    private func fillBaseline(_ database: String, lines: inout [UInt8]) throws {
+        guard let peers, !lines.isEmpty else { return }
+        let file = context.scratch.file("growth-fill.ndjson")
+        try Data(lines).write(to: URL(fileURLWithPath: file))
+        lines.removeAll(keepingCapacity: true)
+        _ = try Returning.rate("\(peers)/sqlite-baseline", [file, database, "8192", "integer"])
+        try? FileManager.default.removeItem(atPath: file)
+    }
+
+    /// One round of `subject`: the daemon on a copy of its journal, then the C baseline on a copy of its database.
+    private func time(_ subject: Subject, timed: Workload, timedFile: String, into result: inout Timed) throws {
+        let path = context.newDatabase()
+        try SectionContext.copyJournal(subject.journal, to: path)
+        FileSystem.syncAll()
+        let daemon = try context.startDaemon("growth-\(subject.size)", path)
+        _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 1800)
+        let before = try ProcessIO.read(pid: daemon.pid)
+        let measured = try IngestThroughput.measureWithCPU(
+            timed, clients: scale.clients, socketPath: daemon.socketPath, interleaved: true, pid: daemon.pid)
+        let after = try ProcessIO.read(pid: daemon.pid)
+        try daemon.stop()
+        context.scratch.removeDatabase(path)
+        guard let cpu = measured.cpuMicroseconds else { throw BenchFailure("cannot read the daemon's CPU time") }
+        let count = Double(timed.count)
+        result.daemonRate.append(measured.rate)
+        result.daemonCPU.append(cpu)
+        result.daemonWritten.append(Double(after.writtenBytes - before.writtenBytes) / count)
+        result.daemonRead.append(Double(after.readBytes - before.readBytes) / count)
+        guard let peers, let baseline = subject.baseline else { return }
+        let copy = context.newDatabase()
+        try SectionContext.copyJournal(baseline, to: copy)
+        FileSystem.syncAll()
+        let c = try Returning.rateAndCPU("\(peers)/sqlite-baseline", [timedFile, copy, "1000", "integer"])
+        context.scratch.removeDatabase(copy)
+        result.baselineRate.append(c.rate)
+        result.baselineCPU.append(c.cpuSeconds * 1e6 / count)
+    }
+
+    private func report(_ subjects: [Subject], _ results: [Int: Timed], timedCount: Int) {
+        let median = { (values: [Double]) in values.isEmpty ? 0 : PairedRuns.median(values) }
+        let runs = { (values: [Double]) in values.map { Format.fixed($0, 1) }.joined(separator: ", ") }
+        for subject in subjects {
+            guard let timed = results[subject.size] else { continue }
+            let daemon = median(timed.daemonCPU)
+            let c = median(timed.baselineCPU)
+            context.add(
+                ResultRow(
+                    section: Self.section,
+                    name: "\(Format.grouped(Double(timedCount))) returning records after a journal of "
+                        + "\(Format.grouped(Double(subject.size))) records of the same "
+                        + "\(Format.grouped(Double(scale.users))) users (\(Format.fixed(subject.averageHistory, 1)) "
+                        + "a user; \(Format.grouped(Double(subject.journalBytes / 1_048_576))) MiB), "
+                        + "\(scale.clients) clients",
+                    value: "\(Format.grouped(median(timed.daemonRate))) records/s, \(Format.fixed(daemon, 1)) µs "
+                        + "daemon CPU a record (\(runs(timed.daemonCPU))), "
+                        + "\(Format.grouped(median(timed.daemonWritten))) bytes written and "
+                        + "\(Format.grouped(median(timed.daemonRead))) read a record",
+                    comparison: timed.baselineCPU.isEmpty
+                        ? "no C baseline (no peers)"
+                        : "C, integer per-user index, same fill: \(Format.fixed(c, 1)) µs a row "
+                            + "(\(runs(timed.baselineCPU))), \(Format.grouped(median(timed.baselineRate))) rows/s; "
+                            + "daemon against C: \(Format.ratio(c > 0 ? daemon / c : 0))"))
+        }
+        guard let small = subjects.first, let large = subjects.last, small.size != large.size,
+            let smallRuns = results[small.size], let largeRuns = results[large.size]
+        else { return }
+        let grow = { (values: (Timed) -> [Double]) -> String in
+            let before = median(values(smallRuns))
+            let after = median(values(largeRuns))
+            return before > 0 ? Format.ratio(after / before) : "–"
+        }
+        context.add(
+            ResultRow(
+                section: Self.section,
+                name: "CPU a returning record after \(Format.grouped(Double(large.size))) records against after "
+                    + "\(Format.grouped(Double(small.size))) (same users)",
+                value: "daemon \(grow(\.daemonCPU)), C \(grow(\.baselineCPU))",
+                comparison: "targets (issue 47): daemon ≤ 1.5×, and daemon ≤ 2.5× C at the larger size"))
+    }
+
+    private static func fileBytes(_ path: String) -> Int {
+        ["", "-wal"].reduce(0) { total, suffix in
+            let size = (try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? nil
+            return total + (size ?? 0)
+        }
+    }
+}
