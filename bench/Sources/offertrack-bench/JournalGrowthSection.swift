@@ -19,7 +19,8 @@ struct JournalGrowthScale {
 
     static let full = JournalGrowthScale(
         users: 50_000, journals: [100_000, 10_000_000], timedRecords: 300_000, rounds: 2, clients: 8)
-    static let smoke = JournalGrowthScale(users: 300, journals: [600, 6_000], timedRecords: 1_000, rounds: 1, clients: 4)
+    static let smoke = JournalGrowthScale(
+        users: 300, journals: [600, 6_000], timedRecords: 1_000, rounds: 1, clients: 4)
 }
 
 /// Section 10, issue 47 item 4: the same returning records after a small and a very large journal of the same
