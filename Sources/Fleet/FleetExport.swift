@@ -21,8 +21,20 @@ public enum FleetExport {
         public let description: String
     }
 
+    /// Refuses an edge's journal (one that records a fleet but no partitions): it forwards its records to the
+    /// stream and keeps no attribution, so a day or month published from it would pay nothing, or part of the fleet.
+    public static func refuseEdgeJournals(_ readers: [ReadOnlyJournal]) throws {
+        for reader in readers
+        where try FleetIdentity.recorded(on: reader) != nil && FleetMembership.recorded(on: reader) == nil {
+            throw Refusal(
+                description: "\(reader.path) is an edge journal: it forwards its records to the stream and keeps no "
+                    + "attribution; publish from the central journals (--db each)")
+        }
+    }
+
     /// Checks that `readers` cover every partition of one fleet exactly once; returns P.
     public static func checkCoverage(_ readers: [ReadOnlyJournal]) throws -> Int {
+        try refuseEdgeJournals(readers)
         let memberships: [FleetMembership?]
         do { memberships = try FleetJournals.check(readers) } catch let refusal as FleetJournals.Refusal {
             throw Refusal(description: refusal.description)
@@ -46,12 +58,13 @@ public enum FleetExport {
         return total
     }
 
-    /// Checks the journals a payout statement is published from (SPEC 7.1): several journals, or a central journal
-    /// alone, must cover every partition of one fleet exactly once. A central journal alone (unless it holds them
-    /// all) would store a statement of part of the fleet, which a later run over every journal would copy to the
-    /// others.
+    /// Checks the journals a payout statement is published from (SPEC 7.1): no edge journal, and several journals,
+    /// or a central journal alone, must cover every partition of one fleet exactly once. A central journal alone
+    /// (unless it holds them all) would store a statement of part of the fleet, which a later run over every
+    /// journal would copy to the others.
     public static func checkPayoutCoverage(journalPaths: [String]) throws {
         let readers = try journalPaths.map { try ReadOnlyJournal(path: $0) }
+        try refuseEdgeJournals(readers)
         let central = try readers.contains { try FleetMembership.recorded(on: $0) != nil }
         if readers.count > 1 || central { _ = try checkCoverage(readers) }
     }

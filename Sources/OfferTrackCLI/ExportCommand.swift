@@ -52,6 +52,7 @@ struct ExportCommand {
                     journalPaths: options.databasePaths, day: day, rules: rules, now: Clock.wallMilliseconds(),
                     hooks: options.environment.exportHooks)
             } else {
+                try FleetExport.refuseEdgeJournals([ReadOnlyJournal(path: options.databasePath)])
                 files = try CommissionExporter.export(
                     journalPath: options.databasePath, day: day, rules: rules, now: Clock.wallMilliseconds(),
                     hooks: options.environment.exportHooks)

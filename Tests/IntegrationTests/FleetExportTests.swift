@@ -6,8 +6,9 @@ import Simulator
 import TestSupport
 import Testing
 
-/// A fleet export that cannot strand the fleet (SPEC section 10): a run that stops after some central journals
-/// published the day is completed by running it again, and the file is then the one a single daemon writes.
+/// A fleet export that cannot strand the fleet (SPEC section 10): an edge's journal publishes nothing, and a run
+/// that stops after some central journals published the day is completed by running it again, and the file is
+/// then the one a single daemon writes.
 @Suite(.serialized) struct FleetExportTests {
     @Test func anExportStoppedByABusyJournalIsCompletedByRunningItAgain() throws {
         let directory = ScratchDirectory()
@@ -26,6 +27,22 @@ import Testing
         let day = "2026-11-02"
         let out = directory.file("out")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        // An edge's journal keeps no attribution: publishing from it is refused, alone or among the centrals, and
+        // nothing is written or stored.
+        for journals in [[edge.databasePath], [edge.databasePath] + centrals.map(\.databasePath)] {
+            let databases = journals.flatMap { ["--db", $0] }
+            for command in [
+                ["export", "--rules", rulesPath, "--date", day, "--out", out],
+                ["payouts", "--rules", rulesPath, "--month", "2026-11", "--out", out],
+            ] {
+                let refused = try Shell.run(Binaries.cli, command + databases)
+                #expect(refused.status == 65 && refused.output.contains("is an edge journal"), "\(refused.output)")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
+        #expect(
+            try Connection(path: edge.databasePath, mode: .readOnly).scalarInt("SELECT count(*) FROM published_days")
+                == 0)
         let export =
             ["export", "--rules", rulesPath, "--date", day, "--out", out]
             + centrals.flatMap {

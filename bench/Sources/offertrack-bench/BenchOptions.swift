@@ -30,6 +30,8 @@ struct BenchOptions {
     var fleetLagSeconds: Double?
     /// The hot-user section's histories (records of the one user); nil: its scale's.
     var hotHistories: [Int]?
+    /// The growth section's journal sizes (records of the same users); nil: its scale's.
+    var growthJournals: [Int]?
 
     /// Whether `section` is measured in this run.
     func measures(_ section: String) -> Bool { only?.contains(section) ?? true }
@@ -47,6 +49,8 @@ struct BenchOptions {
           --fleet-lag-seconds N     how long it offers them (default 60; smoke 1)
           --hot-histories LIST      the heavy section's histories of one user, in records
                                     (default 10,1000,100000,1000000; smoke 10,1000)
+          --growth-journals LIST    the growth section's journal sizes, records of the same users
+                                    (default 100000,10000000; smoke 600,6000)
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
@@ -86,15 +90,19 @@ struct BenchOptions {
                     throw BenchFailure("\(argument) needs a positive integer\n\(usage)")
                 }
                 if argument == "--fleet-records" { options.fleetRecords = count } else { options.fleetRounds = count }
-            case "--hot-histories":
+            case "--hot-histories", "--growth-journals":
                 guard let list = remaining.popFirst() else {
-                    throw BenchFailure("--hot-histories needs record counts\n\(usage)")
+                    throw BenchFailure("\(argument) needs record counts\n\(usage)")
                 }
                 let counts = list.split(separator: ",").map { Int($0) }
                 guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) > 0 }) else {
-                    throw BenchFailure("--hot-histories needs positive integers, e.g. 10,1000\n\(usage)")
+                    throw BenchFailure("\(argument) needs positive integers, e.g. 10,1000\n\(usage)")
                 }
-                options.hotHistories = counts.compactMap { $0 }
+                if argument == "--hot-histories" {
+                    options.hotHistories = counts.compactMap { $0 }
+                } else {
+                    options.growthJournals = counts.compactMap { $0 }
+                }
             case "--big-records":
                 guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
                     throw BenchFailure("--big-records needs a positive integer\n\(usage)")

@@ -120,9 +120,9 @@ extension BenchRun {
     /// Section 10, issue 47: the same returning records after 100,000 and 10,000,000 records of the same users,
     /// beside SQLite in C (`JournalGrowthSection`).
     func measureJournalGrowth() throws {
-        try JournalGrowthSection(
-            context: sectionContext, scale: options.smoke ? .smoke : .full, peers: options.peersPath
-        ).run()
+        var growthScale = options.smoke ? JournalGrowthScale.smoke : .full
+        if let journals = options.growthJournals { growthScale.journals = journals }
+        try JournalGrowthSection(context: sectionContext, scale: growthScale, peers: options.peersPath).run()
     }
 
     /// Section 9: forgetting a person (`ErasureSection`).
