@@ -5,8 +5,10 @@ import Testing
 
 /// docs/backup-and-restore.md, "Restoring one host", run step by step with the commands the page gives (paths in a
 /// scratch directory instead of /var/lib/offertrack, the daemon started and stopped directly instead of by systemd):
-/// an erasure, a review, records and published days and a payout month after the backup are all brought back as the
-/// page says, and the files published again are the bytes finance already has.
+/// an erasure, reviews, records and published days and a payout month after the backup are all brought back as the
+/// page says: the erasure sent again, the records resent in step with the publications since, whose CSVs published
+/// again are the bytes finance already has (the manifests differ in generatedAt only), and the next day's export
+/// carries what came after them as it would have without the restore.
 @Suite(.serialized) struct RestoreProcedureTests {
     /// H = 48 h; every conversion earns 500.
     static let rules = #"{"currency":"USD","holdingPeriodHours":48,"rules":[{"affiliateToken":"*","amountMinor":500}]}"#
