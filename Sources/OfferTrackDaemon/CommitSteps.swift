@@ -78,9 +78,10 @@ final class CommitSteps: @unchecked Sendable {
             metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
             metrics.commitRecords.observe(UInt64(submissions.count))
             watchHotUsers(writer.lastBatchUsers, now: now)
+            // A duplicate erasure renames too when it names the person a renamed copy of it did not (the line as
+            // first sent, after a forwarded renamed copy or a restore): its old frames must go as well.
             let erased = zip(submissions, outcomes).contains { submission, outcome in
-                guard submission.isErasure, case .accepted = outcome else { return false }
-                return true
+                submission.isErasure && outcome.isJournaled
             }
             // The WAL's older frames go once the erasure's rename is done (now, or after its last chunk).
             if erased { renames.erasureCommitted(writer) }

@@ -118,6 +118,10 @@ import Testing
         #expect(try Self.users(of: central.databasePath) == ["a-1": name, "er-2": name])
         let verified = try CLI.run(["verify", "--edge", restarted.databasePath, "--db", central.databasePath])
         #expect(verified.status == 0, "\(verified.output)")
+        // As after any erasure, within 60 s no file of the central journal holds the person.
+        #expect(
+            eventually(60) { !Self.filesHold(central.databasePath, Self.person) },
+            "the person is still in the central journal's files")
     }
 
     /// The edge's stream has acknowledged every record it journaled.
