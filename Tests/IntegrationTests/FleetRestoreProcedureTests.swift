@@ -132,4 +132,45 @@ import Testing
         let again = try CLI.run(["verify", "--edge", edge.databasePath] + databases)
         #expect(again.status == 0, "\(again.output)")
     }
+
+    /// docs/fleet.md, "Moving a central journal to another host": central a stopped with SIGTERM (no `-wal` left),
+    /// its journal copied with `backup` to another host's directory and verified, and a daemon started there on the
+    /// copy with the same partitions. What the edge forwarded while a was stopped, and after, arrives there: every
+    /// acknowledged record in one central journal once, and `verify --edge` passes.
+    @Test func aCentralJournalMovedToAnotherHostGoesOnWhereItStopped() throws {
+        let directory = ScratchDirectory()
+        let server = try NATSServer(in: directory)
+        guard let (centrals, edge) = try TestFleet.twoCentralsAndAnEdge(server) else { return }
+        let client = try LineClient(path: edge.socketPath)
+        let first = FleetRecords.simulated(users: 100, seed: 50)
+        #expect(client.exchange(first).allSatisfy { $0.status == "accepted" })
+        #expect(try eventually(30) { try TestFleet.centralLines(centrals).count >= first.count })
+
+        let a = centrals[0]
+        a.signal(Signals.terminate)
+        #expect(a.waitExit() == 0)
+        #expect(!FileManager.default.fileExists(atPath: a.databasePath + "-wal"), "a clean stop leaves no WAL")
+        // The edge goes on forwarding while a is stopped: partitions 0-1 wait in the stream.
+        let second = FleetRecords.simulated(users: 100, seed: 51)
+        #expect(client.exchange(second).allSatisfy { $0.status == "accepted" })
+
+        let newHost = ScratchDirectory("ot-central-a-moved")
+        let copy = newHost.file("offertrack.db")
+        #expect(try CLI.run(["backup", "--db", a.databasePath, "--to", copy]).status == 0)
+        #expect(try CLI.run(["verify", "--db", copy]).status == 0)
+        let moved = try DaemonProcess(
+            in: newHost, arguments: ["--consume", server.url, "--partitions", "0-1"] + TestFleet.common)
+        let running = [moved, centrals[1]]
+        defer { DaemonProcess.terminateCleanly(running + [edge]) }
+        guard moved.waitReady() else { return }
+        let third = FleetRecords.simulated(users: 100, seed: 52)
+        #expect(client.exchange(third).allSatisfy { $0.status == "accepted" })
+        let all = first + second + third
+        #expect(try eventually(30) { try TestFleet.centralLines(running).count >= all.count })
+        let held = try TestFleet.centralLines(running)
+        #expect(held.count == all.count && held.sorted() == all.sorted(), "\(held.count) of \(all.count)")
+        let check = try CLI.run(
+            ["verify", "--edge", edge.databasePath, "--db", moved.databasePath, "--db", centrals[1].databasePath])
+        #expect(check.status == 0, "\(check.output)")
+    }
 }
