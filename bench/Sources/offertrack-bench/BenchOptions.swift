@@ -16,7 +16,7 @@ struct BenchOptions {
     /// returning-user section measures offertrackd alone.
     var peersPath: String?
     /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `exportstall`, `returning`, `heavy`,
-    /// `journalsize`, `erasure`, `erasurebound`, `json`, `big`, `payouts`, `queries`, `fleet`); nil: all.
+    /// `journalsize`, `erasure`, `erasurebound`, `sealing`, `json`, `big`, `payouts`, `queries`, `fleet`); nil: all.
     var only: Set<String>?
     /// How long the fleet section's stream outage lasts (seconds); nil: its scale's (600 s, smoke 1.5 s).
     var fleetOutageSeconds: Double?
@@ -38,7 +38,7 @@ struct BenchOptions {
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
           --only LIST      measure only these sections: baseline,ingest,latency,flood,exportstall,returning,heavy,
-                           journalsize,erasure,erasurebound,json,big,queries,payouts,fleet
+                           journalsize,erasure,erasurebound,sealing,json,big,queries,payouts,fleet
           --fleet-outage-seconds N  the fleet section's stream outage (default 600; smoke 1.5)
           --fleet-parts LIST        only these parts of the fleet section: throughput,lag,outage
           --fleet-records N         the fleet throughput part's records (default 300000; smoke 1500)

@@ -128,6 +128,14 @@ extension BenchRun {
         try ErasureBoundSection(context: sectionContext, scale: options.smoke ? .smoke : .full).run()
     }
 
+    /// Section 11, SPEC 12 (issue 47 items 2 and 5): a big day sealed beside paced traffic, and a steady flow sealed
+    /// nightly (`SealingSection`).
+    func measureSealing() throws {
+        try SealingSection(
+            context: sectionContext, scale: options.smoke ? .smoke : .full, cli: options.resolvedCLIPath
+        ).run()
+    }
+
     /// Section 7: the fleet over a real three-node JetStream cluster (`FleetSection`).
     func measureFleet() throws {
         var fleetScale = options.smoke ? FleetScale.smoke : FleetScale.full
