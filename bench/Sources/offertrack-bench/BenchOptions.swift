@@ -30,6 +30,9 @@ struct BenchOptions {
     var fleetLagSeconds: Double?
     /// The hot-user section's histories (records of the one user); nil: its scale's.
     var hotHistories: [Int]?
+    /// The sealing section's paced records/s beside the seal, and its parts (`seal`, `plateau`); nil: its scale's, all.
+    var sealingRate: Double?
+    var sealingParts: Set<String>?
 
     /// Whether `section` is measured in this run.
     func measures(_ section: String) -> Bool { only?.contains(section) ?? true }
@@ -45,6 +48,8 @@ struct BenchOptions {
           --fleet-rounds N          its rounds of alternating runs (default 3; smoke 1)
           --fleet-lag-rate N        the fleet lag part's records/s (default 10000; smoke 1000)
           --fleet-lag-seconds N     how long it offers them (default 60; smoke 1)
+          --sealing-rate N          the sealing section's records/s beside the seal (default 10000; smoke 1000)
+          --sealing-parts LIST      only these parts of the sealing section: seal,plateau
           --hot-histories LIST      the heavy section's histories of one user, in records
                                     (default 10,1000,100000,1000000; smoke 10,1000)
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
@@ -73,6 +78,16 @@ struct BenchOptions {
                 } else {
                     options.fleetLagSeconds = value
                 }
+            case "--sealing-rate":
+                guard let text = remaining.popFirst(), let value = Double(text), value > 0 else {
+                    throw BenchFailure("--sealing-rate needs a positive number\n\(usage)")
+                }
+                options.sealingRate = value
+            case "--sealing-parts":
+                guard let list = remaining.popFirst() else {
+                    throw BenchFailure("--sealing-parts needs parts\n\(usage)")
+                }
+                options.sealingParts = Set(list.split(separator: ",").map(String.init))
             case "--fleet-outage-seconds":
                 guard let text = remaining.popFirst(), let seconds = Double(text), seconds > 0 else {
                     throw BenchFailure("--fleet-outage-seconds needs a positive number\n\(usage)")

@@ -131,9 +131,10 @@ extension BenchRun {
     /// Section 11, SPEC 12 (issue 47 items 2 and 5): a big day sealed beside paced traffic, and a steady flow sealed
     /// nightly (`SealingSection`).
     func measureSealing() throws {
-        try SealingSection(
-            context: sectionContext, scale: options.smoke ? .smoke : .full, cli: options.resolvedCLIPath
-        ).run()
+        var sealingScale = options.smoke ? SealingScale.smoke : SealingScale.full
+        if let rate = options.sealingRate { sealingScale.recordsPerSecond = rate }
+        try SealingSection(context: sectionContext, scale: sealingScale, cli: options.resolvedCLIPath).run(
+            parts: options.sealingParts)
     }
 
     /// Section 7: the fleet over a real three-node JetStream cluster (`FleetSection`).

@@ -60,9 +60,10 @@ final class SealingSection {
         self.cli = cli
     }
 
-    func run() throws {
-        try measureSealUnderTraffic()
-        try SealingPlateau(context: context, scale: scale, cli: cli).run()
+    /// Runs `parts` (`seal`, `plateau`; nil: both).
+    func run(parts: Set<String>? = nil) throws {
+        if parts?.contains("seal") ?? true { try measureSealUnderTraffic() }
+        if parts?.contains("plateau") ?? true { try SealingPlateau(context: context, scale: scale, cli: cli).run() }
     }
 
     /// The seal of one big day while the daemon takes paced traffic.
