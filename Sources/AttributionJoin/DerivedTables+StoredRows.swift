@@ -67,14 +67,25 @@ extension DerivedTables {
         user: String, key: Int64, formerKey: Int64, rollup: inout DayRollup, tables: DerivedTableSet = .live,
         on connection: Connection
     ) throws {
+        // One user's conversion is found through the per-user index (its `subscribed` outcome's `ts`), as the
+        // presentations are below: `derived_conversions` has no index on `k`, and scanning it for each user made a
+        // seal of a day of 1,000,000 records take hours. A merge of two keys still reads both keys' rows by `k`.
         let conversions = try tables.prepare(
-            """
-            SELECT id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier,
-                item_id, lapse_id, lapse_ts, review_id, review_ts, review_decision, review_reason
-            FROM derived_conversions WHERE k = ?1 OR k = ?2
-            """, on: connection)
+            key == formerKey
+                ? """
+                SELECT id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier,
+                    item_id, lapse_id, lapse_ts, review_id, review_ts, review_decision, review_reason
+                FROM derived_conversions WHERE k = ?1 AND ts IN (
+                    SELECT ts FROM by_user WHERE k = ?1 AND kind = 4
+                    UNION ALL SELECT ts FROM by_user_recent WHERE k = ?1 AND kind = 4)
+                """
+                : """
+                SELECT id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier,
+                    item_id, lapse_id, lapse_ts, review_id, review_ts, review_decision, review_reason
+                FROM derived_conversions WHERE k = ?1 OR k = ?2
+                """, on: connection)
         try conversions.bind(key, at: 1)
-        try conversions.bind(formerKey, at: 2)
+        if key != formerKey { try conversions.bind(formerKey, at: 2) }
         var stored: [Conversion] = []
         while try conversions.step() { stored.append(conversion(from: conversions)) }
         conversions.reset()

@@ -66,6 +66,17 @@ enum AcceptedAnswer {
         return true
     }
 
+    private static let unavailableCode = Array(#""code":"storage_unavailable""#.utf8)
+
+    /// Whether `line` refuses its record `storage_unavailable` (the journal could not commit: retry).
+    static func isUnavailable(_ line: UnsafeRawBufferPointer) -> Bool {
+        let code = unavailableCode
+        guard line.count >= code.count else { return false }
+        return (0...(line.count - code.count)).contains { start in
+            code.indices.allSatisfy { line[start + $0] == code[$0] }
+        }
+    }
+
     /// A failure naming the record and quoting the daemon's answer.
     static func failure(_ line: UnsafeRawBufferPointer, id: [UInt8]) -> BenchFailure {
         BenchFailure(

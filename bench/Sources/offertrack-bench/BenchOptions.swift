@@ -16,7 +16,8 @@ struct BenchOptions {
     /// returning-user section measures offertrackd alone.
     var peersPath: String?
     /// Measure only these sections (`baseline`, `ingest`, `latency`, `flood`, `exportstall`, `returning`, `heavy`,
-    /// `journalsize`, `growth`, `erasure`, `erasurebound`, `json`, `big`, `payouts`, `queries`, `fleet`); nil: all.
+    /// `journalsize`, `growth`, `erasure`, `erasurebound`, `sealing`, `json`, `big`, `payouts`, `queries`,
+    /// `fleet`); nil: all.
     var only: Set<String>?
     /// How long the fleet section's stream outage lasts (seconds); nil: its scale's (600 s, smoke 1.5 s).
     var fleetOutageSeconds: Double?
@@ -32,6 +33,9 @@ struct BenchOptions {
     var hotHistories: [Int]?
     /// The growth section's journal sizes (records of the same users); nil: its scale's.
     var growthJournals: [Int]?
+    /// The sealing section's paced records/s beside the seal, and its parts (`seal`, `plateau`); nil: its scale's, all.
+    var sealingRate: Double?
+    var sealingParts: Set<String>?
 
     /// Sections a full run leaves out unless `--only` names them (their fills take over an hour); `--smoke` runs
     /// them too, tiny.
@@ -44,7 +48,7 @@ struct BenchOptions {
         usage: offertrack-bench [--smoke] [--big] [--big-records N] [--daemon PATH] [--output FILE]
           --smoke          run every measurement tiny (seconds), for CI
           --only LIST      measure only these sections: baseline,ingest,latency,flood,exportstall,returning,heavy,
-                           journalsize,growth,erasure,erasurebound,json,big,queries,payouts,fleet
+                           journalsize,growth,erasure,erasurebound,sealing,json,big,queries,payouts,fleet
                            (growth only when named, or with --smoke)
           --fleet-outage-seconds N  the fleet section's stream outage (default 600; smoke 1.5)
           --fleet-parts LIST        only these parts of the fleet section: throughput,lag,outage
@@ -52,6 +56,8 @@ struct BenchOptions {
           --fleet-rounds N          its rounds of alternating runs (default 3; smoke 1)
           --fleet-lag-rate N        the fleet lag part's records/s (default 10000; smoke 1000)
           --fleet-lag-seconds N     how long it offers them (default 60; smoke 1)
+          --sealing-rate N          the sealing section's records/s beside the seal (default 10000; smoke 1000)
+          --sealing-parts LIST      only these parts of the sealing section: seal,plateau
           --hot-histories LIST      the heavy section's histories of one user, in records
                                     (default 10,1000,100000,1000000; smoke 10,1000)
           --growth-journals LIST    the growth section's journal sizes, records of the same users
@@ -82,6 +88,16 @@ struct BenchOptions {
                 } else {
                     options.fleetLagSeconds = value
                 }
+            case "--sealing-rate":
+                guard let text = remaining.popFirst(), let value = Double(text), value > 0 else {
+                    throw BenchFailure("--sealing-rate needs a positive number\n\(usage)")
+                }
+                options.sealingRate = value
+            case "--sealing-parts":
+                guard let list = remaining.popFirst() else {
+                    throw BenchFailure("--sealing-parts needs parts\n\(usage)")
+                }
+                options.sealingParts = Set(list.split(separator: ",").map(String.init))
             case "--fleet-outage-seconds":
                 guard let text = remaining.popFirst(), let seconds = Double(text), seconds > 0 else {
                     throw BenchFailure("--fleet-outage-seconds needs a positive number\n\(usage)")

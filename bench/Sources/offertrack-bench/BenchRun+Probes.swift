@@ -136,6 +136,15 @@ extension BenchRun {
         try ErasureBoundSection(context: sectionContext, scale: options.smoke ? .smoke : .full).run()
     }
 
+    /// Section 11, SPEC 12 (issue 47 items 2 and 5): a big day sealed beside paced traffic, and a steady flow sealed
+    /// nightly (`SealingSection`).
+    func measureSealing() throws {
+        var sealingScale = options.smoke ? SealingScale.smoke : SealingScale.full
+        if let rate = options.sealingRate { sealingScale.recordsPerSecond = rate }
+        try SealingSection(context: sectionContext, scale: sealingScale, cli: options.resolvedCLIPath).run(
+            parts: options.sealingParts)
+    }
+
     /// Section 7: the fleet over a real three-node JetStream cluster (`FleetSection`).
     func measureFleet() throws {
         var fleetScale = options.smoke ? FleetScale.smoke : FleetScale.full

@@ -63,6 +63,7 @@ final class BenchRun {
             ("returning", { try self.measureReturning() }), ("heavy", { try self.measureHotUsers() }),
             ("journalsize", { try self.measureJournalSize() }), ("growth", { try self.measureJournalGrowth() }),
             ("erasure", { try self.measureErasure() }), ("erasurebound", { try self.measureErasureBound() }),
+            ("sealing", { try self.measureSealing() }),
             ("json", { try self.measureJSON(workload) }),
             ("big", { try self.measureBigJournal() }), ("queries", { try self.measureQueries() }),
             ("payouts", { try self.measurePayouts() }), ("fleet", { try self.measureFleet() }),

@@ -14,10 +14,17 @@ final class PacedClient: @unchecked Sendable {
     private let intervalNanoseconds: UInt64
     private var sentAt: [UInt64]
     private var answeredAt: [UInt64]
+    /// Answered `storage_unavailable` (counted, not a failure, when `toleratesUnavailable`).
+    private var unavailable: [Bool]
+    private let toleratesUnavailable: Bool
     private var failure: BenchFailure?
     private var writeFailure: BenchFailure?
 
-    init(socketPath: String, records: ArraySlice<Submission>, recordsPerSecond: Double) throws {
+    /// `toleratesUnavailable`: a `storage_unavailable` answer is counted (`Sample.unavailable`), not a failure.
+    init(
+        socketPath: String, records: ArraySlice<Submission>, recordsPerSecond: Double,
+        toleratesUnavailable: Bool = false
+    ) throws {
         fd = try UnixSocket.connect(path: socketPath)
         UnixSocket.setReceiveTimeout(fd, seconds: 60)
         lines = records.map { $0.line + [0x0A] }
@@ -25,6 +32,8 @@ final class PacedClient: @unchecked Sendable {
         intervalNanoseconds = UInt64(1e9 / recordsPerSecond)
         sentAt = Array(repeating: 0, count: records.count)
         answeredAt = Array(repeating: 0, count: records.count)
+        unavailable = Array(repeating: false, count: records.count)
+        self.toleratesUnavailable = toleratesUnavailable
     }
 
     deinit { FileDescriptor.close(fd) }
@@ -64,7 +73,11 @@ final class PacedClient: @unchecked Sendable {
             try reader.read(ids.count) { line, index in
                 answeredAt[index] = Stopwatch.now()
                 guard AcceptedAnswer.matches(line, id: ids[index]) else {
-                    throw AcceptedAnswer.failure(line, id: ids[index])
+                    guard toleratesUnavailable, AcceptedAnswer.isUnavailable(line) else {
+                        throw AcceptedAnswer.failure(line, id: ids[index])
+                    }
+                    unavailable[index] = true
+                    return
                 }
             }
         } catch let error as BenchFailure {
@@ -80,6 +93,8 @@ final class PacedClient: @unchecked Sendable {
     struct Sample {
         let sentAt: UInt64
         let latency: UInt64
+        /// Answered `storage_unavailable` (only when the client tolerates it).
+        var unavailable = false
     }
 
     /// Latencies in nanoseconds of every record (call after joining the workers); throws if any failed.
@@ -89,7 +104,9 @@ final class PacedClient: @unchecked Sendable {
     func samples() throws -> [Sample] {
         if let failure { throw failure }
         if let writeFailure { throw writeFailure }
-        return zip(answeredAt, sentAt).map { Sample(sentAt: $1, latency: $0 &- $1) }
+        return answeredAt.indices.map {
+            Sample(sentAt: sentAt[$0], latency: answeredAt[$0] &- sentAt[$0], unavailable: unavailable[$0])
+        }
     }
 
     /// When the first and last records were actually sent.
@@ -136,12 +153,14 @@ enum AckLatency {
 
     /// Offers `records` like `measure` while `meanwhile` runs on this thread (given the moment the first record
     /// is due); returns every record's send moment and latency once all are answered.
+    /// `toleratesUnavailable`: `storage_unavailable` answers are counted in the samples, not failures.
     static func samples(
         _ records: ArraySlice<Submission>, recordsPerSecond: Double, clients: Int, socketPath: String,
-        meanwhile: (UInt64) throws -> Void
+        toleratesUnavailable: Bool = false, meanwhile: (UInt64) throws -> Void
     ) throws -> [PacedClient.Sample] {
         try offer(
-            records, recordsPerSecond: recordsPerSecond, clients: clients, socketPath: socketPath, meanwhile: meanwhile
+            records, recordsPerSecond: recordsPerSecond, clients: clients, socketPath: socketPath,
+            toleratesUnavailable: toleratesUnavailable, meanwhile: meanwhile
         ).flatMap { try $0.samples() }
     }
 
@@ -149,11 +168,13 @@ enum AckLatency {
     /// and returns the connections once every record is sent and answered.
     private static func offer(
         _ records: ArraySlice<Submission>, recordsPerSecond: Double, clients: Int, socketPath: String,
-        meanwhile: (UInt64) throws -> Void
+        toleratesUnavailable: Bool = false, meanwhile: (UInt64) throws -> Void
     ) throws -> [PacedClient] {
         let slices = Workload.split(records, into: clients)
         let connections = try slices.map {
-            try PacedClient(socketPath: socketPath, records: $0, recordsPerSecond: recordsPerSecond / Double(clients))
+            try PacedClient(
+                socketPath: socketPath, records: $0, recordsPerSecond: recordsPerSecond / Double(clients),
+                toleratesUnavailable: toleratesUnavailable)
         }
         // Stagger the clients evenly over one interval so the offered load is smooth.
         let start = Stopwatch.now() + 20_000_000
