@@ -69,7 +69,7 @@ import Testing
         a.signal(Signals.terminate)
         #expect(a.waitExit() == 0)
         let lib = a.directory.path
-        let moved = try RestoreProcedureTests.sh(
+        let moved = try OperatorShell.run(
             "mkdir \(lib)/damaged && mv \(lib)/offertrack.db* \(lib)/damaged/ && "
                 + "install -m 0640 \(backup) \(lib)/offertrack.db")
         #expect(moved.status == 0, "\(moved.output)")

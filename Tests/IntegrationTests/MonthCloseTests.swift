@@ -11,20 +11,6 @@ import Testing
         #"{"currency":"USD","holdingPeriodHours":48,"rules":[{"affiliateToken":"*","amountMinor":500},"#
         + #"{"affiliateToken":"aff-held","amountMinor":300,"hold":true}]}"#
 
-    /// A user checked eligible, shown the offer (`affiliate`, `campaign`) and subscribing at `ts`.
-    static func conversion(_ user: String, affiliate: String?, campaign: String?, at ts: String) -> [String] {
-        let base = Timestamp.parse(ts) ?? 0
-        let at = { (offset: Int64) in Timestamp.format(base + offset) }
-        var offer = #""action":"subscribe""#
-        if let affiliate { offer += #","affiliateToken":"\#(affiliate)""# }
-        if let campaign { offer += #","campaignToken":"\#(campaign)""# }
-        return [
-            #"{"type":"capabilities","id":"c-\#(user)","ts":"\#(at(-60_000))","user":"\#(user)","authorization":"authorized","capabilities":2}"#,
-            #"{"type":"offer.presented","id":"p-\#(user)","ts":"\#(at(-30_000))","user":"\#(user)","offer":{\#(offer)}}"#,
-            #"{"type":"subscription.outcome","id":"o-\#(user)","ts":"\#(at(0))","user":"\#(user)","outcome":"subscribed"}"#,
-        ]
-    }
-
     static func review(_ user: String, _ decision: String, reason: String) -> String {
         #"{"type":"review","id":"r-\#(user)","ts":"2026-11-05T00:00:00Z","user":"\#(user)","conversion":"o-\#(user)","decision":"\#(decision)","reason":"\#(reason)"}"#
     }
@@ -33,18 +19,18 @@ import Testing
     /// one qualified (u3, pending until 2026-11-02); aff2/"fall,promo" one voided (u4) and one held (u5); aff-held one
     /// held by its rule (u9); no affiliate (u6), November (u7) and September (u8) not counted.
     static let records =
-        conversion("u1", affiliate: "aff1", campaign: "spring", at: "2026-10-05T10:00:00Z")
-        + conversion("u2", affiliate: "aff1", campaign: "spring", at: "2026-10-06T10:00:00Z")
+        TestRecords.conversion("u1", affiliate: "aff1", campaign: "spring", at: "2026-10-05T10:00:00Z")
+        + TestRecords.conversion("u2", affiliate: "aff1", campaign: "spring", at: "2026-10-06T10:00:00Z")
         + [
             #"{"type":"capabilities","id":"lapse-u2","ts":"2026-10-07T10:00:00Z","user":"u2","authorization":"authorized","capabilities":2}"#
         ]
-        + conversion("u3", affiliate: "aff1", campaign: nil, at: "2026-10-31T23:00:00Z")
-        + conversion("u4", affiliate: "aff2", campaign: "fall,promo", at: "2026-10-10T10:00:00Z")
-        + conversion("u5", affiliate: "aff2", campaign: "fall,promo", at: "2026-10-11T10:00:00Z")
-        + conversion("u6", affiliate: nil, campaign: "spring", at: "2026-10-12T10:00:00Z")
-        + conversion("u7", affiliate: "aff1", campaign: "spring", at: "2026-11-01T00:00:00Z")
-        + conversion("u8", affiliate: "aff1", campaign: "spring", at: "2026-09-30T23:59:59Z")
-        + conversion("u9", affiliate: "aff-held", campaign: nil, at: "2026-10-13T10:00:00Z")
+        + TestRecords.conversion("u3", affiliate: "aff1", campaign: nil, at: "2026-10-31T23:00:00Z")
+        + TestRecords.conversion("u4", affiliate: "aff2", campaign: "fall,promo", at: "2026-10-10T10:00:00Z")
+        + TestRecords.conversion("u5", affiliate: "aff2", campaign: "fall,promo", at: "2026-10-11T10:00:00Z")
+        + TestRecords.conversion("u6", affiliate: nil, campaign: "spring", at: "2026-10-12T10:00:00Z")
+        + TestRecords.conversion("u7", affiliate: "aff1", campaign: "spring", at: "2026-11-01T00:00:00Z")
+        + TestRecords.conversion("u8", affiliate: "aff1", campaign: "spring", at: "2026-09-30T23:59:59Z")
+        + TestRecords.conversion("u9", affiliate: "aff-held", campaign: nil, at: "2026-10-13T10:00:00Z")
         + [review("u4", "void", reason: "network_rejected"), review("u5", "hold", reason: "policy")]
 
     static func cli(_ arguments: [String]) throws -> Shell.Outcome {

@@ -20,17 +20,13 @@ import Testing
 
     /// A conversion of `user` at 10:00 on October `day` (qualifies two days later).
     static func conversion(_ user: String, october day: Int) -> [String] {
-        MonthCloseTests.conversion(
+        TestRecords.conversion(
             user, affiliate: "aff-\(day % 3)", campaign: nil, at: "2026-10-\(day < 10 ? "0" : "")\(day)T10:00:00Z")
     }
 
     /// A manifest's text without its `generatedAt` value.
     static func withoutGeneratedAt(_ manifest: String) -> String {
         manifest.replacingOccurrences(of: #""generatedAt":"[^"]*""#, with: "", options: .regularExpression)
-    }
-
-    static func sh(_ command: String) throws -> Shell.Outcome {
-        try Shell.run("/bin/sh", ["-c", command], environment: ["PATH": "/usr/bin:/bin"])
     }
 
     @Test func restoringOneHostBringsBackErasuresRecordsAndPublications() throws {
@@ -90,7 +86,7 @@ import Testing
         daemon.signal(Signals.terminate)
         #expect(daemon.waitExit() == 0)
         let lib = directory.path
-        let moved = try Self.sh(
+        let moved = try OperatorShell.run(
             "mkdir \(lib)/damaged && mv \(lib)/offertrack.db* \(lib)/damaged/ && "
                 + "install -m 0640 \(backup) \(lib)/offertrack.db")
         #expect(moved.status == 0, "\(moved.output)")
@@ -132,7 +128,7 @@ import Testing
         let republish = directory.file("republish")
         try FileManager.default.createDirectory(atPath: republish, withIntermediateDirectories: true)
         func compare(_ name: String) throws {
-            let cmp = try Self.sh("cmp \(republish)/\(name).csv \(exports)/\(name).csv")
+            let cmp = try OperatorShell.run("cmp \(republish)/\(name).csv \(exports)/\(name).csv")
             #expect(cmp.status == 0, "\(name): \(cmp.output)")
             let manifests = try [republish, exports].map {
                 try String(contentsOfFile: "\($0)/\(name).manifest.json", encoding: .utf8)

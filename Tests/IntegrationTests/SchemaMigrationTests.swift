@@ -9,18 +9,10 @@ import Testing
 /// (`Fixtures/schema7/journal.db`: simulated returning and new users, reviews, three published days). Its
 /// `outputs/` are what the schema-7 offertrack wrote from it with `record-outputs.sh`.
 @Suite(.serialized) struct SchemaMigrationTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/schema7").path
-    static var rules: String { "\(fixture)/rules.json" }
+    static let fixture = Schema7Fixture.directory
+    static var rules: String { Schema7Fixture.rules }
     /// Users in the fixture (one key each, in user order).
     static let fixtureUsers: Int64 = 400
-
-    /// A copy of the fixture journal in `directory`.
-    static func copyOfFixture(in directory: ScratchDirectory) throws -> String {
-        let path = directory.file("offertrack.db")
-        try FileManager.default.copyItem(atPath: "\(fixture)/journal.db", toPath: path)
-        return path
-    }
 
     static func schemaVersion(_ path: String) throws -> Int64? {
         try Connection(path: path, mode: .readOnly).scalarInt("PRAGMA user_version")
@@ -65,7 +57,7 @@ import Testing
     /// schema-7 offertrack wrote (exports' generatedAt aside: it is when the command ran); verify passes.
     @Test func migratedJournalAnswersExactlyAsSchema7Did() throws {
         let directory = ScratchDirectory()
-        let path = try Self.copyOfFixture(in: directory)
+        let path = try Schema7Fixture.copy(in: directory)
         #expect(try Self.schemaVersion(path) == 7)
         try Self.migrateWithDaemon(in: directory)
         #expect(try Self.schemaVersion(path) == Schema.currentVersion)
@@ -107,7 +99,7 @@ import Testing
     /// `<6>offertrackd: ` at the daemon's start (whose every line is prefixed), `<6>offertrack: ` in `rebuild`.
     @Test func migrationLinesCarryAPriorityAndTheProgramsName() throws {
         let started = ScratchDirectory()
-        _ = try Self.copyOfFixture(in: started)
+        _ = try Schema7Fixture.copy(in: started)
         let daemonLog = try Self.migrateWithDaemon(in: started)
         let daemonLines = daemonLog.split(separator: "\n").filter { $0.contains("the journal to schema 8") }
         #expect(daemonLines.count == 2, "\(daemonLog)")
@@ -115,7 +107,7 @@ import Testing
         #expect(daemonLines.last?.hasPrefix("<6>offertrackd: migrated the journal to schema 8 in ") == true)
         DaemonLog.expectEveryLinePrefixed(daemonLog)
         let rebuilt = ScratchDirectory()
-        let path = try Self.copyOfFixture(in: rebuilt)
+        let path = try Schema7Fixture.copy(in: rebuilt)
         let rebuild = try Shell.run(Binaries.cli, ["rebuild", "--db", path, "--rules", Self.rules])
         #expect(rebuild.status == 0, "\(rebuild.output)")
         #expect(try Self.schemaVersion(path) == Schema.currentVersion)
@@ -129,7 +121,7 @@ import Testing
     /// reports stay what schema 7 answered.
     @Test func rebuildRecomputesThePerUserIndex() throws {
         let directory = ScratchDirectory()
-        let path = try Self.copyOfFixture(in: directory)
+        let path = try Schema7Fixture.copy(in: directory)
         try Self.migrateWithDaemon(in: directory)
         try Connection(path: path, mode: .readWrite).execute("DELETE FROM by_user WHERE k % 3 = 0")
         let broken = try Shell.run(Binaries.cli, ["verify", "--db", path, "--rules", Self.rules])
@@ -165,7 +157,7 @@ import Testing
         for step in order {
             let context = "kill after step \(step) of \(steps), \(usersPerStep) users a step (seed \(seed))"
             let directory = ScratchDirectory()
-            let path = try Self.copyOfFixture(in: directory)
+            let path = try Schema7Fixture.copy(in: directory)
             let killed = try DaemonProcess(
                 in: directory, arguments: ["--rules", Self.rules],
                 environment: [

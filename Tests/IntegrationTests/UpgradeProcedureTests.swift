@@ -21,8 +21,8 @@ import Testing
 
     @Test func upgradingMigratesAndRollingBackRestoresTheBackupTakenFirst() throws {
         let directory = ScratchDirectory("ot-upgrade")
-        let rules = SchemaMigrationTests.rules
-        let db = try SchemaMigrationTests.copyOfFixture(in: directory)
+        let rules = Schema7Fixture.rules
+        let db = try Schema7Fixture.copy(in: directory)
         let records = try JournalInspector.count(of: db)
         #expect(try Self.schemaVersion(db) == 7)
         let current = Schema.currentVersion

@@ -1,3 +1,5 @@
+import OfferTrackDomain
+
 /// Valid record lines for integration tests.
 enum TestRecords {
     static func capabilities(id: String, user: String = "u-1", ts: String = "2026-11-28T10:00:00Z") -> String {
@@ -15,5 +17,19 @@ enum TestRecords {
                 ? capabilities(id: "\(prefix)-\(index)", user: "u-\(index % 97)")
                 : presented(id: "\(prefix)-\(index)", user: "u-\(index % 97)")
         }
+    }
+
+    /// A user checked eligible, shown the offer (`affiliate`, `campaign`) and subscribing at `ts`.
+    static func conversion(_ user: String, affiliate: String?, campaign: String?, at ts: String) -> [String] {
+        let base = Timestamp.parse(ts) ?? 0
+        let at = { (offset: Int64) in Timestamp.format(base + offset) }
+        var offer = #""action":"subscribe""#
+        if let affiliate { offer += #","affiliateToken":"\#(affiliate)""# }
+        if let campaign { offer += #","campaignToken":"\#(campaign)""# }
+        return [
+            #"{"type":"capabilities","id":"c-\#(user)","ts":"\#(at(-60_000))","user":"\#(user)","authorization":"authorized","capabilities":2}"#,
+            #"{"type":"offer.presented","id":"p-\#(user)","ts":"\#(at(-30_000))","user":"\#(user)","offer":{\#(offer)}}"#,
+            #"{"type":"subscription.outcome","id":"o-\#(user)","ts":"\#(at(0))","user":"\#(user)","outcome":"subscribed"}"#,
+        ]
     }
 }
