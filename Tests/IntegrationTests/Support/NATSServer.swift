@@ -70,6 +70,15 @@ final class NATSServer {
         kill(process.pid, SIGSTOP)
     }
 
+    /// Stops the server as an operator's maintenance does (`SIGTERM`: it shuts down cleanly, its store written)
+    /// and waits until it is gone.
+    func terminate() {
+        guard let process else { return }
+        kill(process.pid, SIGTERM)
+        _ = process.wait()
+        self.process = nil
+    }
+
     /// Kills the server (`kill -9`) and waits until it is gone.
     func stop() {
         guard let process else { return }
