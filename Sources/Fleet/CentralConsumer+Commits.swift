@@ -104,6 +104,7 @@ extension CentralConsumer {
         var valid: [Submission] = []
         valid.reserveCapacity(lines.count)
         let shared = sharedUsers()
+        let origin = StreamPartition.of(subject: message.subject, total: stream.partitionsTotal)
         for (number, line) in lines.enumerated() {
             guard case .valid(let record) = RecordValidator.validate(line, sharedUsers: shared) else {
                 refused.invalid += 1
@@ -124,7 +125,7 @@ extension CentralConsumer {
                         + "with another --partitions-total, or a publisher other than an edge)")
                 continue
             }
-            valid.append(Submission(record: record, line: line))
+            valid.append(Submission(record: record, line: line, partition: origin))
         }
         return valid
     }

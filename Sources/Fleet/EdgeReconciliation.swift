@@ -45,6 +45,7 @@ public enum EdgeReconciliation {
         var differing = 0
         var renamedCentrally = 0
         var unrenamed = 0
+        var sealed = 0
         var checked = 0
         var after: Int64 = 0
         while after < watermark {
@@ -76,7 +77,12 @@ public enum EdgeReconciliation {
                             named.append("seq \(seq), id \(id): a central journal holds this id with other content")
                         }
                     case .none:
-                        missing.append((seq, id))
+                        // A central journal that sealed the record's day keeps its id, not its line (SPEC 12).
+                        if try centrals.contains(where: { try $0.sealed(id: id) }) {
+                            sealed += 1
+                        } else {
+                            missing.append((seq, id))
+                        }
                     }
                 }
                 return page.count
@@ -92,6 +98,9 @@ public enum EdgeReconciliation {
         }
         var name =
             "\(title) (\(checked), seq up to \(watermark)); \(max(0, last - watermark)) not yet acknowledged"
+        if sealed > 0 {
+            name += "; \(sealed) of days a central journal sealed (held there by id, their lines no longer compared)"
+        }
         if renamedCentrally > 0 {
             name +=
                 "; \(renamedCentrally) renamed in a central journal by an erasure this edge never received (the edge "

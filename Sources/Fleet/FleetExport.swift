@@ -148,10 +148,10 @@ public enum FleetExport {
         var merged: [MergedLine] = []
         var commission: Int64 = 0
         var adjustment: Int64 = 0
-        var first: Manifest?
+        var first: PublishedManifest?
         for (part, files) in parts.enumerated() {
             let path = part < journalPaths.count ? journalPaths[part] : "journal \(part + 1)"
-            let manifest = Manifest(files.manifest)
+            let manifest = PublishedManifest(files.manifest)
             let lines: [ExportPlan.Line]
             if let stored = files.lines {
                 lines = stored
@@ -204,27 +204,6 @@ public enum FleetExport {
                 return RecordOrder.idPrecedes(left.conversionId, right.conversionId)
             }
             return (lhs.part, lhs.index) < (rhs.part, rhs.index)
-        }
-    }
-
-    /// What the whole's manifest takes from one journal's (SPEC 7): when it was first published, with which rules
-    /// and currency, and the hash of the CSV it published (which its stored lines must write).
-    private struct Manifest {
-        var generatedAt: String?
-        var currency: String?
-        var rulesSha256: String?
-        var sha256: String?
-
-        init(_ bytes: [UInt8]) {
-            guard case .object(let object)? = try? JSONParser.parse(bytes) else { return }
-            func text(_ key: String) -> String? {
-                guard case .string(let text)? = object[key] else { return nil }
-                return text
-            }
-            generatedAt = text("generatedAt")
-            currency = text("currency")
-            rulesSha256 = text("rulesSha256")
-            sha256 = text("sha256")
         }
     }
 }

@@ -67,4 +67,11 @@ public enum JournalBackup {
             throw error
         }
     }
+
+    /// Makes the journal at `path` one self-contained file, as a backup is: its WAL checkpointed into it and
+    /// removed (`journal_mode=DELETE`); a daemon that opens it turns WAL on again. No other connection may be open.
+    public static func makeSelfContained(_ path: String) throws {
+        let connection = try Connection(path: path, mode: .readWrite)
+        _ = try connection.scalarText("PRAGMA journal_mode=DELETE")
+    }
 }

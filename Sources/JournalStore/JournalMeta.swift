@@ -67,6 +67,13 @@ public struct JournalMeta {
         try store.run()
     }
 
+    /// Removes `key` and what it holds, if anything.
+    public func remove<Value>(_ key: MetaKey<Value>) throws {
+        let delete = try connection.prepare(static: "DELETE FROM meta WHERE key = ?1")
+        try delete.bind(key.name, at: 1)
+        try delete.run()
+    }
+
     /// Stores `value` under `key` unless the key is present (then what it holds stays).
     public func setIfAbsent<Value>(_ key: MetaKey<Value>, to value: Value) throws {
         let store = try connection.prepare(

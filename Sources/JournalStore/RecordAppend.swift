@@ -9,9 +9,11 @@ package enum RecordAppend {
     /// Journals one record and lists it under its user's key (`UserKeys.index`, keys from `freshFrom` on straight
     /// in the main level); `lastKey` carries the previous record's user and key within the batch (a user's records
     /// usually arrive together), and `userKeys` the keys of the users journaled lately (a user `knownUsers` is
-    /// certain is new is given one without a search).
+    /// certain is new is given one without a search). A new record is given `seq` (the last one given, plus one:
+    /// never SQLite's choice, which would give again the `seq` of records a split took out).
     package static func append(
-        _ submission: Submission, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?, freshFrom: Int64,
+        _ submission: Submission, seq nextSeq: Int64, receivedAt: Int64, lastKey: inout (user: String, key: Int64)?,
+        freshFrom: Int64,
         userKeys: UserKeyCache, knownUsers: KnownUsers, sealed: SealedIDs?, on connection: Connection
     ) throws -> AppendOutcome {
         let record = submission.record
@@ -29,17 +31,18 @@ package enum RecordAppend {
             static: """
                 INSERT INTO records (id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token,
                     campaign_token, message_identifier, item_id, review_conversion, review_decision, review_reason,
-                    review_note, user, received_at, line)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+                    review_note, user, received_at, line, seq)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
                 ON CONFLICT (id) DO NOTHING
                 """)
         try RecordQueries.bindColumns(of: record, to: insert, from: 1)
         try insert.bind(record.user, at: 16)
         try insert.bind(receivedAt, at: 17)
         try insert.bindText(submission.line, at: 18)
+        try insert.bind(nextSeq, at: 19)
         try insert.run()
         if connection.changes == 1 {
-            let seq = connection.lastInsertRowID
+            let seq = nextSeq
             let kind = UserIndexKind(record.body)
             if let last = lastKey, ExactString.equals(last.user, record.user) {
                 try UserKeys.index(record, seq: seq, kind: kind, key: last.key, freshFrom: freshFrom, on: connection)

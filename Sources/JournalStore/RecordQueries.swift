@@ -50,9 +50,16 @@ package enum RecordQueries {
         return (all, earlier)
     }
 
-    /// The highest `seq` journaled (0 when empty).
+    /// The highest `seq` journaled (0 when empty), or given before a split took the records that had it out
+    /// (`seqFloorKey`): a `seq` is never given twice.
+    package static let seqFloorKey = MetaKey<Int64>("records_seq_floor")
+
     package static func lastSeq(on connection: Connection) throws -> Int64 {
-        let statement = try connection.prepare(static: "SELECT coalesce(max(seq), 0) FROM records")
+        let statement = try connection.prepare(
+            static: """
+                SELECT max(coalesce((SELECT max(seq) FROM records), 0),
+                    coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'records_seq_floor'), 0))
+                """)
         defer { statement.reset() }
         return try statement.step() ? statement.int64(0) : 0
     }

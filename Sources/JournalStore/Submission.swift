@@ -7,10 +7,13 @@ public final class Submission: Sendable {
     public let record: Record
     /// The line exactly as received (without its `\n` and one trailing `\r`).
     public let line: [UInt8]
+    /// The stream partition a central daemon consumed it from; nil for a record sent to this daemon.
+    public let partition: StreamPartition?
 
-    public init(record: Record, line: [UInt8]) {
+    public init(record: Record, line: [UInt8], partition: StreamPartition? = nil) {
         self.record = record
         self.line = line
+        self.partition = partition
     }
 }
 

@@ -21,4 +21,5 @@ extension BackupCommand: Command {}
 extension ReviewCommand: Command {}
 extension EraseCommand: Command {}
 extension SealCommand: Command {}
+extension SplitCommand: Command {}
 extension RulesCommand: Command {}

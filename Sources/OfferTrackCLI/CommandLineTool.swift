@@ -18,6 +18,7 @@ public enum CommandLineTool {
           ingest     send NDJSON records to offertrackd
           status     is the daemon up; journal size, counts, last seq, last export
           forward    forward an edge's journal to the stream again from a seq
+          split      move some partitions of a central journal into a new one (adding a central daemon)
           seal       seal the days older than the rules' retentionDays (their raw records leave the journal)
           rebuild    recompute everything derived from the journal
           verify     check the journal's integrity and invariants
@@ -73,6 +74,7 @@ public enum CommandLineTool {
         case "explain": ExplainCommand.self
         case "forward": ForwardCommand.self
         case "seal": SealCommand.self
+        case "split": SplitCommand.self
         case "rebuild": RebuildCommand.self
         case "verify": VerifyCommand.self
         case "backup": BackupCommand.self

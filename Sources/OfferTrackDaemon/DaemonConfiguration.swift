@@ -173,16 +173,11 @@ extension DaemonConfiguration {
 
     /// `0-7`, `0,2,4` or a mix (`0-3,8`): partitions, each at most once.
     private static func partitionList(_ text: String) throws(UsageError) -> [Int] {
-        var found: [Int] = []
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
-            guard (1...2).contains(bounds.count), let low = bounds.first ?? nil, let high = bounds.last ?? nil,
-                low >= 0, low <= high, high < 4096
-            else { throw UsageError("--partitions takes a list like 0-7 or 0,2,4, not \(text)") }
-            found += Array(low...high)
+        do { return try Partition.list(text) } catch .malformed {
+            throw UsageError("--partitions takes a list like 0-7 or 0,2,4, not \(text)")
+        } catch {
+            throw UsageError("--partitions names a partition twice: \(text)")
         }
-        guard Set(found).count == found.count else { throw UsageError("--partitions names a partition twice: \(text)") }
-        return found.sorted()
     }
 
     /// `URL[,URL…]` of NATS servers (`nats://host:port`).

@@ -221,7 +221,10 @@ import Testing
         }
         // Back to schema 14: later migrations' tables go too.
         try connection.execute(
-            "DROP TABLE sealed_presentations; DROP TABLE sealed_users; DROP TABLE sealed_ids; PRAGMA user_version = 14")
+            """
+            DROP TABLE sealed_presentations; DROP TABLE sealed_users; DROP TABLE sealed_ids; DROP TABLE user_partitions;
+            PRAGMA user_version = 14
+            """)
         _ = try JournalWriter(path: path, durability: .normal, schema: .migrate)
         #expect(try connection.scalarInt("PRAGMA user_version") == Schema.currentVersion)
         #expect(try histories() == before)

@@ -1,4 +1,4 @@
--- The journal's schema as a freshly migrated journal has it (schema 17, `PRAGMA user_version = 17`): every table
+-- The journal's schema as a freshly migrated journal has it (schema 18, `PRAGMA user_version = 18`): every table
 -- and index, and no trigger. A journal is only ever made by `Schema.migrations`
 -- (Sources/JournalStore/Schema/Schema.swift); this file says what they add up to, and `SchemaSQLTests` holds it to
 -- them (it fails when a migration changes something and this file does not follow).
@@ -98,6 +98,11 @@ CREATE TABLE pending_renames (
     ts INTEGER NOT NULL,
     seq INTEGER NOT NULL
 );
+
+-- On a central journal, the partition of every forgotten person's name (`erased:<id>`, whose records stay in the
+-- partition of the id they had, SPEC 10, 11) and of any other user whose name does not hash to the partition its
+-- records came from; what `offertrack split` moves users by. Every other user's partition is their name's.
+CREATE TABLE user_partitions (user TEXT PRIMARY KEY, partition INTEGER NOT NULL) WITHOUT ROWID;
 
 ------------------------------------------------------------------------------------------------------------------
 -- Sealed days (SPEC 12, `JournalSealer`): how far sealing got is in `meta` (`SealState`)

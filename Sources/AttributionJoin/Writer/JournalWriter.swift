@@ -207,7 +207,7 @@ public final class JournalWriter {
                 var keys = [Int64](repeating: 0, count: batch.count)
                 for (index, submission) in batch.enumerated() {
                     let outcome = try RecordAppend.append(
-                        submission, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom,
+                        submission, seq: lastSeq + 1, receivedAt: receivedAt, lastKey: &lastKey, freshFrom: freshFrom,
                         userKeys: caches.userKeys, knownUsers: caches.knownUsers, sealed: sealed, on: connection)
                     if case .accepted(let seq) = outcome {
                         lastSeq = seq
@@ -216,6 +216,7 @@ public final class JournalWriter {
                     outcomes.append(outcome)
                 }
                 try renames.keepPartitions(of: outcomes, on: connection)
+                try UserPartitions.note(batch, on: connection)
                 if let plan, let settings, lastSeq >= firstSeq || !renames.merged.isEmpty {
                     let plan = plan.wait()
                     planGroups = plan.groups

@@ -144,7 +144,7 @@ package struct ErasureRenames {
         guard let line = UserMemberRewrite.renaming(submission.line, to: name) else {
             throw Self.noUser(record.id)
         }
-        batch[index] = Submission(record: record, line: line)
+        batch[index] = Submission(record: record, line: line, partition: submission.partition)
     }
 
     /// Renames every journaled record of `user` to `name`: the key's name, then each record's column and line.

@@ -392,5 +392,7 @@ public enum Schema {
         (16, .sql(SealState.migration)),
         // 17: a sealed day's kept records are their per-user index entries alone (`SealState.keptFactsMigration`).
         (17, .sql(SealState.keptFactsMigration)),
+        // 18: a central journal's users whose partition is not their name's (`UserPartitions`).
+        (18, .sql(UserPartitions.migration)),
     ]
 }

@@ -94,6 +94,12 @@ extension ReadOnlyJournal {
     public func sealState() throws -> SealState? {
         try SealState.read(on: connection)
     }
+
+    /// Whether sealing took the record with this id out of its `records` row (removed, or kept as an index entry
+    /// alone): the journal held it, and its line is no longer stored.
+    public func sealed(id: String) throws -> Bool {
+        try SealedIDs(on: connection)?.contains(id, on: connection) ?? false
+    }
 }
 
 /// What the sealed days left in the journal besides records: their presentations' counts and each user's count of

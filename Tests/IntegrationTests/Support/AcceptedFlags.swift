@@ -9,7 +9,7 @@ import TestSupport
 enum AcceptedFlags {
     static let commands = [
         "report", "explain", "export", "payouts", "reconcile", "review", "erase", "ingest", "status", "forward",
-        "rebuild", "seal",
+        "rebuild", "seal", "split",
         "verify", "backup", "simulate", "rules",
     ]
     static let probe = ["--no-such-flag-probe-1", "--no-such-flag-probe-2"]
