@@ -157,14 +157,7 @@ public enum JournalSplit {
     static func render(day: String, lines: [ExportPlan.Line], manifest: [UInt8]) throws -> (
         csv: [UInt8], manifest: [UInt8]
     ) {
-        var commission: Int64 = 0
-        var adjustment: Int64 = 0
-        for line in lines {
-            switch line.kind {
-            case .commission: commission = try Money.sum(commission, line.signedAmount)
-            case .adjustment: adjustment = try Money.sum(adjustment, line.signedAmount)
-            }
-        }
+        let (commission, adjustment) = try ExportPlan.totals(of: lines)
         let published = PublishedManifest(manifest)
         let csv = ExportPlan.csv(of: lines)
         return (

@@ -92,6 +92,13 @@ public struct ExportPlan: Sendable {
     /// The sums of the signed amounts of the `commission` lines and of the `adjustment` lines, with checked
     /// arithmetic.
     public func totals() throws(MoneyOverflow) -> (commissionMinor: Int64, adjustmentMinor: Int64) {
+        try Self.totals(of: lines)
+    }
+
+    /// The same sums over any `lines` (a part of a day's, in a split journal).
+    public static func totals(
+        of lines: some Sequence<Line>
+    ) throws(MoneyOverflow) -> (commissionMinor: Int64, adjustmentMinor: Int64) {
         var commission: Int64 = 0
         var adjustment: Int64 = 0
         for line in lines {

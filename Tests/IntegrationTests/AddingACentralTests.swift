@@ -127,15 +127,14 @@ import WireFormat
         #expect(finished.status == 0 && finished.output.contains("finished an earlier split"), "\(finished.output)")
         try Self.expectOnlyTheJournal(in: newHost)
 
-        // Step 3: a restarted with partition 0, c started with partition 1; the edge goes on.
+        // Step 3: a restarted with partition 0 (the old list is refused), c started with partition 1; the edge goes on.
         a.notify.reset()
-        let restarted = try DaemonProcess(
+        let stale = try DaemonProcess(
             in: a.directory,
-            arguments: ["--consume", server.url, "--partitions", "0", "--rules", rules] + TestFleet.common,
+            arguments: ["--consume", server.url, "--partitions", "0-1", "--rules", rules] + TestFleet.common,
             notify: a.notify)
-        let added = try DaemonProcess(
-            in: newHost, arguments: ["--consume", server.url, "--partitions", "1", "--rules", rules] + TestFleet.common)
-        centrals = [restarted, centrals[1], added]
+        #expect(stale.waitExit() == 78)
+        centrals = try Self.afterTheSplit(a, centrals[1], newHost: newHost, server: server, rules: rules)
         guard centrals.allSatisfy({ $0.waitReady() }) else { return }
         let second = Array(
             WorkloadSimulator(
@@ -226,15 +225,9 @@ import WireFormat
         let done = try CLI.run(
             ["split", "--db", a.databasePath, "--to", newHost.file("offertrack.db"), "--partitions", "1"])
         #expect(done.status == 0, "\(done.output)")
-        a.notify.reset()
-        let restarted = try DaemonProcess(
-            in: a.directory,
-            arguments: ["--consume", server.url, "--partitions", "0", "--rules", rules] + TestFleet.common,
-            notify: a.notify)
-        let added = try DaemonProcess(
-            in: newHost, arguments: ["--consume", server.url, "--partitions", "1", "--rules", rules] + TestFleet.common)
-        centrals = [restarted, centrals[1], added]
+        centrals = try Self.afterTheSplit(a, centrals[1], newHost: newHost, server: server, rules: rules)
         guard centrals.allSatisfy({ $0.waitReady() }) else { return }
+        let (restarted, added) = (centrals[0], centrals[2])
         let counts = try [restarted, added].map {
             try Connection(path: $0.databasePath, mode: .readOnly).scalarInt(
                 "SELECT count(*) FROM sealed_presentations")
@@ -266,6 +259,21 @@ import WireFormat
         #expect(check.status == 0, "\(check.output)")
         // The edge did not seal: what the centrals sealed is found by id.
         #expect(check.output.contains("of days a central journal sealed"), "\(check.output)")
+    }
+
+    /// Step 5: central a (stopped) restarted with partition 0, and the new central c started with partition 1 on
+    /// `newHost`'s journal; with b, the fleet's central daemons in that order.
+    static func afterTheSplit(
+        _ a: DaemonProcess, _ b: DaemonProcess, newHost: ScratchDirectory, server: NATSServer, rules: String
+    ) throws -> [DaemonProcess] {
+        a.notify.reset()
+        let restarted = try DaemonProcess(
+            in: a.directory,
+            arguments: ["--consume", server.url, "--partitions", "0", "--rules", rules] + TestFleet.common,
+            notify: a.notify)
+        let added = try DaemonProcess(
+            in: newHost, arguments: ["--consume", server.url, "--partitions", "1", "--rules", rules] + TestFleet.common)
+        return [restarted, b, added]
     }
 
     /// A new journal is the file alone: no temporary copy, `-wal` or `-shm` beside it.

@@ -191,23 +191,14 @@ final class JournalGrowthSection {
 
     /// One round of `subject`: the daemon on a copy of its journal, then the C baseline on a copy of its database.
     private func time(_ subject: Subject, timed: Workload, timedFile: String, into result: inout Timed) throws {
-        let path = context.newDatabase()
-        try SectionContext.copyJournal(subject.journal, to: path)
-        FileSystem.syncAll()
-        let daemon = try context.startDaemon("growth-\(subject.size)", path)
-        _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 1800)
-        let before = try ProcessIO.read(pid: daemon.pid)
-        let measured = try IngestThroughput.measureWithCPU(
-            timed, clients: scale.clients, socketPath: daemon.socketPath, interleaved: true, pid: daemon.pid)
-        let after = try ProcessIO.read(pid: daemon.pid)
-        try daemon.stop()
-        context.scratch.removeDatabase(path)
-        guard let cpu = measured.cpuMicroseconds else { throw BenchFailure("cannot read the daemon's CPU time") }
+        let cost = try context.timeOnACopy(
+            of: subject.journal, label: "growth-\(subject.size)", workload: timed, clients: scale.clients,
+            learningSeconds: 1800)
         let count = Double(timed.count)
-        result.daemonRate.append(measured.rate)
-        result.daemonCPU.append(cpu)
-        result.daemonWritten.append(Double(after.writtenBytes - before.writtenBytes) / count)
-        result.daemonRead.append(Double(after.readBytes - before.readBytes) / count)
+        result.daemonRate.append(cost.rate)
+        result.daemonCPU.append(cost.cpuMicroseconds)
+        result.daemonWritten.append(cost.writtenBytes)
+        result.daemonRead.append(cost.readBytes)
         guard let peers, let baseline = subject.baseline else { return }
         let copy = context.newDatabase()
         try SectionContext.copyJournal(baseline, to: copy)

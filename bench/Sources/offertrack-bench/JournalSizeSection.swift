@@ -54,12 +54,7 @@ final class JournalSizeSection {
     }
 
     /// One timed run.
-    private struct Timed {
-        let rate: Double
-        let cpuMicroseconds: Double
-        let writtenBytes: Double
-        let readBytes: Double
-    }
+    private typealias Timed = SectionContext.DaemonCost
 
     func run() throws {
         let subjects = try Set(scale.journals).sorted().map { try build(size: $0) }
@@ -117,24 +112,9 @@ final class JournalSizeSection {
 
     /// One run of `subject`'s timed records on a fresh copy of its journal.
     private func time(_ subject: Subject) throws -> Timed {
-        let path = context.newDatabase()
-        try SectionContext.copyJournal(subject.template, to: path)
-        FileSystem.syncAll()
-        let daemon = try context.startDaemon("size-\(subject.size)", path)
-        // Learning the journaled users after the start is not this measurement's work.
-        _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 600)
-        let before = try ProcessIO.read(pid: daemon.pid)
-        let measured = try IngestThroughput.measureWithCPU(
-            subject.timed, clients: scale.clients, socketPath: daemon.socketPath, interleaved: true, pid: daemon.pid)
-        let after = try ProcessIO.read(pid: daemon.pid)
-        try daemon.stop()
-        context.scratch.removeDatabase(path)
-        guard let cpu = measured.cpuMicroseconds else { throw BenchFailure("cannot read the daemon's CPU time") }
-        let count = Double(subject.timed.count)
-        return Timed(
-            rate: measured.rate, cpuMicroseconds: cpu,
-            writtenBytes: Double(after.writtenBytes - before.writtenBytes) / count,
-            readBytes: Double(after.readBytes - before.readBytes) / count)
+        try context.timeOnACopy(
+            of: subject.template, label: "size-\(subject.size)", workload: subject.timed, clients: scale.clients,
+            learningSeconds: 600)
     }
 
     private func report(_ subjects: [Subject], _ runs: [Int: [Timed]]) {
