@@ -1,5 +1,4 @@
 import AttributionJoin
-import JSON
 import JournalStore
 import OfferTrackDomain
 import OutputFormats
@@ -50,8 +49,8 @@ public enum JournalSplit {
         do { lock = try FileLock.acquireExclusive(path: source + ".lock") } catch {
             throw Refusal(
                 kind: .busy,
-                description: "a daemon holds \(source) (\(error)): stop it first (systemctl stop offertrack), then "
-                    + "split")
+                description: "a daemon holds \(source) (\(error)): stop it first (systemctl stop offertrackd.socket "
+                    + "offertrackd.service), then split")
         }
         defer { FileDescriptor.close(lock) }
         guard !FileSystem.exists(target) else {
@@ -67,7 +66,7 @@ public enum JournalSplit {
         let membership = try writer.updatingMeta { try FleetMembership.read($0) }
         guard let membership else {
             throw Refusal(
-                kind: .usage,
+                kind: .notDividable,
                 description: "\(source) is not a central journal (it records no partitions): only a "
                     + "central journal is split")
         }

@@ -101,6 +101,11 @@ import WireFormat
         let newHost = ScratchDirectory("ot-central-c")
         let target = newHost.file("offertrack.db")
         let split = ["split", "--db", a.databasePath, "--to", target, "--partitions", "1"]
+        // A journal that is not a central one (a copy of the single daemon's) is refused, 65.
+        let plain = directory.file("plain.db")
+        #expect(try CLI.run(["backup", "--db", single.databasePath, "--to", plain]).status == 0)
+        let notCentral = try CLI.run(["split", "--db", plain, "--to", directory.file("x.db"), "--partitions", "1"])
+        #expect(notCentral.status == 65 && notCentral.output.contains("not a central journal"), "\(notCentral.output)")
         let busy = try CLI.run(split)
         #expect(busy.status == 75 && busy.output.contains("stop it first"), "\(busy.output)")
         #expect(!FileManager.default.fileExists(atPath: target))
