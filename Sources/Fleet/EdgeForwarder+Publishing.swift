@@ -83,7 +83,8 @@ extension EdgeForwarder {
 
     /// `entries` with each erasure's line as the daemon received it, naming its person, where the daemon kept it
     /// (SPEC 10: the central journal holding the person applies it). An erasure that renamed its person and has
-    /// no such line (the edge restarted before forwarding it) goes renamed, and the log says so.
+    /// no such line (the edge restarted before forwarding it, or `offertrack forward` sends it again) goes renamed,
+    /// and the log says so.
     func withErasuresAsReceived(_ entries: [ForwardingLog.Entry]) -> [ForwardingLog.Entry] {
         entries.map { entry in
             guard entry.keptPartition != nil, entry.user.utf8.starts(with: Erasure.namePrefix.utf8) else {
@@ -104,9 +105,12 @@ extension EdgeForwarder {
             if unwarned, entry.user == Erasure.name(erasureID: entry.id) {
                 logLine.error(
                     "the erasure \(entry.id) (seq \(entry.seq)) is forwarded without the name of the person it "
-                        + "forgets (this edge restarted before forwarding it): a central journal holding that person's "
-                        + "records cannot apply it; send the erasure to that central daemon as well (offertrack erase "
-                        + "--socket CENTRAL --user USER --ticket TICKET)")
+                        + "forgets (its line as first sent is kept only until the edge daemon forwards it: the edge "
+                        + "restarted first, or offertrack forward sends it again): a central journal holding that "
+                        + "person's records under their name cannot apply it; if offertrack verify --edge names such "
+                        + "records, send the erasure's line as first sent to that central daemon (offertrack ingest "
+                        + "--socket CENTRAL FILE; explain --user erased:ID gives its ts and ticket), not a new erase, "
+                        + "which would give the person a second name")
             }
             return entry
         }

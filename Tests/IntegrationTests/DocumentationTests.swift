@@ -115,6 +115,17 @@ import Testing
         }
     }
 
+    /// The `--version` lines the manual quotes are what the binaries print (the journal schema moves with each
+    /// migration).
+    @Test func theVersionLinesTheManualQuotesAreTheBinaries() throws {
+        for (binary, page) in [(Binaries.cli, "docs/cli.md"), (Binaries.daemon, "docs/operating.md")] {
+            let printed = try Shell.run(binary, ["--version"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = try String(contentsOfFile: Repository.file(page), encoding: .utf8)
+            #expect(printed.contains("(journal schema "), "\(printed)")
+            #expect(text.contains("(`\(printed)`)"), "\(page) does not quote `\(printed)`")
+        }
+    }
+
     @Test func everyFlagTheDocsNameIsAccepted() throws {
         var checked = 0
         for file in Self.files {
