@@ -56,7 +56,8 @@ public enum JournalNarrowing {
 
     /// Narrows the journal `writer` writes to the users `keepingUsers` is true of and to `conversions`' published
     /// lines, each published day's files rewritten by `render`; `meta` updates the journal's meta in the same
-    /// transaction. With `dropSealedCounts`, the sealed days' presentation counts go too (one side keeps them).
+    /// transaction. With `dropSealedCounts`, the sealed days' presentation counts go too (one side keeps them). The
+    /// journal has passed `check`.
     public static func narrow(
         _ writer: JournalWriter, keepingUsers: (String) -> Bool, conversions: Conversions, dropSealedCounts: Bool,
         render: Render, meta: (JournalMeta) throws -> Void

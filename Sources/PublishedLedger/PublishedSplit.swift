@@ -28,11 +28,11 @@ package enum PublishedSplit {
 
     /// Keeps, in the caller's transaction, only the published lines and rows in force of conversions `keeps` is true
     /// of, each published day's files rewritten from its kept lines by `render`; runs never published are deleted
-    /// (the split is made with the export stopped). Returns how many lines were taken out.
+    /// (the split is made with the export stopped). Returns how many lines were taken out. The caller has checked
+    /// the days are dividable (`checkDividable`).
     package static func keep(
         conversions keeps: (String) -> Bool, render: JournalNarrowing.Render, on connection: Connection
     ) throws -> Int {
-        try checkDividable(on: connection)
         let published = "SELECT run FROM published_days WHERE run IS NOT NULL"
         for table in ["export_parts", "export_lines", "ledger_entries", "export_runs"] {
             try connection.execute("DELETE FROM \(table) WHERE run NOT IN (\(published))")

@@ -44,17 +44,30 @@ import WireFormat
         return found
     }
 
+    /// Two centrals and an edge on `server`, and one daemon beside them, all given `rules`; nil when one did not
+    /// start (the others stopped).
+    private static func fleetAndOneDaemon(_ server: NATSServer, rules: String) throws -> (
+        centrals: [DaemonProcess], edge: DaemonProcess, single: DaemonProcess
+    )? {
+        guard let (centrals, edge) = try TestFleet.twoCentralsAndAnEdge(server, extra: ["--rules", rules]) else {
+            return nil
+        }
+        let single = try DaemonProcess(in: ScratchDirectory("ot-single"), arguments: ["--rules", rules])
+        guard single.waitReady() else {
+            DaemonProcess.terminateCleanly(centrals + [edge, single])
+            return nil
+        }
+        return (centrals, edge, single)
+    }
+
     @Test func aCentralsPartitionMovesToANewCentralAndTheFleetPublishesWhatOneDaemonDoes() throws {
         let directory = ScratchDirectory()
         let server = try NATSServer(in: directory)
         let rules = directory.file("rules.json")
         try TestFleet.rules.write(toFile: rules, atomically: true, encoding: .utf8)
-        guard let (started, edge) = try TestFleet.twoCentralsAndAnEdge(server, extra: ["--rules", rules]) else {
-            return
-        }
-        var centrals = started
-        let single = try DaemonProcess(in: ScratchDirectory("ot-single"), arguments: ["--rules", rules])
-        guard single.waitReady() else { return }
+        guard let fleet = try Self.fleetAndOneDaemon(server, rules: rules) else { return }
+        var centrals = fleet.centrals
+        let (edge, single) = (fleet.edge, fleet.single)
         defer { DaemonProcess.terminateCleanly(centrals + [edge, single]) }
         let toEdge = try LineClient(path: edge.socketPath)
         let toSingle = try LineClient(path: single.socketPath)
@@ -191,12 +204,9 @@ import WireFormat
         try
             #"{"currency":"USD","attributionWindowHours":48,"holdingPeriodHours":24,"retentionDays":5,"rules":[{"affiliateToken":"*","amountMinor":300}]}"#
             .write(toFile: rules, atomically: true, encoding: .utf8)
-        guard let (started, edge) = try TestFleet.twoCentralsAndAnEdge(server, extra: ["--rules", rules]) else {
-            return
-        }
-        var centrals = started
-        let single = try DaemonProcess(in: ScratchDirectory("ot-single"), arguments: ["--rules", rules])
-        guard single.waitReady() else { return }
+        guard let fleet = try Self.fleetAndOneDaemon(server, rules: rules) else { return }
+        var centrals = fleet.centrals
+        let (edge, single) = (fleet.edge, fleet.single)
         defer { DaemonProcess.terminateCleanly(centrals + [edge, single]) }
         let person = (0...).lazy.map { "person-\($0)" }.first { Partition.of(user: $0, total: 4) == 1 } ?? ""
         let first =
