@@ -20,10 +20,12 @@ import SQLite
 ///    reader of a user's history reads already. The user's derived rows are recomputed from what stays. Any
 ///    subset of a user's records that holds the kept ones gives the same attribution, so a run killed between two
 ///    chunks leaves every output as it was; the next run finishes. A chunk also ends once it has run
-///    `chunkMilliseconds` (after a user), and the next one waits `pauseMilliseconds` after its commit, so that the
-///    daemon's writer, which polls for the lock every millisecond, commits between two chunks: its answers wait at
-///    most about one chunk (back to back, chunks of 200 users held the lock 97 % of a 1,000,000-record seal's time,
-///    0.17 s each at the median, and answers under 10,000 records/s waited seconds).
+///    `chunkMilliseconds` (after a user). After its commit the seal checkpoints its own pages (passive: no lock the
+///    daemon waits for) and waits as long as the chunk took (at least `pauseMilliseconds`), so that the daemon's
+///    writer, which polls for the lock every millisecond, commits between two chunks and its answers wait at most
+///    about one chunk, and the seal's pages do not fill the daemon's WAL up to the limit at which its commits wait
+///    for a blocking checkpoint (back to back, chunks of 200 users held the lock 97 % of a 1,000,000-record seal's
+///    time, 0.17 s each at the median, and answers under 10,000 records/s waited seconds).
 public final class JournalSealer {
     /// What a run did.
     public struct Outcome: Sendable, Equatable {
@@ -47,8 +49,8 @@ public final class JournalSealer {
     private let usersPerChunk: Int
     /// The most records one transaction removes.
     private let recordsPerChunk: Int
-    /// How long a chunk may run before it commits (checked after each user), and the pause after each chunk's
-    /// commit, in which a writer waiting for the lock takes it.
+    /// How long a chunk may run before it commits (checked after each user), and the shortest pause after each
+    /// chunk's commit (it lasts as long as the chunk did), in which a writer waiting for the lock takes it.
     private let chunkMicroseconds: UInt64
     private let pauseMilliseconds: Int
     private let hooks: SealHooks
@@ -130,10 +132,19 @@ public final class JournalSealer {
         var removed = 0
         var next = 0
         var chunks = 0
+        var lastChunkMilliseconds = 0
         while next < users.count {
-            if chunks > 0 && pauseMilliseconds > 0 { Sleep.milliseconds(pauseMilliseconds) }
+            // The pause is as long as the chunk before it (commit included), so that the seal holds the write lock
+            // at most half the time, whatever the disk and the other traffic.
+            if chunks > 0 { Sleep.milliseconds(max(pauseMilliseconds, lastChunkMilliseconds)) }
             chunks += 1
+            let started = Clock.monotonicMilliseconds()
             let (through, count) = try step { try removeUnkept(of: users, from: next, state: state) }
+            lastChunkMilliseconds = Int(Clock.monotonicMilliseconds() - started)
+            // The seal copies its own pages into the database file, without the write lock: left to the daemon, a
+            // WAL grown by the seal would hold the daemon's commits back for a blocking checkpoint (its WAL limit).
+            // A checkpoint that cannot finish now (a reader, a full disk) is the daemon's to finish.
+            _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
             removed += count
             next = through
         }
@@ -234,12 +245,12 @@ public final class JournalSealer {
                     if keep {
                         try SealedFacts.keep(entry, key: key, hashKey: hashKey, on: connection)
                     } else {
-                        try dropIndexEntry(entry, key: key)
+                        try SealedFacts.dropIndexEntry(entry, key: key, on: connection)
                         try SealedFacts.forget(id: entry.record.id, hashKey: hashKey, on: connection)
                     }
                 }
                 let left = now.count { !$0.keep }
-                if left > 0 { try addRemoved(left, key: key) }
+                if left > 0 { try SealedFacts.countRemoved(Int64(left), key: key, on: connection) }
                 if let derived {
                     try DerivedTables.insertRows(
                         user: user, key: key, settings: derived, rollup: &rollup, on: connection)
@@ -277,29 +288,5 @@ public final class JournalSealer {
         let drop = try connection.prepare(static: "DELETE FROM records WHERE seq = ?1")
         try drop.bind(seq, at: 1)
         try drop.run()
-    }
-
-    private func dropIndexEntry(_ entry: UserIndexEntries.Entry, key: Int64) throws {
-        let drop = try connection.prepare(
-            static: entry.recent
-                ? "DELETE FROM by_user_recent WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
-                : "DELETE FROM by_user WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4")
-        try drop.bind(key, at: 1)
-        try drop.bind(entry.kind, at: 2)
-        try drop.bind(entry.record.ts, at: 3)
-        try drop.bind(entry.seq, at: 4)
-        try drop.run()
-    }
-
-    /// Adds `count` to the user's number of removed records.
-    private func addRemoved(_ count: Int, key: Int64) throws {
-        let upsert = try connection.prepare(
-            static: """
-                INSERT INTO sealed_users (k, records) VALUES (?1, ?2)
-                ON CONFLICT (k) DO UPDATE SET records = records + excluded.records
-                """)
-        try upsert.bind(key, at: 1)
-        try upsert.bind(Int64(count), at: 2)
-        try upsert.run()
     }
 }

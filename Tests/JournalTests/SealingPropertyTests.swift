@@ -112,6 +112,37 @@ import WireFormat
         return (early, late)
     }
 
+    /// A person seen on days 0 and 1 (checks and offers, all kept by sealing: no conversion yet) whose erasure's
+    /// name already has a record of its own, so that the erasure, delivered after the first seal with the person's
+    /// conversion naming one of those offers, merges two users and what sealing kept of both (SPEC 11 and 12).
+    static func mergedPerson(_ random: inout SeededGenerator, tag: String) -> (early: [String], late: [String]) {
+        let user = "m\(tag)"
+        let erasure = "\(tag)E-\(user)"
+        func head(_ id: String, minute: Int, user: String = user) -> String {
+            #""id":"\#(id)","ts":"\#(Timestamp.format(start + Int64(minute) * 60_000))","user":"\#(user)""#
+        }
+        var early = [
+            RandomRecordLines.capabilities(head: head("\(tag)m0", minute: 30, user: "erased:\(erasure)"), &random)
+        ]
+        var offers: [String] = []
+        for index in 1...6 {
+            let id = "\(tag)m\(index)"
+            let minute = Int.random(in: 0..<(2 * 1440), using: &random)
+            if index % 2 == 1 {
+                early.append(RandomRecordLines.capabilities(head: head(id, minute: minute), &random))
+            } else {
+                early.append(RandomRecordLines.presented(head: head(id, minute: minute), campaigns: true, &random))
+                offers.append(id)
+            }
+        }
+        let converts = head("\(tag)m-c", minute: 14 * 1440 + 90)
+        let late = [
+            #"{"type":"subscription.outcome",\#(converts),"outcome":"subscribed","offerId":"\#(offers[0])"}"#,
+            #"{"type":"erasure",\#(head(erasure, minute: 14 * 1440)),"ticket":"DSR-merge"}"#,
+        ]
+        return (early, late)
+    }
+
     /// Two journals and what the sealed one refused.
     struct Pair {
         let plain: JournalWriter
@@ -191,7 +222,8 @@ import WireFormat
                     conversions: &conversions, presentations: &presentations)
             }
             let lateConverters = Self.lateConverters(&random, tag: "r\(round)")
-            try pair.deliver(lines(500, 0..<9, "a") + lateConverters.early, random: &random)
+            let merged = Self.mergedPerson(&random, tag: "r\(round)")
+            try pair.deliver(lines(500, 0..<9, "a") + lateConverters.early + merged.early, random: &random)
             let now = Self.start + 60 * Self.day
             for index in 0..<4 {
                 for path in [pair.plainPath, pair.sealedPath] {
@@ -209,7 +241,7 @@ import WireFormat
             try pair.deliver(late, random: &random)
             try pair.seal(
                 asOf: Self.start + Int64.random(in: (10 * Self.day)..<(13 * Self.day), using: &random), rules: base)
-            try pair.deliver(lines(200, 9..<Self.days, "c") + lateConverters.late, random: &random)
+            try pair.deliver(lines(200, 9..<Self.days, "c") + lateConverters.late + merged.late, random: &random)
             #expect(pair.sealedRuns >= 1 && pair.expired > 0, "seals \(pair.sealedRuns), expired \(pair.expired)")
             try Self.compare(pair, now: now, random: &random)
             if round == 0 {

@@ -1,4 +1,4 @@
--- The journal's schema as a freshly migrated journal has it (schema 18, `PRAGMA user_version = 18`): every table
+-- The journal's schema as a freshly migrated journal has it (schema 19, `PRAGMA user_version = 19`): every table
 -- and index, and no trigger. A journal is only ever made by `Schema.migrations`
 -- (Sources/JournalStore/Schema/Schema.swift); this file says what they add up to, and `SchemaSQLTests` holds it to
 -- them (it fails when a migration changes something and this file does not follow).
@@ -125,11 +125,9 @@ CREATE TABLE sealed_users (k INTEGER PRIMARY KEY, records INTEGER NOT NULL);
 -- A 64-bit SipHash of each sealed record's id under `meta` `seal_key`: the id sent again is `expired` before the
 -- acceptance horizon and `id_conflict` after it. A record sealing keeps (`SealKeeping`) stays as its per-user index
 -- entry alone, its `records` row gone: `k` and `ts` say where that entry is, so that its id still finds it
--- (`explain --id`, a review's conversion, an `offerId`); both are NULL for a record removed altogether.
+-- (`explain --id`, a review's conversion, an `offerId`); both are NULL for a record removed altogether. No index by
+-- `k`: a merge of two users (SPEC 11) finds the kept records through the per-user index (`SealedFacts.move`).
 CREATE TABLE sealed_ids (hash INTEGER PRIMARY KEY, k INTEGER, ts INTEGER);
-
--- The kept records by user key, for a merge of two users (SPEC 11), which moves them.
-CREATE INDEX sealed_facts ON sealed_ids(k) WHERE k IS NOT NULL;
 
 ------------------------------------------------------------------------------------------------------------------
 -- Attribution's derived tables (SPEC 4): a cache of attribution over each user's records, under the settings in

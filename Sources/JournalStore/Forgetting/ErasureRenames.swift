@@ -152,14 +152,15 @@ package struct ErasureRenames {
         guard let key = try UserKeys.existingKey(of: user, on: connection) else { return }
         if let target = try UserKeys.existingKey(of: name, on: connection) {
             // The name has records of its own: they become one user, under the name's key.
+            let sealed = try SealState.read(on: connection)
+            if let sealed {
+                try SealedFacts.move(from: key, to: target, sealedBefore: sealed.sealedBefore, on: connection)
+            }
             for table in ["by_user", "by_user_recent"] {
                 let move = try connection.prepare("UPDATE \(table) SET k = ?2 WHERE k = ?1")
                 try move.bind(key, at: 1)
                 try move.bind(target, at: 2)
                 try move.run()
-            }
-            if try SealState.horizon(on: connection) != nil {
-                try SealedFacts.move(from: key, to: target, on: connection)
             }
             let drop = try connection.prepare("DELETE FROM users WHERE k = ?1")
             try drop.bind(key, at: 1)
@@ -171,6 +172,8 @@ package struct ErasureRenames {
                 ON CONFLICT (k) DO UPDATE SET records = records + excluded.records;
                 DELETE FROM sealed_users WHERE k = \(key)
                 """)
+            // Each side kept its own latest check, say: what the merged user's rules no longer read goes.
+            if let sealed { try SealedFacts.trim(key: target, sealedBefore: sealed.sealedBefore, on: connection) }
             merged.append((name, key))
             // Rare (records were sent under the name an erasure gives): renamed whole in the batch.
             try PendingRename.remove(key: key, on: connection)

@@ -394,5 +394,7 @@ public enum Schema {
         (17, .sql(SealState.keptFactsMigration)),
         // 18: a central journal's users whose partition is not their name's (`UserPartitions`).
         (18, .sql(UserPartitions.migration)),
+        // 19: no index of the kept sealed records by user key (`SealState.noKeptFactsIndexMigration`).
+        (19, .sql(SealState.noKeptFactsIndexMigration)),
     ]
 }

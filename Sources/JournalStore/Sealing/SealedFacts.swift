@@ -61,11 +61,80 @@ package enum SealedFacts {
         try upsert.run()
     }
 
-    /// Moves the kept records of user key `from` to `to` (two users merged by an erasure, SPEC 11).
-    package static func move(from: Int64, to: Int64, on connection: Connection) throws {
-        let move = try connection.prepare(static: "UPDATE sealed_ids SET k = ?2 WHERE k = ?1")
-        try move.bind(from, at: 1)
-        try move.bind(to, at: 2)
-        try move.run()
+    /// Moves the kept records of user key `from` to `to` (two users merged by an erasure, SPEC 11). Each is an
+    /// index entry of `from` before `sealedBefore` (other than a review or an erasure, which are never sealed) whose
+    /// id's hash names `from`: call it before the entries move.
+    package static func move(from: Int64, to: Int64, sealedBefore: Int64, on connection: Connection) throws {
+        guard let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:))
+        else { return }
+        let select = try connection.prepare(
+            static: """
+                SELECT kind, ts, body FROM by_user WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts < ?2
+                UNION ALL
+                SELECT kind, ts, body FROM by_user_recent WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts < ?2
+                """)
+        try select.bind(from, at: 1)
+        try select.bind(sealedBefore, at: 2)
+        var ids: [String] = []
+        while try select.step() {
+            if let record = RecordQueries.indexed(from: select, user: "", offset: 0) { ids.append(record.id) }
+        }
+        select.reset()
+        let move = try connection.prepare(static: "UPDATE sealed_ids SET k = ?2 WHERE hash = ?1 AND k = ?3")
+        for id in ids {
+            try move.bind(SealedIDs.hash(id, key: hashKey), at: 1)
+            try move.bind(to, at: 2)
+            try move.bind(from, at: 3)
+            try move.run()
+        }
+    }
+
+    /// After two users merged (SPEC 11): the merged user's records of sealed days that sealing kept for one side
+    /// and that no rule reads any more (each side's latest check, say) leave the index, their ids kept as those of
+    /// removed records and their number added to the user's count, as a seal would have done. A sealed record
+    /// whose `records` row is still there is left to the next seal, which cleans it.
+    package static func trim(key: Int64, sealedBefore: Int64, on connection: Connection) throws {
+        guard let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:))
+        else { return }
+        let entries = try UserIndexEntries.entries(of: key, on: connection)
+        let kept = SealKeeping.kept(entries.map(\.record), sealedBefore: sealedBefore)
+        let hasRow = try connection.prepare(static: "SELECT 1 FROM records WHERE seq = ?1")
+        var removed: Int64 = 0
+        for (position, entry) in entries.enumerated()
+        where entry.record.ts < sealedBefore && !SealKeeping.isNeverSealed(entry.record) && !kept.contains(position) {
+            try hasRow.bind(entry.seq, at: 1)
+            let present = try hasRow.step()
+            hasRow.reset()
+            guard !present else { continue }
+            try dropIndexEntry(entry, key: key, on: connection)
+            try forget(id: entry.record.id, hashKey: hashKey, on: connection)
+            removed += 1
+        }
+        if removed > 0 { try countRemoved(removed, key: key, on: connection) }
+    }
+
+    /// Removes a sealed record's entry from its level of the per-user index.
+    package static func dropIndexEntry(_ entry: UserIndexEntries.Entry, key: Int64, on connection: Connection) throws {
+        let drop = try connection.prepare(
+            static: entry.recent
+                ? "DELETE FROM by_user_recent WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
+                : "DELETE FROM by_user WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4")
+        try drop.bind(key, at: 1)
+        try drop.bind(entry.kind, at: 2)
+        try drop.bind(entry.record.ts, at: 3)
+        try drop.bind(entry.seq, at: 4)
+        try drop.run()
+    }
+
+    /// Adds `count` to the number of user `key`'s records that sealing removed (`explain`'s `records` counts them).
+    package static func countRemoved(_ count: Int64, key: Int64, on connection: Connection) throws {
+        let upsert = try connection.prepare(
+            static: """
+                INSERT INTO sealed_users (k, records) VALUES (?1, ?2)
+                ON CONFLICT (k) DO UPDATE SET records = records + excluded.records
+                """)
+        try upsert.bind(key, at: 1)
+        try upsert.bind(count, at: 2)
+        try upsert.run()
     }
 }
