@@ -51,9 +51,13 @@ import WireFormat
                 }
                 journaled += try writer.append(submissions, receivedAt: 0).count { $0.isJournaled }
             }
-            // The night after the day: every day older than R is sealed.
+            // The night after the day: every day older than R is sealed, in chunks of users and records only (not of
+            // time), so that the pages, and the figures below, are the same on any machine.
             let night = flow.start + Int64(day + 1) * Self.dayMs + 3_600_000
-            removed += try JournalSealer(path: path).seal(retention: retention, asOf: night).recordsRemoved
+            removed += try JournalSealer(path: path, chunkMilliseconds: 3_600_000).seal(
+                retention: retention, asOf: night
+            )
+            .recordsRemoved
             if day + 1 == r { journaledAfterR = journaled }
             if day + 1 == r || day + 1 == 2 * r || day + 1 == 4 * r {
                 bytesAfter[day + 1] = try Self.bytesInUse(path)
@@ -80,10 +84,11 @@ import WireFormat
         )
         let sealed = try #require(sealedRecords[4 * r])
         #expect(removed > sealed / 3, "\(removed) of \(sealed) sealed records removed")
-        // What sealing keeps is index entries, not records: a fifth of a raw record per sealed record here (kept as
-        // records it was two thirds). The targets, 1.2× and 5 %, are not met by this traffic, where most
-        // users never convert and every loaded presentation of theirs stays for an `offerId` (bench/RESULTS.md).
-        #expect(keptPerSealed <= rawRecord / 4, "kept \(keptPerSealed) bytes a sealed record, raw \(rawRecord)")
-        #expect(growth <= 1.4, "after 4R days \(late) bytes, after 2R \(middle): \(growth)×")
+        // What sealing keeps is index entries, not records: under a fifth of a raw record per sealed record here
+        // (84 bytes against 478; kept as records it was two thirds, with an index of them by user 94), and 1.29×.
+        // The targets, 1.2× and 5 %, are not met by this traffic, where most users never convert and every
+        // loaded presentation of theirs stays for an `offerId` (bench/RESULTS.md).
+        #expect(keptPerSealed <= rawRecord * 0.19, "kept \(keptPerSealed) bytes a sealed record, raw \(rawRecord)")
+        #expect(growth <= 1.31, "after 4R days \(late) bytes, after 2R \(middle): \(growth)×")
     }
 }
