@@ -11,10 +11,14 @@ package enum SealedFacts {
         package var entry: UserIndexEntries.Entry
     }
 
+    /// The key of the ids' hashes (`meta` `seal_key`); nil before the first seal.
+    private static func hashKey(on connection: Connection) throws -> [UInt8]? {
+        try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:))
+    }
+
     /// The kept record with this id; nil when sealing kept none by that id.
     package static func find(id: String, on connection: Connection) throws -> Found? {
-        guard let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:))
-        else { return nil }
+        guard let hashKey = try hashKey(on: connection) else { return nil }
         let select = try connection.prepare(static: "SELECT k, ts FROM sealed_ids WHERE hash = ?1 AND k IS NOT NULL")
         try select.bind(SealedIDs.hash(id, key: hashKey), at: 1)
         let place = try select.step() ? (key: select.int64(0), ts: select.int64(1)) : nil
@@ -26,8 +30,7 @@ package enum SealedFacts {
 
     /// Whether sealing kept the record `id` as its index entry alone.
     package static func isKept(id: String, on connection: Connection) throws -> Bool {
-        guard let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:))
-        else { return false }
+        guard let hashKey = try hashKey(on: connection) else { return false }
         let select = try connection.prepare(static: "SELECT 1 FROM sealed_ids WHERE hash = ?1 AND k IS NOT NULL")
         try select.bind(SealedIDs.hash(id, key: hashKey), at: 1)
         defer { select.reset() }
@@ -65,8 +68,7 @@ package enum SealedFacts {
     /// index entry of `from` before `sealedBefore` (other than a review or an erasure, which are never sealed) whose
     /// id's hash names `from`: call it before the entries move.
     package static func move(from: Int64, to: Int64, sealedBefore: Int64, on connection: Connection) throws {
-        guard let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:))
-        else { return }
+        guard let hashKey = try hashKey(on: connection) else { return }
         let select = try connection.prepare(
             static: """
                 SELECT kind, ts, body FROM by_user WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts < ?2
@@ -94,8 +96,7 @@ package enum SealedFacts {
     /// removed records and their number added to the user's count, as a seal would have done. A sealed record
     /// whose `records` row is still there is left to the next seal, which cleans it.
     package static func trim(key: Int64, sealedBefore: Int64, on connection: Connection) throws {
-        guard let hashKey = try JournalMeta(connection).value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:))
-        else { return }
+        guard let hashKey = try hashKey(on: connection) else { return }
         let entries = try UserIndexEntries.entries(of: key, on: connection)
         let kept = SealKeeping.kept(entries.map(\.record), sealedBefore: sealedBefore)
         let hasRow = try connection.prepare(static: "SELECT 1 FROM records WHERE seq = ?1")

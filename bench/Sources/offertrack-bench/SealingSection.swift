@@ -139,10 +139,11 @@ final class SealingSection {
         let firstSent = samples.map(\.sentAt).min() ?? 0
         let settled = firstSent + UInt64(scale.roundSeconds / 3 * 1e9)
         let before = Window(samples.filter { $0.sentAt >= settled && $0.sentAt < seal.started })
-        let during = Window(samples.filter { $0.sentAt >= seal.started && $0.sentAt <= ended })
+        let sealing = samples.filter { $0.sentAt >= seal.started && $0.sentAt <= ended }
+        let during = Window(sealing)
         let sealSeconds = Double(ended - seal.started) / 1e9
         // When the slowest answer was sent, from the seal's start: the counting snapshot, a day's counts, the chunks.
-        let slowest = samples.filter { $0.sentAt >= seal.started && $0.sentAt <= ended }.max { $0.latency < $1.latency }
+        let slowest = sealing.max { $0.latency < $1.latency }
         let slowestAt = slowest.map { Double($0.sentAt - seal.started) / 1e9 } ?? 0
         let removed = Self.removedRecords(output)
         let met = during.max <= 250 && during.unavailable == 0 ? "met" : "**missed**"
