@@ -19,23 +19,25 @@ struct BoundedRefresh {
     let batchFirstSeq: Int64
 
     /// Brings the user's rows up to date after `added` (this batch's records of the user, journaled with `seqs`
-    /// when given) were journaled, adding the roll-up changes to `rollup`.
-    func run(added: [Record], seqs: [Int64]? = nil, rollup: inout DayRollup) throws {
+    /// when given) were journaled, adding the roll-up changes to `rollup`. Returns the user's summary before the
+    /// batch, from the lookups it made.
+    func run(added: [Record], seqs: [Int64]? = nil, rollup: inout DayRollup) throws -> UserSummary {
         let now = UserIndexLookup(key: key, user: user, connection: connection)
         var before = now
         before.skippingFrom = batchFirstSeq
         let order = RecordOrder.order(added)
         let sorted = order.map { added[$0] }
         let sortedSeqs = seqs.flatMap { seqs in seqs.count == added.count ? order.map { seqs[$0] } : nil }
-        try refreshPresentations(sorted, seqs: sortedSeqs, now: now, before: before, rollup: &rollup)
-        try refreshConversion(sorted, now: now, before: before, rollup: &rollup)
+        let latest = try refreshPresentations(sorted, seqs: sortedSeqs, now: now, before: before, rollup: &rollup)
+        let firstOutcome = try refreshConversion(sorted, now: now, before: before, rollup: &rollup)
+        return UserSummary.empty.adding([latest.check, latest.presentation, firstOutcome].compactMap { $0 })
     }
 
     /// Rule 4.4's verdict on each added loaded presentation, and again on each earlier one an added check may now
-    /// be the latest check before.
+    /// be the latest check before. Returns the latest check and loaded presentation before the batch.
     private func refreshPresentations(
         _ added: [Record], seqs: [Int64]?, now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
-    ) throws {
+    ) throws -> (check: Record?, presentation: Record?) {
         // Every earlier check is at or before this one: for a presentation after it, it is the latest earlier one.
         let latestEarlierCheck = try before.last(UserIndexKind.checks, before: nil)?.record
         // A presentation before that check needs the latest check before it, the batch's included: the walk
@@ -66,7 +68,9 @@ struct BoundedRefresh {
         // each window of such presentations (overlapping ones merged) is decided again in one sweep of the checks
         // that can be the latest before them, so ties and many checks cost one read of the window, not one per
         // presentation.
-        guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else { return }
+        guard let latestEarlier = try before.last([.loadedPresentation], before: nil)?.record else {
+            return (latestEarlierCheck, nil)
+        }
         var windows: [(from: Record, through: Int64)] = []
         var following = CheckWalk(now, slot: .following)
         for record in added {
@@ -87,6 +91,7 @@ struct BoundedRefresh {
         for window in windows {
             try redecide(window: window, now: now, before: before, rollup: &rollup)
         }
+        return (latestEarlierCheck, latestEarlier)
     }
 
     /// Rule 4.4 again for the earlier loaded presentations after `window.from` up to `window.through`, from the
@@ -134,16 +139,18 @@ struct BoundedRefresh {
     }
 
     /// The conversion's row: recomputed from lookups when an added record can change it (rule by rule), else left.
+    /// Returns the first `subscribed` outcome before the batch.
     private func refreshConversion(
         _ added: [Record], now: UserIndexLookup, before: UserIndexLookup, rollup: inout DayRollup
-    ) throws {
+    ) throws -> Record? {
         let earlierOutcome = try before.first([.subscribed], after: nil)?.record
         let old = try earlierOutcome.flatMap {
             try DerivedTables.storedConversion(ts: $0.ts, id: $0.id, tables: tables, on: connection)
         }
-        guard mayChange(old, after: added) else { return }
+        guard mayChange(old, after: added) else { return earlierOutcome }
         try DerivedTables.replace(
             conversion: old, with: try conversion(now), user: user, tables: tables, rollup: &rollup, on: connection)
+        return earlierOutcome
     }
 
     /// Whether any of `added` can change the conversion `old` (nil: the user had none): a subscribed outcome or a

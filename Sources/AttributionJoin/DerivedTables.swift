@@ -77,14 +77,14 @@ package enum DerivedTables {
     /// work stays bounded however long their history is; `batchFirstSeq` is the batch's first `seq`. With
     /// `knownLong` (the last batch found the history long) the history is not read to count it: lookups are
     /// right for a history of any length. `addedSeqs`, when given, are `added`'s `seq`s. Returns whether the
-    /// refresh was by lookups.
+    /// refresh was by lookups, and the user's `UserSummary` with `added` journaled.
     @discardableResult
     static func refresh(
         user: String, key: Int64? = nil, added: [Record], addedSeqs: [Int64]? = nil, mayHaveEarlier: Bool,
         settings: AttributionSettings, rollup: inout DayRollup, tables: DerivedTableSet = .live,
         historyLimit: Int = defaultHistoryLimit, knownLong: Bool = false, batchFirstSeq: Int64,
         on connection: Connection
-    ) throws -> Bool {
+    ) throws -> (bounded: Bool, summary: UserSummary) {
         // The user's records, this batch's included, read once (no separate probe for earlier ones) up to one
         // more than the limit, by the user's key.
         var records = added
@@ -100,8 +100,8 @@ package enum DerivedTables {
                 let bounded = BoundedRefresh(
                     user: user, key: key, settings: settings, tables: tables, connection: connection,
                     batchFirstSeq: batchFirstSeq)
-                try bounded.run(added: added, seqs: addedSeqs, rollup: &rollup)
-                return true
+                let before = try bounded.run(added: added, seqs: addedSeqs, rollup: &rollup)
+                return (true, before.adding(added))
             }
         }
         guard !earlier.isEmpty else {
@@ -109,14 +109,14 @@ package enum DerivedTables {
             let attribution = Attribution.attribute(userRecords: added, settings: settings)
             try insert(user: user, attribution, tables: tables, on: connection)
             count(attribution, sign: 1, into: &rollup)
-            return false
+            return (false, UserSummary.empty.adding(added))
         }
         let now = Attribution.attribute(userRecords: records, settings: settings)
         let before = Attribution.attribute(userRecords: earlier, settings: settings)
         try writeChanges(
             user: user, from: before, to: now, added: added, addedSeqs: addedSeqs, tables: tables, rollup: &rollup,
             on: connection)
-        return false
+        return (false, UserSummary.empty.adding(records))
     }
 
     /// Writes the rows that differ between a user's attribution `before` and `now` (and the roll-up groups they

@@ -5,8 +5,11 @@
 //   - merged by an erasure's rename: recomputed whole, after every group (`DerivedTables.recompute`);
 //   - no record accepted: nothing (the plan's roll-up counts are taken back);
 //   - new to the journal (`KnownUsers`) with every record accepted: the plan's attribution, inserted as it is;
+//   - a returning user whose records all come after what the writer summarized of theirs (`UserSummaries`):
+//     the added presentations' rows from the summary alone, no history read (`joinAfterSummary`);
 //   - anyone else: `DerivedTables.refresh`, which diffs a short history read whole (at most `historyLimit`
-//     records) or, for a longer or hinted one, finds each rule's records by index lookups (`BoundedRefresh`);
+//     records) or, for a longer or hinted one, finds each rule's records by index lookups (`BoundedRefresh`),
+//     and gives the user's summary after the batch;
 //   - during a recompute for new windows, users the copy already holds are refreshed in the copy too.
 // Every path decides the rules through `AttributionRules`. The decision table, and what each path relies on and
 // keeps true (the roll-ups, `KnownUsers`, `UserKeyCache`'s generation, the long-history hint, the check walks'
@@ -69,16 +72,28 @@ extension JournalWriter {
                 let seqs = group.presentationIndices.map { $0.flatMap(seq) }
                 try DerivedTables.insert(
                     user: group.user, group.attribution, presentationSeqs: seqs, on: connection)
+                caches.summaries[keys[accepted[0]]] = UserSummary.empty.adding(accepted.map { batch[$0].record })
                 continue
             }
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)
             let user = ExactString(group.user)
-            let bounded = try DerivedTables.refresh(
-                user: group.user, key: keys[accepted[0]], added: accepted.map { batch[$0].record },
-                addedSeqs: accepted.map { seq($0) ?? 0 }, mayHaveEarlier: !isNew, settings: settings,
-                rollup: &rollup, historyLimit: historyLimit, knownLong: caches.longHistoryUsers.contains(user),
-                batchFirstSeq: firstSeq, on: connection)
-            if bounded && accepted.count >= Self.longGroupRecords { longUsers.insert(user) }
+            let key = keys[accepted[0]]
+            let added = accepted.map { batch[$0].record }
+            let addedSeqs = accepted.map { seq($0) ?? 0 }
+            let isLong = accepted.count >= Self.longGroupRecords
+            if try joinAfterSummary(
+                key: key, added: added, addedSeqs: addedSeqs, settings: settings, rollup: &rollup, on: connection)
+            {
+                // A hint kept: were the next group not after the summary, lookups would be right for it.
+                if isLong { longUsers.insert(user) }
+                continue
+            }
+            let refreshed = try DerivedTables.refresh(
+                user: group.user, key: key, added: added, addedSeqs: addedSeqs, mayHaveEarlier: !isNew,
+                settings: settings, rollup: &rollup, historyLimit: historyLimit,
+                knownLong: caches.longHistoryUsers.contains(user), batchFirstSeq: firstSeq, on: connection)
+            caches.summaries[key] = refreshed.summary
+            if refreshed.bounded && isLong { longUsers.insert(user) }
         }
         for (user, formerKey) in merged {
             guard let key = try UserKeys.existingKey(of: user, on: connection) else { continue }
@@ -92,5 +107,24 @@ extension JournalWriter {
         }
         try rollup.write(on: connection)
         return longUsers
+    }
+
+    /// Joins `added` (a returning user's records the batch journaled, with their `seq`s) from the user's summary
+    /// alone when it decides every row they change (`UserSummary.inOrderPresentations`): the added loaded
+    /// presentations' rows, nothing read. Returns false, having written nothing, when the summary is not known or
+    /// does not decide them.
+    private func joinAfterSummary(
+        key: Int64, added: [Record], addedSeqs: [Int64], settings: AttributionSettings, rollup: inout DayRollup,
+        on connection: Connection
+    ) throws -> Bool {
+        guard let summary = caches.summaries[key] else { return false }
+        let order = RecordOrder.order(added)
+        guard let facts = summary.inOrderPresentations(order.map { added[$0] }, settings) else { return false }
+        for (index, fact) in facts {
+            try DerivedTables.insertPresentation(fact, seq: addedSeqs[order[index]], tables: .live, on: connection)
+            rollup.count(fact, sign: 1)
+        }
+        caches.summaries[key] = summary.adding(added)
+        return true
     }
 }

@@ -37,6 +37,8 @@ extension JournalWriter {
     /// records, and ended between steps once `stop()` says so. Returns whether renames remain pending.
     public func continuePendingRenames(stop: () -> Bool = { false }) throws -> Bool {
         let connection = try currentConnection()
+        // The chunk moves records from one user to another: what the writer summarized of users is stale.
+        caches.summaries.forget()
         do {
             return try connection.transaction {
                 let renames = try PendingRename.all(on: connection)

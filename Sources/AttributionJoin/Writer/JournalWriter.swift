@@ -170,6 +170,7 @@ public final class JournalWriter {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
                 caches.knownUsers.synchronize(journalLastSeq: lastSeq)
+                caches.summaries.synchronize(journalLastSeq: lastSeq)
                 try caches.userKeys.synchronize(on: connection)
                 try caches.erasedUsers.load(on: connection)
                 // Sealed days (SPEC 12): read in the batch's transaction, so a seal committed before it counts.
@@ -234,6 +235,7 @@ public final class JournalWriter {
                 planGroups.map { BatchUserCounts.counts(groups: $0, outcomes: outcomes) }
                 ?? BatchUserCounts.counts(batch, outcomes: outcomes)
             caches.knownUsers.committed(lastSeq: lastSeq)
+            caches.summaries.committed(lastSeq: lastSeq)
             caches.longHistoryUsers = longUsers
             if let restartedRecompute { recompute = restartedRecompute } else { recompute?.apply(copyChanges) }
             return outcomes

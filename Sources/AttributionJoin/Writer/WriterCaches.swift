@@ -3,8 +3,8 @@ import OfferTrackDomain
 
 /// What the journal's writer remembers between batches so as not to read the journal again. Each is a hint the
 /// writer can rebuild from the journal, so forgetting them is always safe and costs only reads: every failure path
-/// forgets them all (`forgetAll`), and a batch whose erasures rename users forgets those keyed by a user's name
-/// (`forgetNames`).
+/// forgets them all (`forgetAll`), and a batch whose erasures rename users forgets those keyed by a user's name or
+/// summarizing their records (`forgetNames`).
 ///
 /// Not here: a recompute for new windows in progress (`JournalWriter.recompute`) is work, not a hint; its state
 /// advances only after the commit that did the work, so a failed batch leaves it as it was.
@@ -13,6 +13,8 @@ struct WriterCaches {
     let knownUsers = KnownUsers()
     /// Returning users' keys, so that their records skip the `users` index.
     let userKeys = UserKeyCache()
+    /// What the rules read of returning users' histories, so that records after it skip reading them.
+    let summaries = UserSummaries()
     /// Who the journal has forgotten (SPEC section 11), by keyed hash.
     let erasedUsers = ErasedUsers()
     /// The shared-users list each batch's settings were parsed from last.
@@ -28,6 +30,7 @@ struct WriterCaches {
     mutating func forgetAll() {
         knownUsers.forget()
         userKeys.forget()
+        summaries.forget()
         erasedUsers.forget()
         sharedUsersMemo = DerivedTables.SharedUsersMemo()
         sliceCursor = nil
@@ -38,6 +41,7 @@ struct WriterCaches {
     /// learns the new names from the batch itself).
     mutating func forgetNames() {
         userKeys.forget()
+        summaries.forget()
         longHistoryUsers = []
     }
 }
