@@ -29,7 +29,8 @@ struct JournalGrowthScale {
 /// The users are `simulate --returning`'s, coming back every 60 days (each period one `ReturningUserSimulator` run
 /// of the same seed, about 6.3 records a user), for as many periods as the largest journal needs: 10,000,000
 /// records of 50,000 users are some 200 records a user over five years. Each journal is the first N of those
-/// records, appended in process (`JournalWriter`, durability normal, the join kept as the daemon keeps it); the C
+/// records, appended in process (`JournalWriter`, durability normal, the join kept as the daemon keeps it,
+/// `fillBatch` records a transaction); the C
 /// baseline's databases get the same records, in transactions of 8,192 rows. The timed records are the period
 /// after the last, the same for every journal. Each round copies each journal, restarts the daemon on it, waits
 /// until the join knows every journaled user, and pipelines the timed records over `clients` connections (the
@@ -38,6 +39,10 @@ struct JournalGrowthScale {
 final class JournalGrowthSection {
     static let section = "10 Journal size"
     private static let periodDays = 60
+    /// Records a fill appends a transaction. Each commit moves a slice of the users' recent index entries to the
+    /// main level, so the more records a transaction, the more of a user's entries share a page written: with
+    /// 8,192 the fill of 10,000,000 records wrote about 2,600 records/s once past 1,000,000 (over an hour).
+    static let fillBatch = 65_536
 
     private let context: SectionContext
     private let scale: JournalGrowthScale
@@ -114,7 +119,7 @@ final class JournalGrowthSection {
         var pendingLines: [UInt8] = []
         var sizeIndex = 0
         var batch: [Submission] = []
-        batch.reserveCapacity(8192)
+        batch.reserveCapacity(Self.fillBatch)
         let start = Stopwatch.now()
         periodLoop: for period in 0..<periods {
             let records = ReturningUserSimulator(
@@ -129,14 +134,14 @@ final class JournalGrowthSection {
                 history[simulated.record.user, default: 0] += 1
                 pendingLines += simulated.line.utf8
                 pendingLines.append(0x0A)
-                if batch.count == 8192 || written + batch.count == sizes[sizeIndex] {
+                if batch.count == Self.fillBatch || written + batch.count == sizes[sizeIndex] {
                     try append(batch, to: writer)
                     written += batch.count
                     batch.removeAll(keepingCapacity: true)
                     if let baseline, pendingLines.count > 64 << 20 || written == sizes[sizeIndex] {
                         try fillBaseline(baseline, lines: &pendingLines)
                     }
-                    if written % 1_048_576 < 8192 {
+                    if written % 1_048_576 < Self.fillBatch {
                         context.progress(
                             "journal growth: \(Format.grouped(Double(written))) records journaled, "
                                 + "\(Format.fixed(Stopwatch.seconds(since: start), 0)) s")
