@@ -97,47 +97,43 @@ import Testing
             // And a rebuild from scratch.
             try writer.rebuildDerivedTables(settings: Self.settings)
             #expect(try JournalRows.derived(scratch.path + "/ordered.db") == shuffled)
+            // And as apps send them.
+            let inOrder = try deliverMostlyInTimeOrder(
+                lines, historyLimit: historyLimit, random: &random, path: scratch.path + "/in-order.db")
+            #expect(inOrder == shuffled)
         }
+    }
+
+    /// Delivers `lines` as apps send them: in time order (so most batches join a returning user from the writer's
+    /// summary of them, `UserSummaries`), about one in twenty late, some sent twice, in batches of random sizes;
+    /// then checks the derived tables against a recomputation (`verify`).
+    func deliverMostlyInTimeOrder(
+        _ lines: [String], historyLimit: Int, random: inout SeededGenerator, path: String
+    ) throws -> [String] {
+        var submissions = try lines.map(JournalRecordLines.submission)
+        submissions.sort { $0.record.ts < $1.record.ts }
+        for index in submissions.indices.reversed() where Int.random(in: 0..<20, using: &random) == 0 {
+            let late = submissions.remove(at: index)
+            submissions.insert(late, at: Int.random(in: index...submissions.count, using: &random))
+        }
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, settings: Self.settings,
+            tuning: .init(historyLimit: historyLimit))
+        while !submissions.isEmpty {
+            var batch = Array(submissions.prefix(Int.random(in: 1...200, using: &random)))
+            submissions.removeFirst(batch.count)
+            if let retry = batch.randomElement(using: &random), Int.random(in: 0..<4, using: &random) == 0 {
+                batch.append(retry)
+            }
+            _ = try writer.append(batch, receivedAt: 0)
+        }
+        let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }
+        #expect(failed.isEmpty, "\(failed.map { "\($0.name): \($0.problems.prefix(5))" })")
+        return try JournalRows.derived(path)
     }
 }
 
 extension BoundedAttributionPropertyTests {
-    /// Traffic as apps send it: each user's records mostly in time order (so most batches join a returning user
-    /// from the writer's summary of them, `UserSummaries`), some late, some sent twice, in batches of random
-    /// sizes. The derived tables must equal the shuffled delivery's and a recomputation.
-    @Test(arguments: [0, JournalWriter.defaultHistoryLimit])
-    func recordsMostlyInTimeOrderEqualARecomputation(historyLimit: Int) throws {
-        var random = SeededGenerator.announced("in-order attribution, limit \(historyLimit)")
-        for round in 0..<4 {
-            let lines = Self.lines(&random, users: 8, largest: round == 3 ? 3_000 : 300)
-            let scratch = ScratchDirectory("in-order-attribution")
-            let shuffled = try deliver(
-                lines, historyLimit: historyLimit, random: &random, path: scratch.path + "/shuffled.db")
-            var submissions = try lines.map(JournalRecordLines.submission)
-            submissions.sort { $0.record.ts < $1.record.ts }
-            // About one record in twenty arrives late: moved a random distance further on.
-            for index in submissions.indices.reversed() where Int.random(in: 0..<20, using: &random) == 0 {
-                let late = submissions.remove(at: index)
-                submissions.insert(late, at: Int.random(in: index...submissions.count, using: &random))
-            }
-            let writer = try JournalWriter(
-                path: scratch.path + "/in-order.db", durability: .normal, schema: .migrate, settings: Self.settings,
-                tuning: .init(historyLimit: historyLimit))
-            while !submissions.isEmpty {
-                var batch = Array(submissions.prefix(Int.random(in: 1...200, using: &random)))
-                submissions.removeFirst(batch.count)
-                if let retry = batch.randomElement(using: &random), Int.random(in: 0..<4, using: &random) == 0 {
-                    batch.append(retry)
-                }
-                _ = try writer.append(batch, receivedAt: 0)
-            }
-            let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: scratch.path + "/in-order.db"))
-                .filter { !$0.passed }
-            #expect(failed.isEmpty, "\(failed.map { "\($0.name): \($0.problems.prefix(5))" })")
-            #expect(try JournalRows.derived(scratch.path + "/in-order.db") == shuffled)
-        }
-    }
-
     /// Rule 4.0 under a rules reload: a list that adds one id and removes another recomputes both users.
     @Test func aChangedSharedUsersListRecomputesLikeChangedWindows() throws {
         let scratch = ScratchDirectory("shared-reload")
