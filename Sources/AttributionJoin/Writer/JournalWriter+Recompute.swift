@@ -51,6 +51,8 @@ extension JournalWriter {
     /// derived table from the journal under `settings`, in one transaction.
     public func rebuildDerivedTables(settings: AttributionSettings) throws {
         let connection = try currentConnection()
+        // Users may lose or get keys: nothing this writer remembers by name or key holds.
+        caches.forgetNames()
         try connection.transaction {
             try UserKeys.rebuild(on: connection)
             try DerivedTables.rebuild(settings: settings, on: connection)
