@@ -86,7 +86,8 @@ struct RulesChanges {
         return "currency \(rules.currency), attributionWindowHours \(hours(rules.settings.windowMs)), "
             + "eligibilityFreshnessHours \(hours(rules.settings.freshnessMs)), "
             + "holdingPeriodHours \(hours(rules.settings.holdingMs)), payoutMinimumMinor \(rules.payoutMinimumMinor), "
-            + "sharedUsers \(sharedText), \(rules.rules.count) \(rules.rules.count == 1 ? "rule" : "rules")"
+            + "sharedUsers \(sharedText), retentionDays \(rules.retentionDays.map { "\($0)" } ?? "absent"), "
+            + "\(rules.rules.count) \(rules.rules.count == 1 ? "rule" : "rules")"
     }
 
     private static func hours(_ ms: Int64) -> String { "\(ms / 3_600_000)" }

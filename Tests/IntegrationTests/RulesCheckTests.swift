@@ -27,6 +27,15 @@ import Testing
         #expect(valid.status == 0, "\(valid.output)")
         #expect(valid.output.contains("valid: currency USD, attributionWindowHours 720"), "\(valid.output)")
         #expect(valid.output.contains("holdingPeriodHours 1080, payoutMinimumMinor 5000"), "\(valid.output)")
+        // Retention as the file gives it, or absent (kept forever).
+        let retained = directory.file("retained.json")
+        try #"{"currency": "USD", "retentionDays": 120, "rules": []}"#.write(
+            toFile: retained, atomically: true, encoding: .utf8)
+        let withRetention = try Shell.run(Binaries.cli, ["rules", "check", retained])
+        #expect(withRetention.output.contains("retentionDays 120, 0 rules"), "\(withRetention.output)")
+        try #"{"currency": "USD", "rules": []}"#.write(toFile: retained, atomically: true, encoding: .utf8)
+        let without = try Shell.run(Binaries.cli, ["rules", "check", retained])
+        #expect(without.output.contains("retentionDays absent, 0 rules"), "\(without.output)")
         let bad = directory.file("bad.json")
         try #"{"currency": "USD", "rules": [{"affiliateToken": "*", "amountMinor": -1}]}"#.write(
             toFile: bad, atomically: true, encoding: .utf8)
