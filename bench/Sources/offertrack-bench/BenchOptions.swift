@@ -37,7 +37,7 @@ struct BenchOptions {
     var sealingRate: Double?
     var sealingParts: Set<String>?
 
-    /// Sections a full run leaves out unless `--only` names them (their fills take over an hour); `--smoke` runs
+    /// Sections a full run leaves out unless `--only` names them (their fills take about half an hour); `--smoke` runs
     /// them too, tiny.
     static let namedOnly: Set<String> = ["growth"]
 
