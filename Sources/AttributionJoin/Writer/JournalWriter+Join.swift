@@ -72,7 +72,8 @@ extension JournalWriter {
                 let seqs = group.presentationIndices.map { $0.flatMap(seq) }
                 try DerivedTables.insert(
                     user: group.user, group.attribution, presentationSeqs: seqs, on: connection)
-                caches.summaries[keys[accepted[0]]] = UserSummary.empty.adding(accepted.map { batch[$0].record })
+                caches.summaries.remember(
+                    UserSummary.empty.adding(accepted.map { batch[$0].record }), key: keys[accepted[0]])
                 continue
             }
             DerivedTables.count(group.attribution, sign: -1, into: &rollup)
@@ -92,7 +93,7 @@ extension JournalWriter {
                 user: group.user, key: key, added: added, addedSeqs: addedSeqs, mayHaveEarlier: !isNew,
                 settings: settings, rollup: &rollup, historyLimit: historyLimit,
                 knownLong: caches.longHistoryUsers.contains(user), batchFirstSeq: firstSeq, on: connection)
-            caches.summaries[key] = refreshed.summary
+            caches.summaries.remember(refreshed.summary, key: key)
             if refreshed.bounded && isLong { longUsers.insert(user) }
         }
         for (user, formerKey) in merged {
@@ -124,7 +125,7 @@ extension JournalWriter {
             try DerivedTables.insertPresentation(fact, seq: addedSeqs[order[index]], tables: .live, on: connection)
             rollup.count(fact, sign: 1)
         }
-        caches.summaries[key] = summary.adding(added)
+        caches.summaries.remember(summary.adding(added), key: key)
         return true
     }
 }

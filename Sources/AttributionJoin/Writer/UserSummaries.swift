@@ -26,7 +26,9 @@ final class UserSummaries {
     private var slots: [Slot?]
     private let mask: Int
     private var generation: UInt64 = 0
-    /// The journal's last `seq` as this writer left it; nil when unknown (nothing is trusted).
+    /// The journal's last `seq` as this writer left it; nil when unknown (nothing is trusted). Its own, not
+    /// `KnownUsers`': that one also synchronizes when it learns users between batches, and would hide from the next
+    /// batch that another connection appended.
     private var expectedLastSeq: Int64?
 
     /// `capacity` is rounded up to a power of two.
@@ -50,19 +52,14 @@ final class UserSummaries {
 
     /// The summary of the user with `key`, when this cache holds it.
     subscript(key: Int64) -> UserSummary? {
-        get {
-            guard let slot = slots[Int(truncatingIfNeeded: key) & mask], slot.generation == generation, slot.key == key
-            else { return nil }
-            return slot.summary
-        }
-        set {
-            let index = Int(truncatingIfNeeded: key) & mask
-            if let newValue {
-                slots[index] = Slot(key: key, summary: newValue, generation: generation)
-            } else if slots[index]?.key == key {
-                slots[index] = nil
-            }
-        }
+        guard let slot = slots[Int(truncatingIfNeeded: key) & mask], slot.generation == generation, slot.key == key
+        else { return nil }
+        return slot.summary
+    }
+
+    /// Holds `summary` for the user with `key`, in the slot of whoever held it.
+    func remember(_ summary: UserSummary, key: Int64) {
+        slots[Int(truncatingIfNeeded: key) & mask] = Slot(key: key, summary: summary, generation: generation)
     }
 
     /// Empties the cache (an erasure's rename, a failure, a closed connection, another writer's records).
