@@ -1,6 +1,7 @@
 // Wrappers for declarations that need _GNU_SOURCE; kept in C so the Swift side sees plain prototypes.
 #define _GNU_SOURCE
 #include <stddef.h>
+#include <string.h>
 #include <errno.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -43,4 +44,8 @@ int offertrack_unread_output(int fd) {
     int bytes = 0;
     if (ioctl(fd, SIOCOUTQ, &bytes) != 0) return -1;
     return bytes;
+}
+
+int offertrack_contains_bytes(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length) != NULL;
 }

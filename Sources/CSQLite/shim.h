@@ -29,4 +29,31 @@ static inline int offertrack_sqlite_busy_poll(void *context, int tries) {
 static inline int offertrack_sqlite_poll_when_busy(sqlite3 *db, int milliseconds) {
     return sqlite3_busy_handler(db, offertrack_sqlite_busy_poll, (void *)(intptr_t)milliseconds);
 }
+
+/// The main database file of `db` as SQLite opened it (`SQLITE_FCNTL_FILE_POINTER`), or NULL. Reading and writing
+/// through it rather than through a descriptor of our own matters: closing another descriptor of the file would
+/// release the POSIX locks SQLite holds on it for the whole process.
+static inline sqlite3_file *offertrack_sqlite_main_file(sqlite3 *db) {
+    sqlite3_file *file = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK) return 0;
+    return (file && file->pMethods) ? file : 0;
+}
+
+/// `count` bytes at `offset` of `file` (`SQLITE_IOERR_SHORT_READ` past its end, the rest zeroed).
+static inline int offertrack_sqlite_file_read(sqlite3_file *file, void *bytes, int count, sqlite3_int64 offset) {
+    return file->pMethods->xRead(file, bytes, count, offset);
+}
+
+static inline int offertrack_sqlite_file_write(
+    sqlite3_file *file, const void *bytes, int count, sqlite3_int64 offset) {
+    return file->pMethods->xWrite(file, bytes, count, offset);
+}
+
+static inline int offertrack_sqlite_file_sync(sqlite3_file *file) {
+    return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+}
+
+static inline int offertrack_sqlite_file_size(sqlite3_file *file, sqlite3_int64 *size) {
+    return file->pMethods->xFileSize(file, size);
+}
 #endif

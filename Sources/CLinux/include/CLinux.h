@@ -21,4 +21,7 @@ int offertrack_unread_output(int fd);
 
 /// Whether a bound AF_UNIX socket's address is abstract (starts with a NUL byte): 1, 0, or -1 with errno.
 int offertrack_socket_is_abstract(int fd);
+
+/// Whether `haystack` holds `needle` whole (glibc's memmem): 1 or 0.
+int offertrack_contains_bytes(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
 #endif
