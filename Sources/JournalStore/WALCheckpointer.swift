@@ -56,6 +56,12 @@ public final class WALCheckpointer {
         }
     }
 
+    /// Runs `body` on the checkpoint connection (opened if it is not); nil when it cannot be opened.
+    public func withConnection<T>(_ body: (Connection) -> T) -> T? {
+        guard let connection = try? currentConnection() else { return nil }
+        return body(connection)
+    }
+
     /// Closes the connection (before the writer's, so that the writer's close checkpoints and removes the WAL).
     public func close() {
         connection = nil

@@ -35,6 +35,8 @@ final class CheckpointThread: @unchecked Sendable {
     private let checkpointer: WALCheckpointer
     private let walPath: String
     private let log: Logger
+    /// The copies of erased ids in the journal's unused space, zeroed after the `TRUNCATE` that follows a rename.
+    private let sweep: ErasedBytesSweep
 
     /// Work for the checkpoint thread, in order.
     private enum Request {
@@ -109,6 +111,7 @@ final class CheckpointThread: @unchecked Sendable {
         floodPassiveFrames = max(passiveFrames, min(2048, self.limitFrames / 4))
         checkpointer = WALCheckpointer(path: journalPath)
         walPath = journalPath + "-wal"
+        sweep = ErasedBytesSweep(journalPath: journalPath, log: log)
         // One thread for the daemon's life (a queue's worker held by `run`), so that every checkpoint runs on the
         // same thread: what a thread's checkpoints have in common (strace's per-thread fault injection, `perf`)
         // stays together.
@@ -169,8 +172,10 @@ final class CheckpointThread: @unchecked Sendable {
     }
 
     /// Asks for the WAL's frames older than the last commit to go (after an erasure committed, SPEC 11); until a
-    /// try succeeds, the writer pauses after each commit for one.
-    func requestForgettingOldFrames() {
+    /// try succeeds, the writer pauses after each commit for one. `erasedIDs`: the UTF-8 ids of people whose
+    /// rename is done, whose copies in the journal's unused space go after it (`ErasedBytesSweep`).
+    func requestForgettingOldFrames(erasedIDs: [[UInt8]] = []) {
+        sweep.add(erasedIDs)
         let now = Clock.monotonicMilliseconds()
         state.withLock { $0.forgetRequestedAt = $0.forgetRequestedAt ?? now }
         enqueue(.forgetOldFrames(done: nil))
@@ -183,12 +188,20 @@ final class CheckpointThread: @unchecked Sendable {
             (try? checkpointer.checkpoint(.truncate, busyTimeoutMilliseconds: Self.blockingTimeoutMilliseconds))
             .map { $0.isComplete } ?? false
         if done {
-            forgettingSince = nil
+            state.withLock { $0.checkpointedFrames = 0 }
+            let next =
+                checkpointer.withConnection { connection in
+                    sweep.afterTruncate(on: connection, walPath: walPath) { [weak self] in
+                        self?.requestForgettingOldFrames()
+                    }
+                } ?? .tryAgain
             forgettingLogged = false
-            state.withLock {
-                $0.checkpointedFrames = 0
-                $0.forgetRequestedAt = nil
+            guard next != .tryAgain else {
+                forgettingSince = Clock.monotonicMilliseconds()
+                return
             }
+            forgettingSince = nil
+            state.withLock { $0.forgetRequestedAt = nil }
             return
         }
         if !forgettingLogged, Clock.monotonicMilliseconds() - since > 60_000 {

@@ -80,11 +80,12 @@ final class CommitSteps: @unchecked Sendable {
             watchHotUsers(writer.lastBatchUsers, now: now)
             // A duplicate erasure renames too when it names the person a renamed copy of it did not (the line as
             // first sent, after a forwarded renamed copy or a restore): its old frames must go as well.
-            let erased = zip(submissions, outcomes).contains { submission, outcome in
-                submission.isErasure && outcome.isJournaled
+            let erased = zip(submissions, outcomes).compactMap { submission, outcome in
+                submission.isErasure && outcome.isJournaled ? submission.record.user : nil
             }
-            // The WAL's older frames go once the erasure's rename is done (now, or after its last chunk).
-            if erased { renames.erasureCommitted(writer) }
+            // The WAL's older frames go once the erasure's rename is done (now, or after its last chunk), and then
+            // the copies of the ids SQLite left in unused space.
+            if !erased.isEmpty { renames.erasureCommitted(writer, erasedIDs: erased.map { Array($0.utf8) }) }
             return .success(outcomes)
         } catch {
             return .failure(JournalFailure(error))

@@ -104,6 +104,16 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// back to back), so that a clean stop leaves no rename pending.
     var isRenaming: Bool { mayBePending || heldAnswers.load(ordering: .relaxed) > 0 }
 
+    /// The ids of the people whose erasures committed since the last request to forget old frames: their copies in
+    /// unused space are swept once every rename is done (writer thread only).
+    private var erasedIDs: [[UInt8]] = []
+
+    /// The ids collected so far, handed over once.
+    private func takeErasedIDs() -> [[UInt8]] {
+        defer { erasedIDs.removeAll() }
+        return erasedIDs
+    }
+
     init(thread: JournalWriterThread, checkpoints: CheckpointThread, results: PostedResults, log: Logger) {
         self.thread = thread
         self.checkpoints = checkpoints
@@ -114,8 +124,9 @@ final class ErasureRenameChunks: @unchecked Sendable {
     /// On the writer thread, after a commit that journaled an erasure: with no rename pending the WAL's older
     /// frames can go now (`CheckpointThread.requestForgettingOldFrames`); otherwise the chunks start, and the
     /// frames go once the last one commits.
-    func erasureCommitted(_ writer: JournalWriter) {
+    func erasureCommitted(_ writer: JournalWriter, erasedIDs: [[UInt8]]) {
         thread.preconditionOnWriterThread()
+        self.erasedIDs.append(contentsOf: erasedIDs)
         mayBePending = true
         do {
             guard try writer.pendingRenameKeys().isEmpty else { return queueChunk(afterMilliseconds: 0) }
@@ -125,7 +136,7 @@ final class ErasureRenameChunks: @unchecked Sendable {
             return retryChunk()
         }
         mayBePending = false
-        checkpoints.requestForgettingOldFrames()
+        checkpoints.requestForgettingOldFrames(erasedIDs: takeErasedIDs())
     }
 
     /// On the writer thread, after a batch committed: the answers to give now, without those of its erasures whose
@@ -257,7 +268,7 @@ final class ErasureRenameChunks: @unchecked Sendable {
         // An erasure committed meanwhile may have started another rename: its chunks go on, and finish after it.
         guard (try? writer.pendingRenameKeys().isEmpty) == true else { return queueChunk(afterMilliseconds: 0) }
         mayBePending = false
-        checkpoints.requestForgettingOldFrames()
+        checkpoints.requestForgettingOldFrames(erasedIDs: takeErasedIDs())
         let took = now - (startedAt ?? now)
         log.info("an erasure's rename is done: \(chunksRun) chunks over \(took) ms")
         (startedAt, chunksRun) = (nil, 0)

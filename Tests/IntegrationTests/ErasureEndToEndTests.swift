@@ -1,9 +1,13 @@
+import AttributionJoin
 import Foundation
+import JournalStore
 import OfferTrackDomain
 import Posix
 import SQLite
+import Simulator
 import TestSupport
 import Testing
+import WireFormat
 
 /// Forgetting a person through the real binaries (SPEC 3.5, 6, 11): `offertrack erase`, the old id in no file
 /// the daemon writes within 60 s, explanations under the new name, and every published file and amount as it was.
@@ -110,6 +114,42 @@ import Testing
         let status = try CLI.output(["status", "--db", db, "--socket", daemon.socketPath, "--format", "json"])
         #expect(status.contains(#""erasure":"#))
         _ = try CLI.output(["verify", "--db", db])
+    }
+
+    /// SQLite leaves copies of ids in the unused space of pages it rebuilds (`UnusedSpaceScrub`): a person whose id
+    /// lies there is, within 60 s of their erasure, in neither of the journal's files.
+    @Test func anIdLeftInUnusedSpaceIsInNoFileAfterTheErasure() throws {
+        let directory = ScratchDirectory("ot-erasure-unused")
+        let db = directory.file("offertrack.db")
+        do {
+            let writer = try JournalWriter(path: db, durability: .normal, schema: .migrate)
+            let lines = Array(WorkloadSimulator(users: 20_000, seed: 5, days: 2).lines)
+            for start in stride(from: 0, to: lines.count, by: 500) {
+                let batch = lines[start..<min(start + 500, lines.count)].compactMap { line -> Submission? in
+                    guard case .valid(let record) = RecordValidator.validate(Array(line.utf8)) else { return nil }
+                    return Submission(record: record, line: Array(line.utf8))
+                }
+                _ = try writer.append(batch, receivedAt: 0)
+            }
+        }
+        _ = try Connection(path: db, mode: .readWrite).scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        let stale = try UnusedSpaceIDs.find(in: db, among: try UnusedSpaceIDs.users(of: db)).sorted()
+        let person = try #require(stale.first, "no user id in unused space: the test needs another seed")
+        let daemon = try DaemonProcess(in: directory, databasePath: db)
+        guard daemon.waitReady() else { return }
+        defer { DaemonProcess.terminateCleanly([daemon]) }
+        let erased = try CLI.run(["erase", "--user", person, "--ticket", "DSR-1", "--socket", daemon.socketPath])
+        #expect(erased.status == 0, "\(erased.output)")
+        let deadline = Date().addingTimeInterval(60)
+        var found = true
+        while found, Date() < deadline {
+            found = FileBytes.contain(db, person) || FileBytes.contain(db + "-wal", person)
+            if found { usleep(200_000) }
+        }
+        #expect(!found, "\(person) still in the journal's files 60 s after the erasure:\n\(daemon.stderr)")
+        #expect(daemon.stderr.contains("an erased id's copies in the journal's unused space are zeroed"))
+        let verify = try CLI.run(["verify", "--db", db])
+        #expect(verify.status == 0, "\(verify.output)")
     }
 
     /// An explanation's verdict: everything but its `user`, `records` and `erasure`.

@@ -82,27 +82,6 @@ import Testing
         return rows
     }
 
-    /// The simulator's user ids (`u-` and 16 hex digits) that lie in some page's unused space.
-    static func idsInUnusedSpace(path: String, users: Set<String>) throws -> Set<String> {
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        var found = Set<String>()
-        for start in stride(from: 4096, to: bytes.count, by: 4096) {
-            let page = Array(bytes[start..<start + 4096])
-            guard
-                let ranges = page.withUnsafeBytes({
-                    BTreePageSpace.unusedRanges(of: $0, isFirstPage: false, usableSize: 4096)
-                })
-            else { continue }
-            for range in ranges where range.count >= 18 {
-                for offset in range.lowerBound...(range.upperBound - 18) where page[offset] == UInt8(ascii: "u") {
-                    let candidate = String(decoding: page[offset..<offset + 18], as: UTF8.self)
-                    if users.contains(candidate) { found.insert(candidate) }
-                }
-            }
-        }
-        return found
-    }
-
     @Test func idsLeftInRebuiltPagesAreFoundAndZeroedAndNoRowChanges() throws {
         let scratch = ScratchDirectory("unused-space")
         let path = scratch.path + "/journal.db"
@@ -116,11 +95,8 @@ import Testing
         }
         let connection = try Connection(path: path, mode: .readWrite)
         _ = try connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
-        var users = Set<String>()
-        let select = try connection.prepare("SELECT user FROM users")
-        while try select.step() { users.insert(select.text(0) ?? "") }
-        select.reset()
-        let stale = try Self.idsInUnusedSpace(path: path, users: users)
+        let users = try UnusedSpaceIDs.users(of: path)
+        let stale = try UnusedSpaceIDs.find(in: path, among: users)
         // SQLite's balancing left some (a fresh 1,000,000-record journal held 127 in its `users` index).
         try #require(!stale.isEmpty, "no user id in unused space to scrub: the test needs another seed")
         let before = try Self.contents(connection)
@@ -131,7 +107,7 @@ import Testing
         #expect(outcome == .scrubbed(pages: Set(pages).count))
         #expect(try UnusedSpaceScrub.pagesHolding(needles, on: connection).isEmpty)
         _ = try connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
-        #expect(try Self.idsInUnusedSpace(path: path, users: users).isEmpty)
+        #expect(try UnusedSpaceIDs.find(in: path, among: users).isEmpty)
         #expect(try Self.contents(connection) == before)
         #expect(try connection.scalarText("PRAGMA integrity_check") == "ok")
     }
