@@ -105,6 +105,12 @@ final class ErasedBytesSweep: @unchecked Sendable {
             let connection = try JournalOpening.open(
                 path: journalPath, mode: .readOnly, schema: .anyVersion, busyTimeoutMilliseconds: 0)
             pages = try UnusedSpaceScrub.pagesHolding(needles, on: connection)
+        } catch let unsupported as UnusedSpaceScrub.Unsupported {
+            state.withLock { $0 = State() }
+            log.warning(
+                "cannot search for an erased id's copies in the journal's unused space: \(unsupported) (VACUUM with "
+                    + "the daemon stopped rewrites the file without them)")
+            return
         } catch {
             let givesUp = state.withLock { state -> Bool in
                 state.rounds += 1

@@ -112,6 +112,16 @@ import Testing
         #expect(try connection.scalarText("PRAGMA integrity_check") == "ok")
     }
 
+    /// Pointer-map pages start with a b-tree page's type as often as not: an auto-vacuum file is not searched.
+    @Test func anAutoVacuumFileIsNotSearched() throws {
+        let scratch = ScratchDirectory("unused-space-vacuum")
+        let connection = try Connection(path: scratch.path + "/auto.db", mode: .readWriteCreate)
+        try connection.execute("PRAGMA auto_vacuum = FULL; CREATE TABLE t (a TEXT); INSERT INTO t VALUES ('u-1')")
+        #expect(throws: UnusedSpaceScrub.Unsupported.self) {
+            try UnusedSpaceScrub.pagesHolding([Array("u-1".utf8)], on: connection)
+        }
+    }
+
     @Test func nothingIsWrittenWhileTheWALHoldsFrames() throws {
         let scratch = ScratchDirectory("unused-space-wal")
         let path = scratch.path + "/journal.db"

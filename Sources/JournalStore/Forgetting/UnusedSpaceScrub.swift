@@ -17,10 +17,21 @@ package enum UnusedSpaceScrub {
         case walNotEmpty
     }
 
+    /// A journal whose pages cannot all be told apart by their first byte: nothing is searched or written.
+    package struct Unsupported: Error, CustomStringConvertible {
+        package var description: String
+    }
+
     /// The file's geometry, from its header.
     struct Geometry {
         var pageSize: Int
         var usableSize: Int
+
+        /// Pages that are not b-tree pages are told apart by their first byte only: an overflow page and a freelist
+        /// trunk page start with a page number, whose first byte is 0 or 1 below 2^25 pages (128 GiB of 4 KiB
+        /// pages), never a b-tree page's type (2, 5, 10, 13). Pointer-map pages (auto-vacuum) would not be: such
+        /// a file, or a larger one, is `Unsupported`. Free pages may be taken for b-tree pages, which is harmless.
+        static let largestPageCount: Int64 = 1 << 25
 
         init(_ file: DatabaseFile) throws {
             var header = [UInt8](repeating: 0, count: 100)
@@ -31,11 +42,17 @@ package enum UnusedSpaceScrub {
             guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else {
                 throw SQLiteError(code: 11, message: "the journal's header gives no page size")
             }
+            guard header[52..<56].allSatisfy({ $0 == 0 }) else {
+                throw Unsupported(description: "the journal uses auto-vacuum (pointer-map pages)")
+            }
+            guard try file.size() / Int64(pageSize) < Self.largestPageCount else {
+                throw Unsupported(description: "the journal has 2^25 pages or more")
+            }
         }
 
         /// Page 1's header and the lock-byte page (never used) aside, every page may be a b-tree page.
         func isScrubbable(_ page: Int64) -> Bool {
-            page > 1 && page != Int64(0x4000_0000 / pageSize) + 1
+            page > 1 && page != Int64(0x4000_0000 / pageSize) + 1 && page < Self.largestPageCount
         }
     }
 
