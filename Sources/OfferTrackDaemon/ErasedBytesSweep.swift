@@ -140,10 +140,8 @@ final class ErasedBytesSweep: @unchecked Sendable {
             return nil
         }
         switch report {
-        case .some((let rounds, let count, true)):
-            if rounds > 0 {
-                log.info("an erased id's copies in the journal's unused space are zeroed: \(count) pages")
-            }
+        case .some((_, let count, true)):
+            log.info("the erased ids' sweep is done: no page's unused space holds them (\(count) pages zeroed)")
         case .some((let rounds, let count, _)):
             log.warning(
                 "after \(rounds) rounds, \(count) pages of the journal still hold an erased id in their unused "
