@@ -80,7 +80,7 @@ final class ErasedBytesSweep: @unchecked Sendable {
                         $0.rounds += 1
                         $0.pagesScrubbed += count
                     }
-                case .walNotEmpty:
+                case .notNow:
                     state.withLock { $0.phase = .found(pages) }
                     return .tryAgain
                 }

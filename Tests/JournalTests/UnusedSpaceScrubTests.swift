@@ -122,7 +122,7 @@ import Testing
         }
     }
 
-    @Test func nothingIsWrittenWhileTheWALHoldsFrames() throws {
+    @Test func nothingIsWrittenWhileTheWALHoldsFramesOrTheLockIsTaken() throws {
         let scratch = ScratchDirectory("unused-space-wal")
         let path = scratch.path + "/journal.db"
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate)
@@ -137,8 +137,17 @@ import Testing
         try #require(size >= 3 * 4096)
         let pages = Array(2...(size / 4096))
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(try UnusedSpaceScrub.scrub(pages: pages, walPath: wal, on: connection) == .walNotEmpty)
+        #expect(try UnusedSpaceScrub.scrub(pages: pages, walPath: wal, on: connection) == .notNow)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(!connection.isInTransaction)
+        // Nor while another connection holds the write lock (the writer in a long batch): not an error, not now.
+        _ = try connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        try #require((CurrentProcess.fileSize(wal) ?? 0) == 0)
+        let other = try Connection(path: path, mode: .readWrite)
+        try other.execute("BEGIN IMMEDIATE")
+        connection.setBusyTimeout(milliseconds: 0)
+        #expect(try UnusedSpaceScrub.scrub(pages: pages, walPath: wal, on: connection) == .notNow)
+        #expect(!connection.isInTransaction)
+        try other.execute("ROLLBACK")
     }
 }

@@ -13,8 +13,9 @@ package enum UnusedSpaceScrub {
     package enum Outcome: Equatable, Sendable {
         /// This many pages had their unused space zeroed (and were synced).
         case scrubbed(pages: Int)
-        /// The WAL held frames when the write lock was taken (a commit came first): nothing was written.
-        case walNotEmpty
+        /// Nothing was written: another connection held the write lock past the busy timeout, or the WAL held
+        /// frames once it was taken (a commit came first).
+        case notNow
     }
 
     /// A journal whose pages cannot all be told apart by their first byte: nothing is searched or written.
@@ -104,11 +105,16 @@ package enum UnusedSpaceScrub {
     /// the scrub and cannot write their old unused space back.
     package static func scrub(pages: [Int64], walPath: String, on connection: Connection) throws -> Outcome {
         connection.releaseCachedPages()
-        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            guard error.isBusy else { throw error }
+            return .notNow
+        }
         do {
             guard (CurrentProcess.fileSize(walPath) ?? 0) == 0 else {
                 try connection.execute("ROLLBACK")
-                return .walNotEmpty
+                return .notNow
             }
             let file = try DatabaseFile(connection)
             let geometry = try Geometry(file)
