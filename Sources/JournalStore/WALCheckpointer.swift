@@ -56,10 +56,10 @@ public final class WALCheckpointer {
         }
     }
 
-    /// Runs `body` on the checkpoint connection (opened if it is not); nil when it cannot be opened.
-    public func withConnection<T>(_ body: (Connection) -> T) -> T? {
-        guard let connection = try? currentConnection() else { return nil }
-        return body(connection)
+    /// Zeroes the unused space of `pages` on the checkpoint connection, right after a `TRUNCATE`
+    /// (`UnusedSpaceScrub.scrub`: nothing is written unless the WAL is still empty once the write lock is held).
+    package func scrubUnusedSpace(of pages: [Int64]) throws -> UnusedSpaceScrub.Outcome {
+        try UnusedSpaceScrub.scrub(pages: pages, walPath: path + "-wal", on: try currentConnection())
     }
 
     /// Closes the connection (before the writer's, so that the writer's close checkpoints and removes the WAL).

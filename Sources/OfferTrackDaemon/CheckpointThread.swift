@@ -189,12 +189,7 @@ final class CheckpointThread: @unchecked Sendable {
             .map { $0.isComplete } ?? false
         if done {
             state.withLock { $0.checkpointedFrames = 0 }
-            let next =
-                checkpointer.withConnection { connection in
-                    sweep.afterTruncate(on: connection, walPath: walPath) { [weak self] in
-                        self?.requestForgettingOldFrames()
-                    }
-                } ?? .tryAgain
+            let next = sweep.afterTruncate(with: checkpointer) { [weak self] in self?.requestForgettingOldFrames() }
             forgettingLogged = false
             guard next != .tryAgain else {
                 forgettingSince = Clock.monotonicMilliseconds()

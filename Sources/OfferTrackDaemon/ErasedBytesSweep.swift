@@ -1,7 +1,6 @@
 import Dispatch
 import JournalStore
 import Posix
-import SQLite
 import Synchronization
 
 /// After an erasure's rename and its `TRUNCATE` (SPEC 11: within 60 s the person's id is in no file): the copies
@@ -61,10 +60,10 @@ final class ErasedBytesSweep: @unchecked Sendable {
     }
 
     /// On the checkpoint thread, right after a complete `TRUNCATE` (the WAL empty, the writer paused for it):
-    /// zeroes the pages the last search found, on `connection` (the checkpoint thread's), and starts the next
-    /// search. `searched` is called on the search's queue when a search found pages, so that the checkpoint thread
-    /// is asked for another try.
-    func afterTruncate(on connection: Connection, walPath: String, searched: @escaping @Sendable () -> Void) -> Next {
+    /// zeroes the pages the last search found, through `checkpointer` (the checkpoint thread's), and starts the
+    /// next search. `searched` is called on the search's queue when a search found pages, so that the checkpoint
+    /// thread is asked for another try.
+    func afterTruncate(with checkpointer: WALCheckpointer, searched: @escaping @Sendable () -> Void) -> Next {
         let next = state.withLock { state -> Phase? in
             guard !state.needles.isEmpty else { return nil }
             if case .searching = state.phase { return nil }
@@ -74,7 +73,7 @@ final class ErasedBytesSweep: @unchecked Sendable {
         guard let next else { return isPending ? .awaitSearch : .done }
         if case .found(let pages) = next {
             do {
-                switch try UnusedSpaceScrub.scrub(pages: pages, walPath: walPath, on: connection) {
+                switch try checkpointer.scrubUnusedSpace(of: pages) {
                 case .scrubbed(let count):
                     state.withLock {
                         $0.rounds += 1
@@ -102,9 +101,7 @@ final class ErasedBytesSweep: @unchecked Sendable {
         }
         let pages: [Int64]
         do {
-            let connection = try JournalOpening.open(
-                path: journalPath, mode: .readOnly, schema: .anyVersion, busyTimeoutMilliseconds: 0)
-            pages = try UnusedSpaceScrub.pagesHolding(needles, on: connection)
+            pages = try UnusedSpaceScrub.pagesHolding(needles, inJournalAt: journalPath)
         } catch let unsupported as UnusedSpaceScrub.Unsupported {
             state.withLock { $0 = State() }
             log.warning(

@@ -1,6 +1,5 @@
 import Foundation
 import OfferTrackDomain
-import Posix
 import SQLite
 import Simulator
 import TestSupport
@@ -63,6 +62,11 @@ import Testing
         }
         // A second time there is nothing to zero.
         #expect(!page.withUnsafeMutableBytes { BTreePageSpace.zeroUnused($0, isFirstPage: false, usableSize: 512) })
+    }
+
+    /// The size of the file at `path`, 0 when there is none.
+    static func fileSize(_ path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
     }
 
     /// Every table's rows, in order, as text: what the scrub must leave unchanged.
@@ -132,7 +136,7 @@ import Testing
         _ = try connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
         _ = try writer.append(try lines[200...].map(JournalRecordLines.submission), receivedAt: 0)
         let wal = path + "-wal"
-        try #require((CurrentProcess.fileSize(wal) ?? 0) > 0)
+        try #require(Self.fileSize(wal) > 0)
         let size = try DatabaseFile(connection).size()
         try #require(size >= 3 * 4096)
         let pages = Array(2...(size / 4096))
@@ -142,7 +146,7 @@ import Testing
         #expect(!connection.isInTransaction)
         // Nor while another connection holds the write lock (the writer in a long batch): not an error, not now.
         _ = try connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
-        try #require((CurrentProcess.fileSize(wal) ?? 0) == 0)
+        try #require(Self.fileSize(wal) == 0)
         let other = try Connection(path: path, mode: .readWrite)
         try other.execute("BEGIN IMMEDIATE")
         connection.setBusyTimeout(milliseconds: 0)

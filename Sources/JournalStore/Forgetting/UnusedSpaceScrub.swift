@@ -88,6 +88,13 @@ package enum UnusedSpaceScrub {
         return found.filter { $0 <= size / Int64(geometry.pageSize) }
     }
 
+    /// The same, on a read-only connection of its own to the journal at `path`.
+    package static func pagesHolding(_ needles: [[UInt8]], inJournalAt path: String) throws -> [Int64] {
+        let connection = try JournalOpening.open(
+            path: path, mode: .readOnly, schema: .anyVersion, busyTimeoutMilliseconds: 0)
+        return try pagesHolding(needles, on: connection)
+    }
+
     /// Whether an unused range of the page `image` holds one of `needles` whole.
     static func unusedSpace(of image: UnsafeRawBufferPointer, geometry: Geometry, holdsAnyOf needles: [[UInt8]])
         -> Bool
