@@ -182,7 +182,8 @@ final class SealingSection {
         guard total > 0 else { return "no answer over 250 ms" }
         let worst = perSecond.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(8)
         let seconds = worst.sorted { $0.key < $1.key }.map { "\($0.key) s (\($0.value))" }
-        return "\(Format.grouped(Double(total))) answers over 250 ms, sent in seconds " + seconds.joined(separator: ", ")
+        return "\(Format.grouped(Double(total))) answers over 250 ms, sent in seconds "
+            + seconds.joined(separator: ", ")
     }
 
     private func ratio(_ value: Double, _ base: Double) -> String { base > 0 ? Format.ratio(value / base) : "n/a" }
