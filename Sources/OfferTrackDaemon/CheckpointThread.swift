@@ -72,6 +72,8 @@ final class CheckpointThread: @unchecked Sendable {
     /// After a blocking checkpoint could not finish (a reader), how long until the writer waits for one again.
     static let blockingRetryMilliseconds: Int64 = 1000
     static let backoffLimitMilliseconds: Int64 = 60_000
+    /// For how long after an erasure the writer pauses, once a second, for a try at its old frames.
+    static let forgetPauseMilliseconds: Int64 = 60_000
 
     /// What the writer thread and this thread share.
     private struct State {
@@ -147,7 +149,7 @@ final class CheckpointThread: @unchecked Sendable {
                     forgettingSince = forgettingSince ?? Clock.monotonicMilliseconds()
                     if let done {
                         // The writer pauses for this try: it may wait for readers.
-                        if let since = forgettingSince { forgetOldFrames(waitingSince: since, writerPaused: true) }
+                        if let since = forgettingSince { forgetOldFrames(waitingSince: since, waits: true) }
                         done.signal()
                     }
                 case .close(let done):
@@ -159,7 +161,7 @@ final class CheckpointThread: @unchecked Sendable {
             if let since = forgettingSince,
                 lastForgetTry.map({ Clock.monotonicMilliseconds() - $0 >= 1_000 }) ?? true
             {
-                forgetOldFrames(waitingSince: since, writerPaused: false)
+                forgetOldFrames(waitingSince: since, waits: !writerPausesForForgetting())
             }
         }
     }
@@ -193,13 +195,14 @@ final class CheckpointThread: @unchecked Sendable {
     /// On the checkpoint thread: a `TRUNCATE` checkpoint, so that no frame written before an erasure stays in the
     /// WAL file; until a reader that needs them lets go, tried again each second (logged once past 60 s).
     ///
-    /// A `TRUNCATE` holds the write lock while it waits for readers, so only a try the writer pauses for
-    /// (`writerPaused`, at most once a second) waits, `blockingTimeoutMilliseconds`; any other try gives up at once
-    /// when the writer or a reader is there. (Tried after every request and waiting each time, the tries held the
-    /// write lock 110 ms of every 125 while a seal counted its day: answers waited 0.5 s, bench/RESULTS.md.)
-    private func forgetOldFrames(waitingSince since: Int64, writerPaused: Bool) {
+    /// A `TRUNCATE` holds the write lock while it waits for readers, so a try `waits` (at most
+    /// `blockingTimeoutMilliseconds`) only when the writer pauses for it, or once the writer no longer pauses (a
+    /// minute after the erasure; once a second then); any other try gives up at once when the writer or a reader is
+    /// there. (Tried after every request and waiting each time, the tries held the write lock 110 ms of every 125
+    /// while a seal counted its day: answers waited 0.5 s, bench/RESULTS.md.)
+    private func forgetOldFrames(waitingSince since: Int64, waits: Bool) {
         lastForgetTry = Clock.monotonicMilliseconds()
-        let wait = writerPaused ? Self.blockingTimeoutMilliseconds : 0
+        let wait = waits ? Self.blockingTimeoutMilliseconds : 0
         let done =
             (try? checkpointer.checkpoint(.truncate, busyTimeoutMilliseconds: wait)).map { $0.isComplete } ?? false
         if done {
@@ -222,6 +225,12 @@ final class CheckpointThread: @unchecked Sendable {
         }
     }
 
+    /// Whether the writer still pauses after its commits for a try at an erasure's old frames (`afterCommit`).
+    private func writerPausesForForgetting() -> Bool {
+        let now = Clock.monotonicMilliseconds()
+        return state.withLock { $0.forgetRequestedAt.map { now - $0 < Self.forgetPauseMilliseconds } ?? false }
+    }
+
     private func enqueue(_ request: Request) {
         requests.withLock { $0.append(request) }
         wake.signal()
@@ -233,7 +242,8 @@ final class CheckpointThread: @unchecked Sendable {
     func afterCommit(walFrames frames: Int) {
         let pauses = state.withLock { state -> Bool in
             let now = Clock.monotonicMilliseconds()
-            guard let since = state.forgetRequestedAt, now - since < 60_000, now - state.lastForgetPause >= 1_000,
+            guard let since = state.forgetRequestedAt, now - since < Self.forgetPauseMilliseconds,
+                now - state.lastForgetPause >= 1_000,
                 !state.blockingInFlight
             else { return false }
             state.lastForgetPause = now
