@@ -96,21 +96,40 @@ final class NATSServer {
 final class NATSCluster {
     let nodes: [NATSServer]
     var urls: [String] { nodes.map(\.url) }
+    /// Each node's monitoring port (`-m`: `/healthz`).
+    let monitorPorts: [UInt16]
 
     /// `storeBase` puts the nodes' stores on another disk (e.g. a `SmallFilesystem`).
     init(in directory: ScratchDirectory, maxFileStore: String? = nil, storeBase: String? = nil) throws {
-        let ports = try LoopbackPorts.unused(6)
+        let ports = try LoopbackPorts.unused(9)
         let clientPorts = Array(ports[..<3])
-        let routePorts = Array(ports[3...])
+        let routePorts = Array(ports[3..<6])
+        let monitorPorts = Array(ports[6...])
+        self.monitorPorts = monitorPorts
         let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ",")
         nodes = try (0..<3).map { index in
             try NATSServer(
                 in: directory, name: "c\(index + 1)", port: clientPorts[index], routePort: routePorts[index],
                 extra: [
                     "--cluster_name", "offertrack", "--cluster", "nats://127.0.0.1:\(routePorts[index])", "--routes",
-                    routes,
+                    routes, "-m", String(monitorPorts[index]),
                 ], maxFileStore: maxFileStore, storeBase: storeBase)
         }
+    }
+
+    /// Waits until node `index` says it is healthy (`/healthz`: JetStream current with its meta leader, streams
+    /// and consumers), as an operator's rolling restart does before it stops the next node. Nil once it does, else
+    /// (after `seconds`) its last answer.
+    func waitUntilCurrent(_ index: Int, seconds: Double = 30) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            let answer = (try? Curl.run(["http://127.0.0.1:\(monitorPorts[index])/healthz"]))?.output ?? ""
+            if answer.contains(#""status":"ok""#) { return nil }
+            last = answer
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return last
     }
 }
 
