@@ -22,11 +22,11 @@ import SQLite
 ///    chunks leaves every output as it was; the next run finishes. A chunk also ends once it has run
 ///    `chunkMilliseconds` (after a user). After its commit the seal checkpoints its own pages (passive: no lock the
 ///    daemon waits for) and waits `pauseFactor` times as long as the chunk took (at least `pauseMilliseconds`), so
-///    that the daemon's
-///    writer, which polls for the lock every millisecond, commits between two chunks, and the seal's pages do not
-///    fill the daemon's WAL up to the limit at which its commits wait for a blocking checkpoint (answers still wait
-///    longer than a chunk now and then: bench/RESULTS.md) (back to back, chunks of 200 users held the lock 97 % of a 1,000,000-record seal's
-///    time, 0.17 s each at the median, and answers under 10,000 records/s waited seconds).
+///    that the daemon's writer, which polls for the lock every millisecond, commits between two chunks, and the
+///    seal's pages do not fill the daemon's WAL up to the limit at which its commits wait for a blocking checkpoint
+///    (answers still wait longer than a chunk now and then: bench/RESULTS.md) (back to back, chunks of 200 users
+///    held the lock 97 % of a 1,000,000-record seal's time, 0.17 s each at the median, and answers under 10,000
+///    records/s waited seconds).
 public final class JournalSealer {
     /// What a run did.
     public struct Outcome: Sendable, Equatable {

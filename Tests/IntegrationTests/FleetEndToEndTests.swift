@@ -75,11 +75,6 @@ import WireFormat
 }
 
 extension FleetEndToEndTests {
-    /// Two edges, two central daemons (started first) and a three-node JetStream cluster (R3, `max_file_store:
-    /// 2GB`, default stream flags), with faults between batches of
-    /// traffic: `kill -9` of an edge and of a central daemon, each stream node killed and restarted in turn,
-    /// and the whole stream stopped while the edges keep acknowledging. Once the lags are 0, the central journals
-    /// hold every record an edge acknowledged, each once and verbatim.
     /// Waits for a restarted stream node (`NATSCluster.waitUntilCurrent`); says so when it does not come.
     static func waitUntilCurrent(_ cluster: NATSCluster, _ index: Int) {
         if let answer = cluster.waitUntilCurrent(index) {
@@ -87,6 +82,11 @@ extension FleetEndToEndTests {
         }
     }
 
+    /// Two edges, two central daemons (started first) and a three-node JetStream cluster (R3, `max_file_store:
+    /// 2GB`, default stream flags), with faults between batches of
+    /// traffic: `kill -9` of an edge and of a central daemon, each stream node killed and restarted in turn,
+    /// and the whole stream stopped while the edges keep acknowledging. Once the lags are 0, the central journals
+    /// hold every record an edge acknowledged, each once and verbatim.
     @Test func throughKillsAndOutagesEveryAcknowledgedRecordIsInOneCentralJournalOnce() throws {
         let directory = ScratchDirectory()
         // As operators run it: servers allowed 2 GB of file storage each, and the daemons' default stream flags
