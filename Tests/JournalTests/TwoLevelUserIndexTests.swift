@@ -49,14 +49,14 @@ import Testing
         return byUser.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value.sorted()) }
     }
 
-    /// The slices of a round by keys given, computed by hand: 16 up to 131,072 keys, one more for each 8,192
-    /// more, 64 from 524,288.
+    /// The slices of a round by records journaled, computed by hand: 16 up to 139,263 records, one more for each
+    /// 8,192 more, 4,096 from 33,554,432.
     @Test(arguments: [
-        (0, 16), (50_000, 16), (131_071, 16), (139_263, 16), (139_264, 17), (300_000, 36), (524_287, 63),
-        (524_288, 64), (10_000_000, 64),
+        (0, 16), (100_000, 16), (139_263, 16), (139_264, 17), (1_000_000, 122), (10_000_000, 1220),
+        (33_554_431, 4095), (33_554_432, 4096), (365_000_000, 4096),
     ])
-    func roundsHaveMoreSlicesOnceThereAreManyUsers(keys: Int64, slices: Int64) {
-        #expect(UserKeys.slices(forKeys: keys) == slices)
+    func roundsHaveMoreSlicesOnceTheJournalIsLong(records: Int64, slices: Int64) {
+        #expect(UserKeys.slices(forRecords: records) == slices)
     }
 
     @Test func everyEntryReachesTheMainLevelWithinOneRoundOfSlices() throws {

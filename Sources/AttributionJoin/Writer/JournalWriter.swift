@@ -226,7 +226,7 @@ public final class JournalWriter {
                         merged: renames.merged, settings: settings,
                         copy: restartedRecompute == nil ? recompute : nil, copyChanges: &copyChanges, on: connection)
                 }
-                nextSlice = try UserKeys.moveSlice(from: caches.sliceCursor, on: connection)
+                nextSlice = try UserKeys.moveSlice(from: caches.sliceCursor, lastSeq: lastSeq, on: connection)
                 return outcomes
             }
             caches.sliceCursor = nextSlice

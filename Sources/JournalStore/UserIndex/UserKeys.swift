@@ -9,7 +9,7 @@ import SQLite
 /// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
 /// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
 /// holds only the last few batches' entries, so a batch dirties few of its pages; and each commit moves the
-/// entries of one slice of the keys (a sixteenth of them, fewer once there are many: `slices(forKeys:)`) into
+/// entries of one slice of the keys (a sixteenth of them, fewer once the journal is long: `slices(forRecords:)`) into
 /// `by_user` together, many to a page. Every entry is moved within a round of slices: that many commits while the
 /// number of users is steady, a few more while many new users arrive (the slices widen as keys are given). A
 /// writer's first slice starts at the oldest key the recent level holds, so entries a previous writer left (a
@@ -19,15 +19,18 @@ package enum UserKeys {
     /// Commits a full round of the keys takes at least: each moves the entries of one slice out of `by_user_recent`.
     static let fewestSlices: Int64 = 16
     /// …and at most.
-    static let mostSlices: Int64 = 64
+    static let mostSlices: Int64 = 4096
+    /// Records journaled for each slice of a round, past the fewest.
+    static let recordsPerSlice: Int64 = 8192
 
-    /// The slices of a round once `keys` keys were given: 16 up to 131,072 keys, then one more for each 8,192
-    /// more, up to 64 (from 524,288 keys). The more users, the larger `by_user` and the fewer of a slice's entries
-    /// share a leaf, so entries wait longer in the recent level and move more to a page (bytes written a returning
-    /// record, 1,200,000 records of 300,000 users: 5,900 with 16 slices, 5,130 with 32, 5,170 with 64; 300,000
-    /// records of 50,000 users: 2,964 with 16, 3,054 with 8, 3,378 with 32).
-    static func slices(forKeys keys: Int64) -> Int64 {
-        min(mostSlices, max(fewestSlices, keys / 8192))
+    /// The slices of a round once `records` records were journaled: 16 up to 139,263, then one more for each 8,192
+    /// more, up to 4,096 (from 33,554,432). The longer users' histories, the larger `by_user` and the fewer of its
+    /// leaves the writer's cache holds, so entries wait longer in the recent level and a user's move together, to
+    /// one leaf (300,000 returning records of 50,000 users after 10,000,000 of theirs, bytes written and daemon CPU
+    /// a record: 16 slices 14,323 and 45.7 µs, 64: 11,297 and 40.8, 256: 7,502 and 39.3, 1,024: 6,181 and 35.4,
+    /// 4,096: 5,808 and 33.3; after 100,000: 2,695 and 16.7 µs with 16 slices, 4,008 and 19.1 with 256).
+    static func slices(forRecords records: Int64) -> Int64 {
+        min(mostSlices, max(fewestSlices, records / recordsPerSlice))
     }
 
     /// `user`'s key, given now (in the caller's transaction) if the user has none yet. Keys are rowids of
@@ -94,15 +97,15 @@ package enum UserKeys {
     }
 
     /// Moves the recent entries of keys from `cursor` on (nil: from the smallest key the recent level holds), a
-    /// `slices(forKeys:)`-th of the keys given so far, into `by_user` (in the caller's transaction). Returns the
-    /// cursor of the next slice, back at the first key after the last.
+    /// `slices(forRecords: lastSeq)`-th of the keys given so far, into `by_user` (in the caller's transaction).
+    /// Returns the cursor of the next slice, back at the first key after the last.
     /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
     /// instead of failing every later batch.
-    package static func moveSlice(from cursor: Int64?, on connection: Connection) throws -> Int64 {
+    package static func moveSlice(from cursor: Int64?, lastSeq: Int64, on connection: Connection) throws -> Int64 {
         let lastKey = try nextKey(on: connection) - 1
         let from = try cursor ?? oldestRecentKey(on: connection)
         let start = from > lastKey ? 0 : from
-        let end = start + lastKey / slices(forKeys: lastKey) + 1
+        let end = start + lastKey / slices(forRecords: lastSeq) + 1
         let move = try connection.prepare(
             static: """
                 INSERT OR IGNORE INTO by_user SELECT * FROM by_user_recent WHERE k >= ?1 AND k < ?2

@@ -33,6 +33,8 @@ struct BenchOptions {
     var hotHistories: [Int]?
     /// The growth section's journal sizes (records of the same users); nil: its scale's.
     var growthJournals: [Int]?
+    /// A folder where the growth section keeps its filled journals and reuses them when they match; nil: none.
+    var growthKeep: String?
     /// The sealing section's paced records/s beside the seal, and its parts (`seal`, `plateau`); nil: its scale's, all.
     var sealingRate: Double?
     var sealingParts: Set<String>?
@@ -62,6 +64,8 @@ struct BenchOptions {
                                     (default 10,1000,100000,1000000; smoke 10,1000)
           --growth-journals LIST    the growth section's journal sizes, records of the same users
                                     (default 100000,10000000; smoke 600,6000)
+          --growth-keep DIR         keep the growth section's filled journals in DIR, and reuse the ones there
+                                    (the 10,000,000-record fill takes about half an hour)
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)
@@ -132,6 +136,9 @@ struct BenchOptions {
             case "--daemon":
                 guard let path = remaining.popFirst() else { throw BenchFailure("--daemon needs a path\n\(usage)") }
                 options.daemonPath = path
+            case "--growth-keep":
+                guard let path = remaining.popFirst() else { throw BenchFailure("--growth-keep needs a folder\n\(usage)") }
+                options.growthKeep = path
             case "--peers":
                 guard let path = remaining.popFirst() else { throw BenchFailure("--peers needs a folder\n\(usage)") }
                 options.peersPath = path

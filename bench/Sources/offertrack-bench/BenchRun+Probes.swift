@@ -122,7 +122,9 @@ extension BenchRun {
     func measureJournalGrowth() throws {
         var growthScale = options.smoke ? JournalGrowthScale.smoke : .full
         if let journals = options.growthJournals { growthScale.journals = journals }
-        try JournalGrowthSection(context: sectionContext, scale: growthScale, peers: options.peersPath).run()
+        try JournalGrowthSection(
+            context: sectionContext, scale: growthScale, peers: options.peersPath, keep: options.growthKeep
+        ).run()
     }
 
     /// Section 9: forgetting a person (`ErasureSection`).

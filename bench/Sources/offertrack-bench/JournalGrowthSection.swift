@@ -47,11 +47,14 @@ final class JournalGrowthSection {
     private let context: SectionContext
     private let scale: JournalGrowthScale
     private let peers: String?
+    /// A folder keeping the filled journals between runs (`--growth-keep`); nil: every run fills its own.
+    private let keep: String?
 
-    init(context: SectionContext, scale: JournalGrowthScale, peers: String?) {
+    init(context: SectionContext, scale: JournalGrowthScale, peers: String?, keep: String? = nil) {
         self.context = context
         self.scale = scale
         self.peers = peers
+        self.keep = keep
     }
 
     /// One size: the daemon's journal and the C baseline's database holding its records.
@@ -82,7 +85,14 @@ final class JournalGrowthSection {
             days: Self.periodDays)
         let timedFile = context.scratch.file("growth-timed.ndjson")
         try Data(timed.ndjson).write(to: URL(fileURLWithPath: timedFile))
-        let subjects = try build(sizes: sizes, periods: periods, timedIDs: Set(timed.submissions.map(\.record.id)))
+        let subjects: [Subject]
+        if let kept = keptSubjects(sizes: sizes) {
+            context.progress("journal growth: reusing the journals kept in \(keep ?? "")")
+            subjects = kept
+        } else {
+            let built = try build(sizes: sizes, periods: periods, timedIDs: Set(timed.submissions.map(\.record.id)))
+            subjects = try keepSubjects(built)
+        }
         var results: [Int: Timed] = [:]
         for round in 1...max(1, scale.rounds) {
             for subject in subjects {
@@ -92,7 +102,7 @@ final class JournalGrowthSection {
                 try time(subject, timed: timed, timedFile: timedFile, into: &results[subject.size, default: Timed()])
             }
         }
-        for subject in subjects {
+        for subject in subjects where keep == nil {
             context.scratch.removeDatabase(subject.journal)
             if let baseline = subject.baseline { context.scratch.removeDatabase(baseline) }
         }
@@ -174,6 +184,49 @@ final class JournalGrowthSection {
             throw BenchFailure("journal growth: \(periods) periods gave \(written) records, short of \(sizes)")
         }
         return subjects
+    }
+
+    /// What names a kept fill: the same users, sizes, fill batch and C baseline (or none) give the same files.
+    private func keptFillName(_ size: Int) -> String {
+        "growth-\(scale.users)u-\(size)r-\(Self.fillBatch)b-\(peers == nil ? "noc" : "c")"
+    }
+
+    /// The journals a run with `--growth-keep` left, when every size is there; nil otherwise.
+    private func keptSubjects(sizes: [Int]) -> [Subject]? {
+        guard let keep else { return nil }
+        var subjects: [Subject] = []
+        for size in sizes {
+            let base = "\(keep)/\(keptFillName(size))"
+            guard let facts = try? String(contentsOfFile: base + ".facts", encoding: .utf8),
+                let history = Double(facts.trimmingCharacters(in: .whitespacesAndNewlines))
+            else { return nil }
+            subjects.append(
+                Subject(
+                    size: size, journal: base + ".journal", baseline: peers == nil ? nil : base + ".c",
+                    journalBytes: Self.fileBytes(base + ".journal"), averageHistory: history))
+        }
+        return subjects
+    }
+
+    /// Moves the built journals into the `--growth-keep` folder (the facts file last, so a run killed while moving
+    /// leaves no kept fill that looks complete); without the option, returns them as they are.
+    private func keepSubjects(_ built: [Subject]) throws -> [Subject] {
+        guard let keep else { return built }
+        try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+        return try built.map { subject in
+            let base = "\(keep)/\(keptFillName(subject.size))"
+            for file in [base + ".journal", base + ".journal-wal", base + ".c", base + ".c-wal", base + ".facts"] {
+                try? FileManager.default.removeItem(atPath: file)
+            }
+            try SectionContext.copyJournal(subject.journal, to: base + ".journal")
+            if let baseline = subject.baseline { try SectionContext.copyJournal(baseline, to: base + ".c") }
+            try "\(subject.averageHistory)\n".write(toFile: base + ".facts", atomically: true, encoding: .utf8)
+            context.scratch.removeDatabase(subject.journal)
+            if let baseline = subject.baseline { context.scratch.removeDatabase(baseline) }
+            return Subject(
+                size: subject.size, journal: base + ".journal", baseline: subject.baseline.map { _ in base + ".c" },
+                journalBytes: subject.journalBytes, averageHistory: subject.averageHistory)
+        }
     }
 
     private func append(_ batch: [Submission], to writer: JournalWriter?) throws {
