@@ -137,7 +137,9 @@ struct BenchOptions {
                 guard let path = remaining.popFirst() else { throw BenchFailure("--daemon needs a path\n\(usage)") }
                 options.daemonPath = path
             case "--growth-keep":
-                guard let path = remaining.popFirst() else { throw BenchFailure("--growth-keep needs a folder\n\(usage)") }
+                guard let path = remaining.popFirst() else {
+                    throw BenchFailure("--growth-keep needs a folder\n\(usage)")
+                }
                 options.growthKeep = path
             case "--peers":
                 guard let path = remaining.popFirst() else { throw BenchFailure("--peers needs a folder\n\(usage)") }
