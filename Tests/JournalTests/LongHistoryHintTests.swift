@@ -20,19 +20,26 @@ import Testing
         }
     }
 
-    /// Cases by hand: records journaled first, the batch after them (both as `(number, minute)` of one user), and
-    /// whether the batch's user is hinted long. The batches go back in time, so that the refresh must look at the
+    /// Cases by hand: records journaled first, the batch after them (both as `(number, minute)` of one user),
+    /// whether the batch's user is hinted long, and whether they are hinted after it (a returning user refreshed by
+    /// lookups, hinted or with more than `defaultHistoryLimit` (16) records, in a group of at least
+    /// `longGroupRecords` (16); a new user never). The batches go back in time, so that the refresh must look at the
     /// records journaled before.
-    static let cases: [(name: String, earlier: [(Int, Int)], batch: [(Int, Int)], hinted: Bool)] = [
-        ("hinted, yet new", [], (0..<20).map { ($0, 200 - $0) }, true),
-        ("hinted, a short history", [(0, 100), (1, 101)], (2..<22).map { ($0, 90 - $0) }, true),
-        ("hinted, a long history", (0..<80).map { ($0, $0) }, (80..<100).map { ($0, 100 - $0) }, true),
-        ("not hinted, a long history", (0..<80).map { ($0, $0) }, (80..<100).map { ($0, 100 - $0) }, false),
-        ("not hinted, new", [], (0..<20).map { ($0, $0) }, false),
+    static let cases: [(name: String, earlier: [(Int, Int)], batch: [(Int, Int)], hinted: Bool, after: Bool)] = [
+        ("hinted, yet new", [], (0..<20).map { ($0, 200 - $0) }, true, false),
+        ("hinted, a short history, a group of 10", [(0, 100), (1, 101)], (2..<12).map { ($0, 90 - $0) }, true, false),
+        ("hinted, 22 records, a group of 20", [(0, 100), (1, 101)], (2..<22).map { ($0, 90 - $0) }, true, true),
+        ("not hinted, 22 records, a group of 20", [(0, 100), (1, 101)], (2..<22).map { ($0, 90 - $0) }, false, true),
+        ("not hinted, 14 records, a group of 12", [(0, 100), (1, 101)], (2..<14).map { ($0, 90 - $0) }, false, false),
+        ("hinted, a long history", (0..<80).map { ($0, $0) }, (80..<100).map { ($0, 100 - $0) }, true, true),
+        ("not hinted, a long history", (0..<80).map { ($0, $0) }, (80..<100).map { ($0, 100 - $0) }, false, true),
+        ("not hinted, new", [], (0..<20).map { ($0, $0) }, false, false),
     ]
 
     /// Every derived row after `earlier`, then `batch` with the hint or without.
-    func rows(_ item: (name: String, earlier: [(Int, Int)], batch: [(Int, Int)], hinted: Bool), hint: Bool) throws
+    func rows(
+        _ item: (name: String, earlier: [(Int, Int)], batch: [(Int, Int)], hinted: Bool, after: Bool), hint: Bool
+    ) throws
         -> (rows: [String], longAfter: Set<ExactString>)
     {
         let scratch = ScratchDirectory("long-history-hint")
@@ -56,11 +63,7 @@ import Testing
             let hinted = try rows(item, hint: item.hinted)
             let plain = try rows(item, hint: false)
             #expect(hinted.rows == plain.rows, "\(item.name)")
-            // A long history refreshed by lookups with a group of 20 is hinted for the next batch; others are not.
-            let long = item.earlier.count + item.batch.count > JournalWriter.defaultHistoryLimit || item.hinted
-            #expect(
-                hinted.longAfter == (long && item.name != "hinted, yet new" ? [ExactString("hot")] : []), "\(item.name)"
-            )
+            #expect(hinted.longAfter == (item.after ? [ExactString("hot")] : []), "\(item.name)")
         }
     }
 

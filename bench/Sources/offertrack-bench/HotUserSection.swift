@@ -30,7 +30,7 @@ struct HotUserScale {
 }
 
 /// Section 8, issue 31: one very busy user (`HotUserStream.user`). Since schema 11 the join refreshes a user with
-/// more than 64 records by bounded index lookups (`BoundedRefresh`) instead of re-attributing their whole history,
+/// more than 16 records by bounded index lookups (`BoundedRefresh`) instead of re-attributing their whole history,
 /// so a record of that user should cost about the same whatever their history holds.
 ///
 /// 1. Histories: the user's journal history is built (pipelined into a daemon, one history after another on
