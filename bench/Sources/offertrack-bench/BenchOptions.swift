@@ -65,7 +65,8 @@ struct BenchOptions {
           --growth-journals LIST    the growth section's journal sizes, records of the same users
                                     (default 100000,10000000; smoke 600,6000)
           --growth-keep DIR         keep the growth section's filled journals in DIR, and reuse the ones there
-                                    (the 10,000,000-record fill takes about half an hour)
+                                    (the 10,000,000-record fill takes 10–30 minutes; empty DIR after a change
+                                    to the simulator or the schema)
           --peers DIR      the compiled C baselines (scripts/bench builds them into .build/peers)
           --big            also time READY=1 on a journal of --big-records records (default 10000000)
           --daemon PATH    the offertrackd binary (default: beside this executable)

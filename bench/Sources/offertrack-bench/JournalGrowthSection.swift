@@ -191,7 +191,8 @@ final class JournalGrowthSection {
         "growth-\(scale.users)u-\(size)r-\(Self.fillBatch)b-\(peers == nil ? "noc" : "c")"
     }
 
-    /// The journals a run with `--growth-keep` left, when every size is there; nil otherwise.
+    /// The journals a run with `--growth-keep` left, when every size is there; nil otherwise. A kept fill is trusted
+    /// as it is: after a change to the simulator or to the journal's schema, empty the folder.
     private func keptSubjects(sizes: [Int]) -> [Subject]? {
         guard let keep else { return nil }
         var subjects: [Subject] = []
