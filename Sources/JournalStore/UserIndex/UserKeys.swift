@@ -8,9 +8,9 @@ import SQLite
 ///
 /// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
 /// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
-/// holds only the last few batches' entries, so a batch dirties few of its pages; and each commit moves the
-/// entries of one slice of the keys (a sixteenth of them, fewer once the journal is long: `slices(forRecords:)`) into
-/// `by_user` together, many to a page. Every entry is moved within a round of slices: that many commits while the
+/// holds only the entries of the last round of slices (16 commits, up to 4,096 on a long journal), so a batch
+/// dirties few of its pages; and each commit moves the entries of one slice of the keys (a sixteenth of them,
+/// fewer once the journal is long: `slices(forRecords:)`) into `by_user` together, many to a page. Every entry is moved within a round of slices: that many commits while the
 /// number of users is steady, a few more while many new users arrive (the slices widen as keys are given). A
 /// writer's first slice starts at the oldest key the recent level holds, so entries a previous writer left (a
 /// crash, a stop) go first. Both levels are ordinary tables written in the batch's transaction, so they are

@@ -219,14 +219,22 @@ final class JournalGrowthSection {
             for file in [base + ".journal", base + ".journal-wal", base + ".c", base + ".c-wal", base + ".facts"] {
                 try? FileManager.default.removeItem(atPath: file)
             }
-            try SectionContext.copyJournal(subject.journal, to: base + ".journal")
-            if let baseline = subject.baseline { try SectionContext.copyJournal(baseline, to: base + ".c") }
+            try Self.moveDatabase(subject.journal, to: base + ".journal")
+            if let baseline = subject.baseline { try Self.moveDatabase(baseline, to: base + ".c") }
             try "\(subject.averageHistory)\n".write(toFile: base + ".facts", atomically: true, encoding: .utf8)
             context.scratch.removeDatabase(subject.journal)
             if let baseline = subject.baseline { context.scratch.removeDatabase(baseline) }
             return Subject(
                 size: subject.size, journal: base + ".journal", baseline: subject.baseline.map { _ in base + ".c" },
                 journalBytes: subject.journalBytes, averageHistory: subject.averageHistory)
+        }
+    }
+
+    /// Moves a closed database (and its WAL, if one is left) to `destination`: a rename on the same file system,
+    /// a copy otherwise.
+    private static func moveDatabase(_ source: String, to destination: String) throws {
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: source + suffix) {
+            try FileManager.default.moveItem(atPath: source + suffix, toPath: destination + suffix)
         }
     }
 
