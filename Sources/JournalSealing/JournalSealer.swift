@@ -14,19 +14,25 @@ import SQLite
 ///    presentedEligible of a sealed day).
 /// 3. Day by day, one transaction each: the day's counts stored and S moved to the day. The day is sealed: reports
 ///    read its presentations from the counts, and its records not kept (`SealKeeping`) may go.
-/// 4. Users in chunks of their own transactions: each user's sealed records leave `records`. Those that no rule
-///    can read again leave the per-user index too (their ids kept as keyed hashes, their number added to the
-///    user's count); those `SealKeeping` names stay as their index entries alone (`SealedFacts`), which every
-///    reader of a user's history reads already. The user's derived rows are recomputed from what stays. Any
-///    subset of a user's records that holds the kept ones gives the same attribution, so a run killed between two
-///    chunks leaves every output as it was; the next run finishes. A chunk also ends once it has run
-///    `chunkMilliseconds` (after a user). After its commit the seal checkpoints its own pages (passive: no lock the
-///    daemon waits for) and waits `pauseFactor` times as long as the chunk took (at least `pauseMilliseconds`), so
-///    that the daemon's writer, which polls for the lock every millisecond, commits between two chunks, and the
-///    seal's pages do not fill the daemon's WAL up to the limit at which its commits wait for a blocking checkpoint
-///    (answers still wait longer than a chunk now and then: bench/RESULTS.md) (back to back, chunks of 200 users
-///    held the lock 97 % of a 1,000,000-record seal's time, 0.17 s each at the median, and answers under 10,000
-///    records/s waited seconds).
+/// 4. The sealed days' rows (but reviews and erasures) leave `records` in `seq` order, in chunks of their own
+///    transactions, so that each page of the table and of its `id` index is written once: each record stays as its
+///    per-user index entry alone, its id's hash saying where (`SealedFacts`), which is what sealing keeps of any
+///    record; a loaded presentation's derived row goes with it.
+/// 5. Users in chunks of their own transactions: each user's sealed records that no rule can read again leave the
+///    per-user index too (their ids kept as keyed hashes, their number added to the user's count); those
+///    `SealKeeping` names stay, which every reader of a user's history reads already. The user's derived rows are
+///    recomputed from what stays. Any subset of a user's records that holds the kept ones gives the same
+///    attribution, so a run killed between two chunks leaves every output as it was; the next run finishes (it
+///    finds the users whose rows are gone but entries not yet trimmed from their entries on the days it did not
+///    clean).
+///
+/// A chunk also ends once it has run `chunkMilliseconds` (after a row, or a user). After its commit the seal
+/// checkpoints its own pages (passive: no lock the daemon waits for) and waits `pauseFactor` times as long as the
+/// chunk took (at least `pauseMilliseconds`), so that the daemon's writer, which polls for the lock every
+/// millisecond, commits between two chunks, and the seal's pages do not fill the daemon's WAL up to the limit at
+/// which its commits wait for a blocking checkpoint (answers still wait longer than a chunk now and then:
+/// bench/RESULTS.md) (back to back, chunks of 200 users held the lock 97 % of a 1,000,000-record seal's time, 0.17 s
+/// each at the median, and answers under 10,000 records/s waited seconds).
 public final class JournalSealer {
     /// What a run did.
     public struct Outcome: Sendable, Equatable {
@@ -50,6 +56,8 @@ public final class JournalSealer {
     private let usersPerChunk: Int
     /// The most records one transaction removes.
     private let recordsPerChunk: Int
+    /// The most rows one transaction of step 4 takes out of `records`.
+    private let rowsPerChunk: Int
     /// How long a chunk may run before it commits (checked after each user), and the shortest pause after each
     /// chunk's commit (it lasts `pauseFactor` times as long as the chunk did), in which a writer waiting for the
     /// lock takes it.
@@ -70,7 +78,8 @@ public final class JournalSealer {
 
     /// Opens the journal at `path` for sealing (it must exist and have the current schema).
     public init(
-        path: String, usersPerChunk: Int = 200, recordsPerChunk: Int = 5_000, chunkMilliseconds: Int = 50,
+        path: String, usersPerChunk: Int = 200, recordsPerChunk: Int = 5_000, rowsPerChunk: Int = 5_000,
+        chunkMilliseconds: Int = 50,
         pauseMilliseconds: Int = 5, busyTimeoutMilliseconds: Int32 = 5000, hooks: SealHooks = SealHooks()
     ) throws {
         connection = try JournalOpening.open(
@@ -80,6 +89,7 @@ public final class JournalSealer {
         try connection.execute("PRAGMA secure_delete=ON")
         self.usersPerChunk = max(1, hooks.usersPerChunk ?? usersPerChunk)
         self.recordsPerChunk = max(1, recordsPerChunk)
+        self.rowsPerChunk = max(1, hooks.rowsPerChunk ?? rowsPerChunk)
         chunkMicroseconds = UInt64(max(1, chunkMilliseconds)) * 1000
         self.pauseMilliseconds = max(0, pauseMilliseconds)
         self.hooks = hooks
@@ -125,7 +135,13 @@ public final class JournalSealer {
             return Outcome(sealedDays: nil, recordsRemoved: 0, state: before)
         }
         let settings = AttributionSettings(windowMs: retention.windowMs, freshnessMs: retention.freshnessMs)
-        let (users, counts) = try usersAndCounts(through: cleanThrough, counting: sealedDays, settings)
+        // After a run that did not finish, users whose rows it removed may still hold entries no rule reads.
+        let unfinished = before.flatMap { $0.cleanedThroughDay < $0.lastSealedDay ? $0 : nil }
+        let plan = try usersAndCounts(
+            through: cleanThrough, counting: sealedDays,
+            recovering: unfinished.map { ($0.cleanedThroughDay + 1, $0.sealedBefore) },
+            settings)
+        let counts = plan.counts
         if let sealedDays {
             for day in sealedDays {
                 try step {
@@ -137,29 +153,50 @@ public final class JournalSealer {
         guard let state = try SealState.read(on: connection) else {
             return Outcome(sealedDays: sealedDays, recordsRemoved: 0, state: nil)
         }
+        // Step 4: the rows, in `seq` order (each page of `records` and of its `id` index written once).
+        let derived = try DerivedTables.settings(on: connection) != nil
+        if let lastSeq = plan.lastSeq {
+            var cursor = plan.firstSeq - 1
+            try paced {
+                cursor = try removeRows(after: cursor, through: lastSeq, state: state, derived: derived)
+                return cursor >= lastSeq
+            }
+        }
+        // Step 5: the users, trimmed to what sealing keeps.
         var removed = 0
         var next = 0
-        var chunks = 0
-        var lastChunkMilliseconds = 0
-        while next < users.count {
-            // The pause is `pauseFactor` times as long as the chunk before it (commit included), so that the seal
-            // holds the write lock at most a quarter of the time, and writes its pages at most a quarter as fast as
-            // it could, whatever the disk and the other traffic.
-            if chunks > 0 { Sleep.milliseconds(max(pauseMilliseconds, Self.pauseFactor * lastChunkMilliseconds)) }
-            chunks += 1
-            let started = Clock.monotonicMilliseconds()
-            let (through, count) = try step { try removeUnkept(of: users, from: next, state: state) }
-            lastChunkMilliseconds = Int(Clock.monotonicMilliseconds() - started)
-            // The seal copies its own pages into the database file, without the write lock: left to the daemon, a
-            // WAL grown by the seal would hold the daemon's commits back for a blocking checkpoint (its WAL limit).
-            // A checkpoint that cannot finish now (a reader, a full disk) is the daemon's to finish.
-            _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
-            removed += count
-            next = through
+        let users = plan.users
+        if !users.isEmpty {
+            try paced {
+                let (through, count) = try step { try removeUnkept(of: users, from: next, state: state) }
+                removed += count
+                next = through
+                return next >= users.count
+            }
         }
         let cleaned = heldDay.map { min(state.lastSealedDay, $0 - 1) } ?? state.lastSealedDay
         try step { try JournalMeta(connection).set(SealState.cleanedKey, to: cleaned) }
         return Outcome(sealedDays: sealedDays, recordsRemoved: removed, state: try SealState.read(on: connection))
+    }
+
+    /// Runs `chunk` (which commits its own steps) until it returns true, pausing after each `pauseFactor` times as
+    /// long as it took (at least `pauseMilliseconds`), so that the seal holds the write lock at most a quarter of the
+    /// time, and writes its pages at most a quarter as fast as it could, whatever the disk and the other traffic.
+    /// After each the seal copies its own pages into the database file, without the write lock: left to the daemon,
+    /// a WAL grown by the seal would hold the daemon's commits back for a blocking checkpoint (its WAL limit). A
+    /// checkpoint that cannot finish now (a reader, a full disk) is the daemon's to finish.
+    private func paced(_ chunk: () throws -> Bool) throws {
+        var lastChunkMilliseconds: Int?
+        while true {
+            if let lastChunkMilliseconds {
+                Sleep.milliseconds(max(pauseMilliseconds, Self.pauseFactor * lastChunkMilliseconds))
+            }
+            let started = Clock.monotonicMilliseconds()
+            let done = try chunk()
+            lastChunkMilliseconds = Int(Clock.monotonicMilliseconds() - started)
+            _ = try? connection.scalarText("PRAGMA wal_checkpoint(PASSIVE)")
+            if done { return }
+        }
     }
 
     /// Step 1: the horizon (never moved back), the windows sealed with and the ids' key, in one transaction; before
@@ -175,37 +212,137 @@ public final class JournalSealer {
         }
     }
 
+    /// What step 2 found: the users whose records may go, the range of `seq` of the rows that go, and the sealed
+    /// days' presentation counts.
+    private struct Plan {
+        var users: [Int64] = []
+        var firstSeq: Int64 = 0
+        var lastSeq: Int64?
+        var counts: [Int64: DayRollup] = [:]
+    }
+
     /// Step 2, in one snapshot: the keys of the users with `records` rows (other than reviews and erasures) on the
     /// days up to `last` (those of days sealed now, of days an interrupted run did not clean, and the journal's last
-    /// row if it was held back), and their presentations on the days of `counting` per day and grouping.
+    /// row if it was held back) and the range of those rows' `seq`; after a run that did not finish, also the users
+    /// with index entries on the days it did not clean (`recovering`: the first of them, and the end of the days it
+    /// sealed), whose rows it may have removed; and their presentations on the days of `counting` per day and
+    /// grouping.
     private func usersAndCounts(
-        through last: Int64, counting: ClosedRange<Int64>?, _ settings: AttributionSettings
-    ) throws -> (users: [Int64], counts: [Int64: DayRollup]) {
+        through last: Int64, counting: ClosedRange<Int64>?, recovering: (firstDay: Int64, sealedBefore: Int64)?,
+        _ settings: AttributionSettings
+    ) throws -> Plan {
         try connection.readTransaction {
             let day = Timestamp.millisecondsPerDay
             let scan = try connection.prepare(
                 """
-                SELECT DISTINCT u.k FROM records r JOIN users u ON u.user = r.user WHERE r.ts < ?1 AND r.type < 3
+                SELECT u.k, min(r.seq), max(r.seq) FROM records r JOIN users u ON u.user = r.user
+                WHERE r.ts < ?1 AND r.type < 3 GROUP BY u.k
                 """)
             try scan.bind((last + 1) * day, at: 1)
-            var keys: [Int64] = []
-            while try scan.step() { keys.append(scan.int64(0)) }
+            var plan = Plan()
+            var keys = Set<Int64>()
+            while try scan.step() {
+                keys.insert(scan.int64(0))
+                plan.firstSeq = plan.lastSeq == nil ? scan.int64(1) : min(plan.firstSeq, scan.int64(1))
+                plan.lastSeq = max(plan.lastSeq ?? .min, scan.int64(2))
+            }
             scan.reset()
-            keys.sort()
-            var counts: [Int64: DayRollup] = [:]
-            guard let counting else { return (keys, counts) }
-            for key in keys {
+            if let recovering {
+                let entries = try connection.prepare(
+                    """
+                    SELECT k FROM by_user WHERE ts >= ?1 AND ts < ?2 AND kind < 6
+                    UNION SELECT k FROM by_user_recent WHERE ts >= ?1 AND ts < ?2 AND kind < 6
+                    """)
+                try entries.bind(recovering.firstDay * day, at: 1)
+                try entries.bind(recovering.sealedBefore, at: 2)
+                while try entries.step() { keys.insert(entries.int64(0)) }
+                entries.reset()
+            }
+            plan.users = keys.sorted()
+            guard let counting else { return plan }
+            for key in plan.users {
                 let entries = try UserIndexEntries.entries(of: key, on: connection)
                 let attribution = Attribution.attribute(userRecords: entries.map(\.record), settings: settings)
                 for fact in attribution.presentations where counting.contains(Timestamp.dayNumber(fact.ts)) {
-                    counts[Timestamp.dayNumber(fact.ts), default: DayRollup()].count(fact, sign: 1)
+                    plan.counts[Timestamp.dayNumber(fact.ts), default: DayRollup()].count(fact, sign: 1)
                 }
             }
-            return (keys, counts)
+            return plan
         }
     }
 
-    /// Step 4 for one chunk (in the caller's transaction): users from `keys[first]` on, at most `usersPerChunk` of
+    /// Step 4 for one chunk: the next rows after `cursor` and up to `lastSeq` of days before the seal's end (other
+    /// than reviews and erasures, and rows that must stay for now) leave `records`, in `seq` order, so that each page
+    /// of the table and of its `id` index is written once (walked by user, each row dirtied a page of its own, about
+    /// nine times a page). Each stays as its per-user index entry alone, its id's hash saying where (`SealedFacts`):
+    /// what sealing keeps of any record, which step 5 then trims. A loaded presentation's derived row goes with it
+    /// (sealed days count presentations from their sealed counts). At most `rowsPerChunk` rows, and no row after
+    /// the first once the chunk has run `chunkMicroseconds`. Returns the `seq` it got to.
+    private func removeRows(after cursor: Int64, through lastSeq: Int64, state: SealState, derived: Bool) throws
+        -> Int64
+    {
+        // Which rows: read before the write transaction, which then takes each again by `seq`.
+        let pending = try connection.prepare(
+            static: """
+                SELECT seq FROM records WHERE seq > ?1 AND seq <= ?2 AND ts < ?3 AND type < 3 ORDER BY seq LIMIT ?4
+                """)
+        try pending.bind(cursor, at: 1)
+        try pending.bind(lastSeq, at: 2)
+        try pending.bind(state.sealedBefore, at: 3)
+        try pending.bind(Int64(rowsPerChunk), at: 4)
+        var seqs: [Int64] = []
+        while try pending.step() { seqs.append(pending.int64(0)) }
+        pending.reset()
+        guard !seqs.isEmpty else { return lastSeq }
+        return try step {
+            let meta = JournalMeta(connection)
+            let hashKey = try meta.value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:)) ?? []
+            let forwardedThrough = try meta.value(JournalFeed.forwardedThroughKey)
+            let select = try connection.prepare(
+                "SELECT r.seq = (SELECT max(seq) FROM records), u.k, \(RecordQueries.columns) "
+                    + "FROM records r JOIN users u ON u.user = r.user WHERE r.seq = ?1")
+            let derivedRow = try connection.prepare(
+                static: "SELECT eligible FROM derived_presentations WHERE ts = ?1 AND seq = ?2")
+            let dropDerived = try connection.prepare(
+                static: "DELETE FROM derived_presentations WHERE ts = ?1 AND seq = ?2")
+            var rollup = DayRollup()
+            let deadline = Clock.monotonicMicroseconds() + chunkMicroseconds
+            var reached = cursor
+            for seq in seqs {
+                if reached > cursor, Clock.monotonicMicroseconds() >= deadline { break }
+                reached = seq
+                try select.bind(seq, at: 1)
+                defer { select.reset() }
+                guard try select.step(), let record = RecordQueries.record(from: select, user: "", offset: 2) else {
+                    continue
+                }
+                if select.int64(0) == 1 || forwardedThrough.map({ seq > $0 }) == true {
+                    heldDay = min(heldDay ?? .max, Timestamp.dayNumber(record.ts))
+                    continue
+                }
+                let key = select.int64(1)
+                if derived, case .presented(let offer, loaded: true) = record.body {
+                    try derivedRow.bind(record.ts, at: 1)
+                    try derivedRow.bind(seq, at: 2)
+                    let eligible = try derivedRow.step() ? derivedRow.int64(0) != 0 : nil
+                    derivedRow.reset()
+                    if let eligible {
+                        let fact = PresentationFact(id: record.id, ts: record.ts, offer: offer, eligible: eligible)
+                        rollup.count(fact, sign: -1)
+                        try dropDerived.bind(record.ts, at: 1)
+                        try dropDerived.bind(seq, at: 2)
+                        try dropDerived.run()
+                    }
+                }
+                try dropRecordRow(seq)
+                try SealedFacts.keep(id: record.id, ts: record.ts, key: key, hashKey: hashKey, on: connection)
+            }
+            try rollup.write(on: connection)
+            return reached
+        }
+    }
+
+    /// Step 5 for one chunk (in the caller's transaction): users from `keys[first]` on, at most `usersPerChunk` of
     /// them and `recordsPerChunk` records changed, so that a user with a long history (a hot id) is spread over
     /// several transactions, and no user after the first once it has run `chunkMicroseconds`. Each sealed record
     /// leaves `records`: one that sealing keeps stays as its per-user index entry alone (`SealedFacts`), any other

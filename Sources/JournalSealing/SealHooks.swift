@@ -8,22 +8,27 @@ import Posix
         public static let pauseAfterStepVariable = "OFFERTRACK_TEST_SEAL_PAUSE_AFTER_STEP"
         public static let pauseFileVariable = "OFFERTRACK_TEST_SEAL_PAUSE_FILE"
         public static let usersPerChunkVariable = "OFFERTRACK_TEST_SEAL_USERS_PER_CHUNK"
+        public static let rowsPerChunkVariable = "OFFERTRACK_TEST_SEAL_ROWS_PER_CHUNK"
 
-        /// SIGKILL the process after this many committed steps (the horizon, each day, each chunk of users).
+        /// SIGKILL the process after this many committed steps (the horizon, each day, each chunk of rows, each chunk
+        /// of users).
         public var killAfterStep: Int?
         /// After this many steps, create `pauseFile` and wait until it is removed.
         public var pauseAfterStep: Int?
         public var pauseFile: String?
-        /// Chunks of this many users instead of the default.
+        /// Chunks of this many users, and of this many rows, instead of the defaults.
         public var usersPerChunk: Int?
+        public var rowsPerChunk: Int?
 
         public init(
-            killAfterStep: Int? = nil, pauseAfterStep: Int? = nil, pauseFile: String? = nil, usersPerChunk: Int? = nil
+            killAfterStep: Int? = nil, pauseAfterStep: Int? = nil, pauseFile: String? = nil, usersPerChunk: Int? = nil,
+            rowsPerChunk: Int? = nil
         ) {
             self.killAfterStep = killAfterStep
             self.pauseAfterStep = pauseAfterStep
             self.pauseFile = pauseFile
             self.usersPerChunk = usersPerChunk
+            self.rowsPerChunk = rowsPerChunk
         }
 
         /// The hooks from `variable` (the executable's environment), by the names above.
@@ -32,7 +37,8 @@ import Posix
                 killAfterStep: variable(Self.killAfterStepVariable).flatMap { Int($0) },
                 pauseAfterStep: variable(Self.pauseAfterStepVariable).flatMap { Int($0) },
                 pauseFile: variable(Self.pauseFileVariable),
-                usersPerChunk: variable(Self.usersPerChunkVariable).flatMap { Int($0) })
+                usersPerChunk: variable(Self.usersPerChunkVariable).flatMap { Int($0) },
+                rowsPerChunk: variable(Self.rowsPerChunkVariable).flatMap { Int($0) })
         }
 
         func afterStep(_ count: Int) {
@@ -51,6 +57,7 @@ import Posix
     public struct SealHooks: Sendable {
         public init() {}
         var usersPerChunk: Int? { nil }
+        var rowsPerChunk: Int? { nil }
         func afterStep(_ count: Int) {}
     }
 #endif

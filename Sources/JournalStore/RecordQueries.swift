@@ -4,7 +4,7 @@ import SQLite
 /// Reading journaled records back as domain `Record`s, for attribution.
 package enum RecordQueries {
     /// The columns `record(from:)` expects, in order (after any leading columns at `offset`).
-    static let columns =
+    package static let columns =
         "id, type, ts, decision, subscribed, loaded, offer_id, affiliate_token, campaign_token, "
         + "message_identifier, item_id, review_conversion, review_decision, review_reason, review_note"
 

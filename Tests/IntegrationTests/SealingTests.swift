@@ -162,8 +162,8 @@ import Testing
         }
     }
 
-    /// A seal SIGKILLed after any of its steps (the horizon, a day, a chunk of users) leaves every day sealed or not:
-    /// `verify` passes, no output changed, and the next run finishes the job.
+    /// A seal SIGKILLed after any of its steps (the horizon, a day, a chunk of rows, a chunk of users) leaves every
+    /// day sealed or not: `verify` passes, no output changed, and the next run finishes the job.
     @Test func aSealKilledAtAnyStepLeavesEveryDaySealedOrNot() throws {
         let directory = ScratchDirectory()
         guard let (daemon, rules, users) = try Self.journal(directory, users: 120) else { return }
@@ -172,13 +172,17 @@ import Testing
         let sample = Array(users.prefix(40))
         let before = try Self.outputs(db: db, rules: rules, users: sample)
         let seal = ["seal", "--db", db, "--rules", rules, "--as-of", "2026-09-15"]
-        // A run's steps: the horizon, each day not yet sealed (66 in all), each chunk of 5 users, the last. The kills:
-        // after the horizon; after 29 days; after 19 more; after the last 18 days and 6 chunks; after 2 chunks.
-        for step in [1, 30, 20, 25, 3] {
+        // A run's steps: the horizon, each day not yet sealed (66 in all), each chunk of 40 rows (the 755 rows of
+        // those days: 19), each chunk of 5 users, the last. The kills: after the horizon; after 29 days; after 19
+        // more; after the last 18 days and 6 chunks of rows; after the other 13 and 7 chunks of users (the rows all
+        // gone, users still holding entries no rule reads); after 3 more chunks of users (found again from their
+        // entries: their rows are gone).
+        for step in [1, 30, 20, 25, 20, 3] {
             let killed = try Self.cli(
                 seal,
                 environment: [
                     "OFFERTRACK_TEST_SEAL_KILL_AFTER_STEP": "\(step)", "OFFERTRACK_TEST_SEAL_USERS_PER_CHUNK": "5",
+                    "OFFERTRACK_TEST_SEAL_ROWS_PER_CHUNK": "40",
                 ])
             // Foundation's terminationStatus of a process killed by a signal is the signal's number.
             #expect(

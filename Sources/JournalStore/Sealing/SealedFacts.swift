@@ -42,14 +42,19 @@ package enum SealedFacts {
     package static func keep(_ entry: UserIndexEntries.Entry, key: Int64, hashKey: [UInt8], on connection: Connection)
         throws
     {
+        try keep(id: entry.record.id, ts: entry.record.ts, key: key, hashKey: hashKey, on: connection)
+    }
+
+    /// As `keep(_:key:hashKey:on:)`, for the record `id` at `ts` listed under user `key`.
+    package static func keep(id: String, ts: Int64, key: Int64, hashKey: [UInt8], on connection: Connection) throws {
         let upsert = try connection.prepare(
             static: """
                 INSERT INTO sealed_ids (hash, k, ts) VALUES (?1, ?2, ?3)
                 ON CONFLICT (hash) DO UPDATE SET k = excluded.k, ts = excluded.ts
                 """)
-        try upsert.bind(SealedIDs.hash(entry.record.id, key: hashKey), at: 1)
+        try upsert.bind(SealedIDs.hash(id, key: hashKey), at: 1)
         try upsert.bind(key, at: 2)
-        try upsert.bind(entry.record.ts, at: 3)
+        try upsert.bind(ts, at: 3)
         try upsert.run()
     }
 
