@@ -67,11 +67,12 @@ package enum UnusedSpaceScrub {
         var buffer = [UInt8](repeating: 0, count: pagesPerRead * geometry.pageSize)
         var found: [Int64] = []
         var offset: Int64 = 0
+        let needles = NeedleSet(needles)
         while offset < size {
             try buffer.withUnsafeMutableBytes { bytes in
                 try file.read(into: bytes, at: offset)
                 // Most reads hold no needle at all: one search of the whole read first.
-                guard needles.contains(where: { ByteSearch.contains($0, in: UnsafeRawBufferPointer(bytes)) }) else {
+                guard needles.occurs(in: UnsafeRawBufferPointer(bytes)) else {
                     return
                 }
                 for index in 0..<pagesPerRead {
@@ -96,13 +97,13 @@ package enum UnusedSpaceScrub {
     }
 
     /// Whether an unused range of the page `image` holds one of `needles` whole.
-    static func unusedSpace(of image: UnsafeRawBufferPointer, geometry: Geometry, holdsAnyOf needles: [[UInt8]])
+    static func unusedSpace(of image: UnsafeRawBufferPointer, geometry: Geometry, holdsAnyOf needles: NeedleSet)
         -> Bool
     {
         guard let ranges = BTreePageSpace.unusedRanges(of: image, isFirstPage: false, usableSize: geometry.usableSize)
         else { return false }
         return ranges.contains { range in
-            needles.contains { ByteSearch.contains($0, in: UnsafeRawBufferPointer(rebasing: image[range])) }
+            needles.occurs(in: UnsafeRawBufferPointer(rebasing: image[range]))
         }
     }
 
