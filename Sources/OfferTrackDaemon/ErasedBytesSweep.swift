@@ -15,7 +15,9 @@ final class ErasedBytesSweep: @unchecked Sendable {
     // @unchecked: every stored property is a constant, guarded by `state`, or touched only on `queue` (`paced`).
     private let journalPath: String
     private let log: Logger
-    private let queue = DispatchQueue(label: "offertrack.erased-bytes")
+    /// Background work (libdispatch runs it at nice 10 here, unprivileged too): beside the writer, a search of the
+    /// whole file takes a core's spare time, not the writer's.
+    private let queue = DispatchQueue(label: "offertrack.erased-bytes", qos: .background)
     static let maximumRounds = 5
 
     private typealias State = ErasedIDsQueue
