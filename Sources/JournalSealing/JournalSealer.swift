@@ -52,16 +52,16 @@ public final class JournalSealer {
         case recomputeInProgress
     }
 
-    private let connection: Connection
+    let connection: Connection
     private let usersPerChunk: Int
     /// The most records one transaction removes.
     private let recordsPerChunk: Int
     /// The most rows one transaction of step 4 takes out of `records`.
-    private let rowsPerChunk: Int
+    let rowsPerChunk: Int
     /// How long a chunk may run before it commits (checked after each user), and the shortest pause after each
     /// chunk's commit (it lasts `pauseFactor` times as long as the chunk did), in which a writer waiting for the
     /// lock takes it.
-    private let chunkMicroseconds: UInt64
+    let chunkMicroseconds: UInt64
     private let pauseMilliseconds: Int
     /// How many times as long as a chunk the pause after it lasts. Beside a seal the daemon's commits wait for the
     /// lock and for their WAL's `fdatasync` behind the writeback of the pages the seal changed (bench/RESULTS.md,
@@ -74,7 +74,7 @@ public final class JournalSealer {
     private var steps = 0
     /// The first day of a record this run had to leave in `records` (`RecordRow.held`): days from it on are not
     /// cleaned yet, and the next run cleans them again.
-    private var heldDay: Int64?
+    var heldDay: Int64?
 
     /// Opens the journal at `path` for sealing (it must exist and have the current schema).
     public init(
@@ -96,7 +96,7 @@ public final class JournalSealer {
     }
 
     /// Runs one step in its own write transaction.
-    private func step<T>(_ body: () throws -> T) throws -> T {
+    func step<T>(_ body: () throws -> T) throws -> T {
         let result = try connection.transaction(body)
         steps += 1
         hooks.afterStep(steps)
@@ -271,77 +271,6 @@ public final class JournalSealer {
         }
     }
 
-    /// Step 4 for one chunk: the next rows after `cursor` and up to `lastSeq` of days before the seal's end (other
-    /// than reviews and erasures, and rows that must stay for now) leave `records`, in `seq` order, so that each page
-    /// of the table and of its `id` index is written once (walked by user, each row dirtied a page of its own, about
-    /// nine times a page). Each stays as its per-user index entry alone, its id's hash saying where (`SealedFacts`):
-    /// what sealing keeps of any record, which step 5 then trims. A loaded presentation's derived row goes with it
-    /// (sealed days count presentations from their sealed counts). At most `rowsPerChunk` rows, and no row after
-    /// the first once the chunk has run `chunkMicroseconds`. Returns the `seq` it got to.
-    private func removeRows(after cursor: Int64, through lastSeq: Int64, state: SealState, derived: Bool) throws
-        -> Int64
-    {
-        // Which rows: read before the write transaction, which then takes each again by `seq`.
-        let pending = try connection.prepare(
-            static: """
-                SELECT seq FROM records WHERE seq > ?1 AND seq <= ?2 AND ts < ?3 AND type < 3 ORDER BY seq LIMIT ?4
-                """)
-        try pending.bind(cursor, at: 1)
-        try pending.bind(lastSeq, at: 2)
-        try pending.bind(state.sealedBefore, at: 3)
-        try pending.bind(Int64(rowsPerChunk), at: 4)
-        var seqs: [Int64] = []
-        while try pending.step() { seqs.append(pending.int64(0)) }
-        pending.reset()
-        guard !seqs.isEmpty else { return lastSeq }
-        return try step {
-            let meta = JournalMeta(connection)
-            let hashKey = try meta.value(SealState.hashKey).flatMap(SealedIDs.bytes(hex:)) ?? []
-            let forwardedThrough = try meta.value(JournalFeed.forwardedThroughKey)
-            let select = try connection.prepare(
-                "SELECT r.seq = (SELECT max(seq) FROM records), u.k, \(RecordQueries.columns) "
-                    + "FROM records r JOIN users u ON u.user = r.user WHERE r.seq = ?1")
-            let derivedRow = try connection.prepare(
-                static: "SELECT eligible FROM derived_presentations WHERE ts = ?1 AND seq = ?2")
-            let dropDerived = try connection.prepare(
-                static: "DELETE FROM derived_presentations WHERE ts = ?1 AND seq = ?2")
-            var rollup = DayRollup()
-            let deadline = Clock.monotonicMicroseconds() + chunkMicroseconds
-            var reached = cursor
-            for seq in seqs {
-                if reached > cursor, Clock.monotonicMicroseconds() >= deadline { break }
-                reached = seq
-                try select.bind(seq, at: 1)
-                defer { select.reset() }
-                guard try select.step(), let record = RecordQueries.record(from: select, user: "", offset: 2) else {
-                    continue
-                }
-                if select.int64(0) == 1 || forwardedThrough.map({ seq > $0 }) == true {
-                    heldDay = min(heldDay ?? .max, Timestamp.dayNumber(record.ts))
-                    continue
-                }
-                let key = select.int64(1)
-                if derived, case .presented(let offer, loaded: true) = record.body {
-                    try derivedRow.bind(record.ts, at: 1)
-                    try derivedRow.bind(seq, at: 2)
-                    let eligible = try derivedRow.step() ? derivedRow.int64(0) != 0 : nil
-                    derivedRow.reset()
-                    if let eligible {
-                        let fact = PresentationFact(id: record.id, ts: record.ts, offer: offer, eligible: eligible)
-                        rollup.count(fact, sign: -1)
-                        try dropDerived.bind(record.ts, at: 1)
-                        try dropDerived.bind(seq, at: 2)
-                        try dropDerived.run()
-                    }
-                }
-                try dropRecordRow(seq)
-                try SealedFacts.keep(id: record.id, ts: record.ts, key: key, hashKey: hashKey, on: connection)
-            }
-            try rollup.write(on: connection)
-            return reached
-        }
-    }
-
     /// Step 5 for one chunk (in the caller's transaction): users from `keys[first]` on, at most `usersPerChunk` of
     /// them and `recordsPerChunk` records changed, so that a user with a long history (a hot id) is spread over
     /// several transactions, and no user after the first once it has run `chunkMicroseconds`. Each sealed record
@@ -430,7 +359,7 @@ public final class JournalSealer {
         return .present
     }
 
-    private func dropRecordRow(_ seq: Int64) throws {
+    func dropRecordRow(_ seq: Int64) throws {
         let drop = try connection.prepare(static: "DELETE FROM records WHERE seq = ?1")
         try drop.bind(seq, at: 1)
         try drop.run()
