@@ -15,6 +15,12 @@ public struct Exposition {
         }
     }
 
+    /// A counter with one unlabelled sample, `value / scale` in exposed units (milliseconds as seconds: 1,000).
+    public mutating func counter(_ name: String, help: String, _ value: UInt64, scale: UInt64) {
+        family(name, help: help, type: "counter")
+        text += "\(name) \(Self.decimal(value, scale: scale))\n"
+    }
+
     /// A gauge with one unlabelled sample.
     public mutating func gauge(_ name: String, help: String, _ value: Int64) {
         family(name, help: help, type: "gauge")

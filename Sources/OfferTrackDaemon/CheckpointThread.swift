@@ -11,6 +11,10 @@ struct CheckpointHealth: Sendable, Equatable {
     var failing: String?
     /// Blocking checkpoints (the WAL past `CheckpointThread.limitFrames`) that finished, since the daemon started.
     var blocking = 0
+    /// Times the writer paused after a commit for a checkpoint (a blocking one, or an erasure's `TRUNCATE`), and
+    /// for how long in all (ms): the records waiting for the next commit waited as long.
+    var writerPauses = 0
+    var writerPauseMilliseconds: Int64 = 0
 }
 
 /// Keeps the journal's WAL short from a thread and a connection of its own (`WALCheckpointer`), so that no commit,
@@ -249,11 +253,7 @@ final class CheckpointThread: @unchecked Sendable {
             state.lastForgetPause = now
             return true
         }
-        if pauses {
-            let done = DispatchSemaphore(value: 0)
-            enqueue(.forgetOldFrames(done: done))
-            _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
-        }
+        if pauses { pauseWriter { .forgetOldFrames(done: $0) } }
         let now = Clock.monotonicMilliseconds()
         enum Next { case nothing, passive, blocking }
         let next = state.withLock { state -> Next in
@@ -273,9 +273,21 @@ final class CheckpointThread: @unchecked Sendable {
         case .passive:
             enqueue(.passive)
         case .blocking:
-            let done = DispatchSemaphore(value: 0)
-            enqueue(.blocking(done: done))
-            _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
+            pauseWriter { .blocking(done: $0) }
+        }
+    }
+
+    /// On the writer thread: queues `request` and waits at most `writerWaitMilliseconds` for it to end, counting
+    /// the pause in `health`.
+    private func pauseWriter(_ request: (DispatchSemaphore) -> Request) {
+        let started = Clock.monotonicMilliseconds()
+        let done = DispatchSemaphore(value: 0)
+        enqueue(request(done))
+        _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
+        let waited = Clock.monotonicMilliseconds() - started
+        health.withLock {
+            $0.writerPauses += 1
+            $0.writerPauseMilliseconds += waited
         }
     }
 

@@ -146,7 +146,7 @@ public final class Daemon {
                     }
                     return metrics.render(
                         journalBytes: Int64(bytes),
-                        checkpointFailures: pipeline.checkpoints.health.withLock { $0.failures }, fleet: fleet.metrics,
+                        checkpoints: pipeline.checkpoints.health.withLock { $0 }, fleet: fleet.metrics,
                         sealed: sealed)
                 }
             } catch {

@@ -49,7 +49,7 @@ final class DaemonMetrics: Sendable {
 
     /// The exposition, with the journal's size on disk and its seal state (SPEC 12) read now.
     func render(
-        journalBytes: Int64, checkpointFailures: Int = 0, fleet: FleetMetrics? = nil,
+        journalBytes: Int64, checkpoints: CheckpointHealth = CheckpointHealth(), fleet: FleetMetrics? = nil,
         sealed: (lastSealedDay: Int64, horizon: Int64)? = nil
     ) -> String {
         var out = Exposition()
@@ -67,7 +67,19 @@ final class DaemonMetrics: Sendable {
             [("", storageFailures.current)])
         out.counter(
             "offertrack_checkpoint_failures_total", help: "WAL checkpoints that failed (disk full, I/O error).",
-            [("", UInt64(checkpointFailures))])
+            [("", UInt64(checkpoints.failures))])
+        out.counter(
+            "offertrack_checkpoint_blocking_total",
+            help: "Checkpoints that started the WAL over after it reached its limit (the writer paused for them).",
+            [("", UInt64(checkpoints.blocking))])
+        out.counter(
+            "offertrack_checkpoint_writer_pauses_total",
+            help: "Times the writer paused after a commit for a checkpoint (the WAL's limit, an erasure's frames).",
+            [("", UInt64(checkpoints.writerPauses))])
+        out.counter(
+            "offertrack_checkpoint_writer_pause_seconds_total",
+            help: "How long the writer paused for checkpoints in all; records waiting for a commit waited as long.",
+            UInt64(max(0, checkpoints.writerPauseMilliseconds)), scale: 1000)
         out.gauge(
             "offertrack_journal_corrupt", help: "1 when the journal was found damaged: nothing is acknowledged.",
             journalCorrupt.current)

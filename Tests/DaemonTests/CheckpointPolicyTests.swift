@@ -1,5 +1,6 @@
 import Foundation
 import Posix
+import Synchronization
 import Testing
 
 @testable import OfferTrackDaemon
@@ -24,5 +25,28 @@ import Testing
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
         #expect(checkpoints.newFramesForPassive(walFrames: walFrames) == expected)
+    }
+
+    /// A pause is counted with its time and shown by the metrics: with a limit of 64 frames, a commit leaving 40
+    /// frames queues a passive checkpoint, one leaving 64 pauses the writer for a blocking one.
+    @Test func aPauseIsCountedAndExposed() {
+        let path = "/tmp/checkpoint-policy-\(UInt32.random(in: 0...UInt32.max)).db"
+        let checkpoints = CheckpointThread(journalPath: path, limitFrames: 64, log: .discard)
+        defer {
+            checkpoints.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        checkpoints.afterCommit(walFrames: 40)
+        #expect(checkpoints.health.withLock { $0.writerPauses } == 0)
+        checkpoints.afterCommit(walFrames: 64)
+        let health = checkpoints.health.withLock { $0 }
+        #expect(health.writerPauses == 1)
+        let text = DaemonMetrics().render(journalBytes: 0, checkpoints: health)
+        #expect(text.contains("\noffertrack_checkpoint_writer_pauses_total 1\n"))
+        let prefix = "offertrack_checkpoint_writer_pause_seconds_total "
+        let seconds = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
+            Double($0.dropFirst(prefix.count))
+        }
+        #expect(seconds.map { Int64(($0 * 1000).rounded()) } == health.writerPauseMilliseconds, "\(text)")
     }
 }

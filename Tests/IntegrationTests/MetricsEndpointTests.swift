@@ -40,6 +40,10 @@ import Testing
         #expect(MetricsScrape.value(body, "offertrack_journal_bytes").flatMap(Int.init).map { $0 > 0 } == true)
         #expect(MetricsScrape.value(body, "offertrack_journal_corrupt") == "0")
         #expect(MetricsScrape.value(body, "offertrack_checkpoint_failures_total") == "0")
+        for name in ["offertrack_checkpoint_blocking_total", "offertrack_checkpoint_writer_pauses_total"] {
+            #expect(MetricsScrape.value(body, name) == "0", "\(name)")
+        }
+        #expect(MetricsScrape.value(body, "offertrack_checkpoint_writer_pause_seconds_total") == "0")
         let started = MetricsScrape.value(body, "offertrack_start_time_seconds").flatMap(Double.init) ?? 0
         #expect(started >= launched && started <= Date().timeIntervalSince1970, "start time \(started)")
         for name in ["offertrack_queued_records", "offertrack_commit_seconds_count", "offertrack_commit_records_sum"] {

@@ -38,6 +38,8 @@ struct BenchOptions {
     /// The sealing section's paced records/s beside the seal, and its parts (`seal`, `plateau`); nil: its scale's, all.
     var sealingRate: Double?
     var sealingParts: Set<String>?
+    /// A file for the seal's answers second by second (answers, max ms, over 250 ms); nil: none.
+    var sealingTimeline: String?
 
     /// Sections a full run leaves out unless `--only` names them (their fills take about half an hour); `--smoke` runs
     /// them too, tiny.
@@ -60,6 +62,7 @@ struct BenchOptions {
           --fleet-lag-seconds N     how long it offers them (default 60; smoke 1)
           --sealing-rate N          the sealing section's records/s beside the seal (default 10000; smoke 1000)
           --sealing-parts LIST      only these parts of the sealing section: seal,plateau
+          --sealing-timeline FILE   write the seal's answers second by second to FILE (tab-separated)
           --hot-histories LIST      the heavy section's histories of one user, in records
                                     (default 10,1000,100000,1000000; smoke 10,1000)
           --growth-journals LIST    the growth section's journal sizes, records of the same users
@@ -103,6 +106,11 @@ struct BenchOptions {
                     throw BenchFailure("--sealing-parts needs parts\n\(usage)")
                 }
                 options.sealingParts = Set(list.split(separator: ",").map(String.init))
+            case "--sealing-timeline":
+                guard let path = remaining.popFirst() else {
+                    throw BenchFailure("--sealing-timeline needs a path\n\(usage)")
+                }
+                options.sealingTimeline = path
             case "--fleet-outage-seconds":
                 guard let text = remaining.popFirst(), let seconds = Double(text), seconds > 0 else {
                     throw BenchFailure("--fleet-outage-seconds needs a positive number\n\(usage)")

@@ -56,7 +56,7 @@ extension BenchRun {
             for scraped in pair % 2 == 0 ? [false, true] : [true, false] {
                 // A new daemon and journal each run (the workload's records are each sent once per journal).
                 if offset + count > workload.count { offset = 0 }
-                let port = try freePort()
+                let port = try LoopbackHTTP.freePort()
                 let daemon = try startDaemon(
                     label: "scrape-\(pair)-\(scraped)", databasePath: newDatabase(),
                     arguments: ["--metrics-listen", "127.0.0.1:\(port)"])
@@ -78,13 +78,6 @@ extension BenchRun {
                 value: "\(Format.fixed(median(with), 2)) ms",
                 comparison: "\(Format.ratio(median(with) / max(0.001, median(without)))) of the same load unscraped "
                     + "(\(Format.fixed(median(without), 2)) ms; medians of 3 alternating runs, \(scrapes) scrapes)"))
-    }
-
-    /// A loopback port nobody listens on now.
-    func freePort() throws -> UInt16 {
-        let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
-        defer { FileDescriptor.close(fd) }
-        return try TCPSocket.port(of: fd)
     }
 
     func measureFloodProbe(_ workload: Workload) throws {
@@ -143,6 +136,7 @@ extension BenchRun {
     func measureSealing() throws {
         var sealingScale = options.smoke ? SealingScale.smoke : SealingScale.full
         if let rate = options.sealingRate { sealingScale.recordsPerSecond = rate }
+        sealingScale.timelinePath = options.sealingTimeline
         try SealingSection(context: sectionContext, scale: sealingScale, cli: options.resolvedCLIPath).run(
             parts: options.sealingParts)
     }

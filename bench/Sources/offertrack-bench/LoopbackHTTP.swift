@@ -2,6 +2,13 @@ import Posix
 
 /// One HTTP/1.1 `GET` to a server on 127.0.0.1 (the daemon's metrics endpoint, nats-server's monitor).
 enum LoopbackHTTP {
+    /// A loopback port nobody listens on now.
+    static func freePort() throws -> UInt16 {
+        let fd = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        defer { FileDescriptor.close(fd) }
+        return try TCPSocket.port(of: fd)
+    }
+
     /// The whole response (status line, headers, body) to `GET path`, read until the server closes; nil when
     /// the connection or the request failed.
     static func get(_ path: String, port: UInt16) -> [UInt8]? {

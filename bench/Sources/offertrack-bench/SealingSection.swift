@@ -20,6 +20,8 @@ struct SealingScale {
     /// The plateau: `SteadyFlowSimulator`'s new users every `cohortDays` days.
     var usersPerCohort: Int
     var cohortDays: Int
+    /// Where to write the seal's answers second by second; nil: nowhere.
+    var timelinePath: String? = nil
 
     static let full = SealingScale(
         dayRecords: 1_000_000, recordsPerSecond: 10_000, clients: 8, roundSeconds: 10, baselineRounds: 2,
@@ -80,7 +82,9 @@ final class SealingSection {
                 + "on \(Timestamp.formatDay(day * Timestamp.millisecondsPerDay))")
         let built = try buildDay(path: path, day: day, settings: rules.rules.settings)
         FileSystem.syncAll()
-        let daemon = try context.startDaemon("sealing", path, arguments: ["--rules", rulesPath])
+        let port = try LoopbackHTTP.freePort()
+        let daemon = try context.startDaemon(
+            "sealing", path, arguments: ["--rules", rulesPath, "--metrics-listen", "127.0.0.1:\(port)"])
         defer { try? daemon.stop() }
         _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 600)
         context.progress(
@@ -91,6 +95,7 @@ final class SealingSection {
             cli, "seal", "--db", path, "--rules", rulesPath, "--as-of", Timestamp.format(asOf),
         ]
         var seal: SealRun?
+        var pausesAtStart = WriterPauses(port: port)
         // A failure leaves no seal running (it would go on with the next section).
         defer { seal?.kill() }
         var samples: [PacedClient.Sample] = []
@@ -123,6 +128,7 @@ final class SealingSection {
             ) { firstDue in
                 if round == scale.baselineRounds {
                     Stopwatch.sleep(until: firstDue)
+                    pausesAtStart = WriterPauses(port: port)
                     seal = try SealRun(arguments, outputPath: outputPath)
                 }
                 // The next round's records made while this one is paced (the gap between rounds stays short).
@@ -130,6 +136,7 @@ final class SealingSection {
             }
             round += 1
         }
+        let pausesAtEnd = WriterPauses(port: port)
         guard let seal, let ended = seal.ended else { throw BenchFailure("the seal never ran") }
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         guard seal.status == 0, output.hasPrefix("sealed 1 day") else {
@@ -146,6 +153,10 @@ final class SealingSection {
         let slowest = sealing.max { $0.latency < $1.latency }
         let slowestAt = slowest.map { Double($0.sentAt - seal.started) / 1e9 } ?? 0
         let late = Self.lateSeconds(sealing, from: seal.started)
+        if let timelinePath = scale.timelinePath {
+            try Self.timeline(samples, from: seal.started).write(
+                toFile: timelinePath, atomically: true, encoding: .utf8)
+        }
         let removed = Self.removedRecords(output)
         let met = during.max <= 250 && during.unavailable == 0 ? "met" : "**missed**"
         context.add(
@@ -168,7 +179,8 @@ final class SealingSection {
                 comparison: "removed \(Format.grouped(Double(removed))) records, kept "
                     + "\(Format.grouped(Double(built.records - removed))) as index entries; "
                     + "\(Format.grouped(Double(built.records) / max(sealSeconds, 0.001))) records sealed/s; "
-                    + "\(round) rounds of \(Format.fixed(scale.roundSeconds, 0)) s of traffic"))
+                    + "\(round) rounds of \(Format.fixed(scale.roundSeconds, 0)) s of traffic; "
+                    + pausesAtEnd.since(pausesAtStart)))
     }
 
     /// The answers over 250 ms and the seconds into the seal they were sent in (the eight with most of them), so
@@ -184,6 +196,46 @@ final class SealingSection {
         let seconds = worst.sorted { $0.key < $1.key }.map { "\($0.key) s (\($0.value))" }
         return "\(Format.grouped(Double(total))) answers over 250 ms, sent in seconds "
             + seconds.joined(separator: ", ")
+    }
+
+    /// The daemon's pauses for checkpoints so far (`offertrack_checkpoint_writer_pause*`), nil when not scraped.
+    private struct WriterPauses {
+        var pauses: Double?
+        var seconds: Double?
+
+        init(port: UInt16) {
+            pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
+            seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
+        }
+
+        /// The writer's pauses from `start` to these.
+        func since(_ start: WriterPauses) -> String {
+            guard let pauses, let seconds, let before = start.pauses, let beforeSeconds = start.seconds else {
+                return "the writer's pauses for checkpoints not scraped"
+            }
+            return "the writer paused \(Format.grouped(pauses - before)) times for checkpoints meanwhile, "
+                + "\(Format.fixed(seconds - beforeSeconds, 1)) s in all"
+        }
+    }
+
+    /// Every second of the run from the seal's start (negative before it): answers, the slowest in ms, answers over
+    /// 250 ms; tab-separated, one line a second.
+    private static func timeline(_ samples: [PacedClient.Sample], from start: UInt64) -> String {
+        var perSecond: [Int: (count: Int, max: UInt64, late: Int)] = [:]
+        for sample in samples {
+            let offset = Int64(sample.sentAt) - Int64(start)
+            let second = Int(offset >= 0 ? offset / 1_000_000_000 : (offset + 1) / 1_000_000_000 - 1)
+            var entry = perSecond[second] ?? (0, 0, 0)
+            entry.count += 1
+            entry.max = max(entry.max, sample.latency)
+            if sample.latency > 250_000_000 { entry.late += 1 }
+            perSecond[second] = entry
+        }
+        return "second\tanswers\tmax_ms\tover_250ms\n"
+            + perSecond.keys.sorted().map { second in
+                let entry = perSecond[second] ?? (0, 0, 0)
+                return "\(second)\t\(entry.count)\t\(entry.max / 1_000_000)\t\(entry.late)\n"
+            }.joined()
     }
 
     private func ratio(_ value: Double, _ base: Double) -> String { base > 0 ? Format.ratio(value / base) : "n/a" }
