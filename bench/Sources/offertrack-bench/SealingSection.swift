@@ -232,9 +232,8 @@ final class SealingSection {
             perSecond[second] = entry
         }
         return "second\tanswers\tmax_ms\tover_250ms\n"
-            + perSecond.keys.sorted().map { second in
-                let entry = perSecond[second] ?? (0, 0, 0)
-                return "\(second)\t\(entry.count)\t\(entry.max / 1_000_000)\t\(entry.late)\n"
+            + perSecond.sorted { $0.key < $1.key }.map { second, entry in
+                "\(second)\t\(entry.count)\t\(entry.max / 1_000_000)\t\(entry.late)\n"
             }.joined()
     }
 
