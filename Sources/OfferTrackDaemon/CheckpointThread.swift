@@ -15,6 +15,8 @@ struct CheckpointHealth: Sendable, Equatable {
     /// for how long in all (ms): the records waiting for the next commit waited as long.
     var writerPauses = 0
     var writerPauseMilliseconds: Int64 = 0
+    /// `TRUNCATE` checkpoints that emptied the WAL file after erasures (SPEC 11), since the daemon started.
+    var erasureTruncates = 0
 }
 
 /// Keeps the journal's WAL short from a thread and a connection of its own (`WALCheckpointer`), so that no commit,
@@ -78,6 +80,10 @@ final class CheckpointThread: @unchecked Sendable {
     static let backoffLimitMilliseconds: Int64 = 60_000
     /// For how long after an erasure the writer pauses, once a second, for a try at its old frames.
     static let forgetPauseMilliseconds: Int64 = 60_000
+    /// After a `TRUNCATE` for erasures completed, how long until the next one (erasures committed meanwhile wait
+    /// and go together): a steady flow of erasures empties the WAL file at most this often, not after each one,
+    /// since a file emptied and grown again costs the disk its blocks' allocation and discard.
+    static let forgetSpacingMilliseconds: Int64 = 5_000
 
     /// What the writer thread and this thread share.
     private struct State {
@@ -97,6 +103,8 @@ final class CheckpointThread: @unchecked Sendable {
         var forgetRequestedAt: Int64?
         /// When the writer last paused for one.
         var lastForgetPause: Int64 = 0
+        /// No try before this time (monotonic ms): `forgetSpacingMilliseconds` after the last complete one.
+        var forgetNotBefore: Int64 = 0
     }
     private let state = Mutex(State())
     /// Checkpoint failures and blocking checkpoints, shared with the event loop.
@@ -129,8 +137,8 @@ final class CheckpointThread: @unchecked Sendable {
     /// The checkpoint thread: takes requests in order until `close`.
     private func run() {
         while true {
-            if forgettingSince != nil {
-                _ = wake.wait(timeout: .now() + .seconds(1))
+            if let at = nextForgetTry() {
+                _ = wake.wait(timeout: .now() + .milliseconds(Int(max(0, at - Clock.monotonicMilliseconds()))))
             } else {
                 wake.wait()
             }
@@ -162,12 +170,19 @@ final class CheckpointThread: @unchecked Sendable {
                     return
                 }
             }
-            if let since = forgettingSince,
-                lastForgetTry.map({ Clock.monotonicMilliseconds() - $0 >= 1_000 }) ?? true
-            {
+            if let since = forgettingSince, let at = nextForgetTry(), Clock.monotonicMilliseconds() >= at {
                 forgetOldFrames(waitingSince: since, waits: !writerPausesForForgetting())
             }
         }
+    }
+
+    /// When the next try at an erasure's old frames is due (monotonic ms; checkpoint thread only), nil when none
+    /// waits: a second after the last try, and never sooner than `forgetSpacingMilliseconds` after the last
+    /// complete one.
+    private func nextForgetTry() -> Int64? {
+        guard forgettingSince != nil else { return nil }
+        let notBefore = state.withLock { $0.forgetNotBefore }
+        return max(lastForgetTry.map { $0 + 1_000 } ?? 0, notBefore)
     }
 
     /// Of a WAL of `walFrames` frames, those no checkpoint has copied yet (as far as this thread knows): bulk work
@@ -210,7 +225,12 @@ final class CheckpointThread: @unchecked Sendable {
         let done =
             (try? checkpointer.checkpoint(.truncate, busyTimeoutMilliseconds: wait)).map { $0.isComplete } ?? false
         if done {
-            state.withLock { $0.checkpointedFrames = 0 }
+            let notBefore = Clock.monotonicMilliseconds() + Self.forgetSpacingMilliseconds
+            state.withLock {
+                $0.checkpointedFrames = 0
+                $0.forgetNotBefore = notBefore
+            }
+            health.withLock { $0.erasureTruncates += 1 }
             let next = sweep.afterTruncate(with: checkpointer) { [weak self] in self?.requestForgettingOldFrames() }
             forgettingLogged = false
             guard next != .tryAgain else {
@@ -247,7 +267,7 @@ final class CheckpointThread: @unchecked Sendable {
         let pauses = state.withLock { state -> Bool in
             let now = Clock.monotonicMilliseconds()
             guard let since = state.forgetRequestedAt, now - since < Self.forgetPauseMilliseconds,
-                now - state.lastForgetPause >= 1_000,
+                now - state.lastForgetPause >= 1_000, now >= state.forgetNotBefore,
                 !state.blockingInFlight
             else { return false }
             state.lastForgetPause = now

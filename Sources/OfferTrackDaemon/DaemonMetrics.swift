@@ -80,6 +80,10 @@ final class DaemonMetrics: Sendable {
             "offertrack_checkpoint_writer_pause_seconds_total",
             help: "How long the writer paused for checkpoints in all; records waiting for a commit waited as long.",
             UInt64(max(0, checkpoints.writerPauseMilliseconds)), scale: 1000)
+        out.counter(
+            "offertrack_checkpoint_erasure_truncates_total",
+            help: "Times the WAL file was emptied for erasures' old frames (erasures close together share one).",
+            [("", UInt64(checkpoints.erasureTruncates))])
         out.gauge(
             "offertrack_journal_corrupt", help: "1 when the journal was found damaged: nothing is acknowledged.",
             journalCorrupt.current)

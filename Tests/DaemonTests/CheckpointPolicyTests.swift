@@ -1,4 +1,6 @@
+import AttributionJoin
 import Foundation
+import JournalStore
 import Posix
 import Synchronization
 import Testing
@@ -48,5 +50,42 @@ import Testing
             Double($0.dropFirst(prefix.count))
         }
         #expect(seconds.map { Int64(($0 * 1000).rounded()) } == health.writerPauseMilliseconds, "\(text)")
+    }
+
+    /// Erasures close together share a `TRUNCATE`: the first empties the WAL at once, two asked for right after it
+    /// wait `forgetSpacingMilliseconds` from it and go together (a lower bound only: a busy machine makes it later).
+    /// On a new journal whose writer is idle (each `TRUNCATE` completes at once); counted by the exposition.
+    @Test func erasuresCloseTogetherShareATruncate() throws {
+        let path = "/tmp/checkpoint-policy-\(UInt32.random(in: 0...UInt32.max)).db"
+        let writer = try JournalWriter(
+            path: path, options: .init(durability: .normal, schema: .migrate, checkpointsOnCommit: false))
+        defer { withExtendedLifetime(writer) {} }
+        let checkpoints = CheckpointThread(journalPath: path, limitFrames: 64, log: .discard)
+        defer {
+            checkpoints.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        func truncates(reaching count: Int) -> Int64? {
+            let deadline = Clock.monotonicMilliseconds() + 60_000
+            while Clock.monotonicMilliseconds() < deadline {
+                let done = checkpoints.health.withLock { $0.erasureTruncates }
+                if done >= count { return Clock.monotonicMilliseconds() }
+                Sleep.milliseconds(5)
+            }
+            return nil
+        }
+        let firstAsked = Clock.monotonicMilliseconds()
+        checkpoints.requestForgettingOldFrames()
+        #expect(truncates(reaching: 1) != nil)
+        checkpoints.requestForgettingOldFrames()
+        checkpoints.requestForgettingOldFrames()
+        let second = try #require(truncates(reaching: 2))
+        #expect(second - firstAsked >= CheckpointThread.forgetSpacingMilliseconds)
+        // Had the two not gone together, a third would come a spacing after the second.
+        Sleep.milliseconds(Int(CheckpointThread.forgetSpacingMilliseconds) + 1_500)
+        let health = checkpoints.health.withLock { $0 }
+        #expect(health.erasureTruncates == 2)
+        let text = DaemonMetrics().render(journalBytes: 0, checkpoints: health)
+        #expect(text.contains("\noffertrack_checkpoint_erasure_truncates_total 2\n"), "\(text)")
     }
 }

@@ -40,7 +40,10 @@ import Testing
         #expect(MetricsScrape.value(body, "offertrack_journal_bytes").flatMap(Int.init).map { $0 > 0 } == true)
         #expect(MetricsScrape.value(body, "offertrack_journal_corrupt") == "0")
         #expect(MetricsScrape.value(body, "offertrack_checkpoint_failures_total") == "0")
-        for name in ["offertrack_checkpoint_blocking_total", "offertrack_checkpoint_writer_pauses_total"] {
+        for name in [
+            "offertrack_checkpoint_blocking_total", "offertrack_checkpoint_writer_pauses_total",
+            "offertrack_checkpoint_erasure_truncates_total",
+        ] {
             #expect(MetricsScrape.value(body, name) == "0", "\(name)")
         }
         #expect(MetricsScrape.value(body, "offertrack_checkpoint_writer_pause_seconds_total") == "0")

@@ -35,7 +35,8 @@ struct BenchOptions {
     var growthJournals: [Int]?
     /// A folder where the growth section keeps its filled journals and reuses them when they match; nil: none.
     var growthKeep: String?
-    /// The sealing section's paced records/s beside the seal, and its parts (`seal`, `plateau`); nil: its scale's, all.
+    /// The sealing section's paced records/s beside the seal, and its parts (`seal`, `control`, `plateau`); nil:
+    /// its scale's, all.
     var sealingRate: Double?
     var sealingParts: Set<String>?
     /// A file for the seal's answers second by second (answers, max ms, over 250 ms); nil: none.
@@ -61,7 +62,8 @@ struct BenchOptions {
           --fleet-lag-rate N        the fleet lag part's records/s (default 10000; smoke 1000)
           --fleet-lag-seconds N     how long it offers them (default 60; smoke 1)
           --sealing-rate N          the sealing section's records/s beside the seal (default 10000; smoke 1000)
-          --sealing-parts LIST      only these parts of the sealing section: seal,plateau
+          --sealing-parts LIST      only these parts of the sealing section: seal,control,plateau (control: the
+                                    same traffic with a sleep as long as the seal in its place)
           --sealing-timeline FILE   write the seal's answers second by second to FILE (tab-separated)
           --hot-histories LIST      the heavy section's histories of one user, in records
                                     (default 10,1000,100000,1000000; smoke 10,1000)

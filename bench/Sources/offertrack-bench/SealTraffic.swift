@@ -1,0 +1,202 @@
+import AttributionJoin
+import Foundation
+import Glibc
+import JournalStore
+import OfferTrackDomain
+import Posix
+import Simulator
+import TestSupport
+import WireFormat
+
+/// Paced traffic beside one command, on a daemon started on a journal whose one day, older than R at the real clock,
+/// holds `scale.dayRecords` of `simulate --returning`'s traffic: the seal (`offertrack seal --as-of NOW`), or, for
+/// the control, a sleep as long as the seal took, so that the same traffic on the same journal says what the
+/// machine answers without one.
+struct SealTraffic {
+    /// What one run measured.
+    struct Outcome {
+        /// Every answer of the run, the rounds before the command included.
+        var samples: [PacedClient.Sample]
+        /// The command's spawn and exit (`Stopwatch` ns), its status and output.
+        var started: UInt64
+        var ended: UInt64
+        var status: Int32
+        var output: String
+        var rounds: Int
+        /// The day built: its records and users.
+        var records: Int
+        var users: Int
+        /// The writer's pauses for checkpoints while the command ran.
+        var pauses: String
+
+        /// The answers to records sent while the command ran.
+        var during: [PacedClient.Sample] { samples.filter { $0.sentAt >= started && $0.sentAt <= ended } }
+        /// Those sent in the rounds before it, their first third of a round left out (the daemon's first seconds
+        /// under load are slower).
+        func before(roundSeconds: Double) -> [PacedClient.Sample] {
+            let settled = (samples.map(\.sentAt).min() ?? 0) + UInt64(roundSeconds / 3 * 1e9)
+            return samples.filter { $0.sentAt >= settled && $0.sentAt < started }
+        }
+        var seconds: Double { Double(ended - started) / 1e9 }
+    }
+
+    let context: SectionContext
+    let scale: SealingScale
+    let rules: RulesFile
+    let rulesPath: String
+
+    /// Builds the day, starts the daemon (`label`) and sends the traffic; after `scale.baselineRounds` rounds runs
+    /// `command(journalPath, asOf)` to its end, the rounds going on until it has ended.
+    func run(_ label: String, command: (String, Int64) -> [String]) throws -> Outcome {
+        guard let retention = rules.rules.retention else { throw BenchFailure("the sealing rules keep every day") }
+        let asOf = Clock.wallMilliseconds()
+        let day = retention.lastSealableDay(asOf: asOf)
+        let path = context.newDatabase()
+        context.progress(
+            "\(label): building a journal of \(Format.grouped(Double(scale.dayRecords))) returning users' records "
+                + "on \(Timestamp.formatDay(day * Timestamp.millisecondsPerDay))")
+        let built = try buildDay(path: path, day: day)
+        FileSystem.syncAll()
+        let port = try LoopbackHTTP.freePort()
+        let daemon = try context.startDaemon(
+            label, path, arguments: ["--rules", rulesPath, "--metrics-listen", "127.0.0.1:\(port)"])
+        defer { try? daemon.stop() }
+        _ = try daemon.waitForLog(containing: "the join knows every journaled user", timeoutSeconds: 600)
+        context.progress(
+            "\(label): \(Format.grouped(scale.recordsPerSecond)) records/s over \(scale.clients) connections, the "
+                + "command after \(Format.fixed(Double(scale.baselineRounds) * scale.roundSeconds, 0)) s")
+        let outputPath = context.scratch.file("\(label).out")
+        var child: SealRun?
+        var pausesAtStart = WriterPauses(port: port)
+        // A failure leaves no command running (it would go on with the next section).
+        defer { child?.kill() }
+        var samples: [PacedClient.Sample] = []
+        let perRound = max(scale.clients, Int(scale.recordsPerSecond * scale.roundSeconds))
+        // The simulator's users of the last 24 hours (after the horizon the seal sets: today − 2 here), as many as
+        // 30 minutes of rounds can take; one simulation, so that every round's ids are new.
+        var source = WorkloadSimulator(
+            users: perRound * Int(1_800 / scale.roundSeconds), seed: 1200,
+            start: asOf - Timestamp.millisecondsPerDay
+        ).makeIterator()
+        func traffic() -> Workload {
+            var submissions: [Submission] = []
+            submissions.reserveCapacity(perRound)
+            while submissions.count < perRound, let simulated = source.next() {
+                guard !simulated.isDuplicate else { continue }
+                submissions.append(Submission(record: simulated.record, line: Array(simulated.line.utf8)))
+            }
+            return Workload(submissions: submissions)
+        }
+        var next = traffic()
+        var round = 0
+        while child?.ended == nil || round <= scale.baselineRounds {
+            guard Double(round) * scale.roundSeconds < 1_800 else {
+                throw BenchFailure("\(label): the command still ran after 30 minutes of traffic")
+            }
+            let records = next
+            samples += try AckLatency.samples(
+                records.submissions[...], recordsPerSecond: scale.recordsPerSecond, clients: scale.clients,
+                socketPath: daemon.socketPath, toleratesUnavailable: true
+            ) { firstDue in
+                if round == scale.baselineRounds {
+                    Stopwatch.sleep(until: firstDue)
+                    pausesAtStart = WriterPauses(port: port)
+                    child = try SealRun(command(path, asOf), outputPath: outputPath)
+                }
+                // The next round's records made while this one is paced (the gap between rounds stays short).
+                next = traffic()
+            }
+            round += 1
+        }
+        let pauses = WriterPauses(port: port).since(pausesAtStart)
+        guard let child, let ended = child.ended else { throw BenchFailure("\(label): the command never ran") }
+        try daemon.stop()
+        return Outcome(
+            samples: samples, started: child.started, ended: ended, status: child.status ?? -1,
+            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "", rounds: round,
+            records: built.records, users: built.users, pauses: pauses)
+    }
+
+    /// `simulate --returning`'s users on one day (`day`, a UTC day number): the first `dayRecords` of their
+    /// records that day, in time order, journaled in process.
+    private func buildDay(path: String, day: Int64) throws -> (records: Int, users: Int) {
+        let dayStart = day * Timestamp.millisecondsPerDay
+        // About six records a user; a few more users than that, as some of their records fall on the next day.
+        let simulator = ReturningUserSimulator(
+            users: scale.dayRecords / 5, seed: 47, start: dayStart, days: 1)
+        let writer = try JournalWriter(
+            path: path, durability: .normal, schema: .migrate, settings: rules.rules.settings)
+        var batch: [Submission] = []
+        batch.reserveCapacity(8192)
+        var written = 0
+        var users = Set<String>()
+        for simulated in simulator where Timestamp.dayNumber(simulated.record.ts) == day {
+            guard written + batch.count < scale.dayRecords else { break }
+            users.insert(simulated.record.user)
+            batch.append(Submission(record: simulated.record, line: Array(simulated.line.utf8)))
+            if batch.count == 8192 {
+                written += try writer.append(batch, receivedAt: 0).count { $0.isJournaled }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        written += try writer.append(batch, receivedAt: 0).count { $0.isJournaled }
+        guard written == scale.dayRecords else {
+            throw BenchFailure("the simulator gave \(written) of \(scale.dayRecords) records that day")
+        }
+        return (written, users.count)
+    }
+
+    /// The daemon's pauses for checkpoints so far (`offertrack_checkpoint_writer_pause*`), nil when not scraped.
+    private struct WriterPauses {
+        var pauses: Double?
+        var seconds: Double?
+
+        init(port: UInt16) {
+            pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
+            seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
+        }
+
+        /// The writer's pauses from `start` to these.
+        func since(_ start: WriterPauses) -> String {
+            guard let pauses, let seconds, let before = start.pauses, let beforeSeconds = start.seconds else {
+                return "the writer's pauses for checkpoints not scraped"
+            }
+            return "the writer paused \(Format.grouped(pauses - before)) times for checkpoints meanwhile, "
+                + "\(Format.fixed(seconds - beforeSeconds, 1)) s in all"
+        }
+    }
+}
+
+/// A command (`offertrack seal`, or the control's sleep) as a child process, waited for on a thread of its own so
+/// that its end is timed while the traffic goes on.
+final class SealRun: @unchecked Sendable {
+    // @unchecked: `child` is touched only by the waiting thread until `ended` is set; the rest is under `lock`.
+    private let child: ChildProcess
+    private let lock = NSLock()
+    private var endedAt: UInt64?
+    private var exitStatus: Int32?
+    let started: UInt64
+
+    init(_ arguments: [String], outputPath: String) throws {
+        started = Stopwatch.now()
+        child = try ChildProcess(
+            arguments, environment: ["PATH": "/usr/bin:/bin"], stdoutPath: outputPath, stderrPath: outputPath)
+        _ = Worker(name: "bench-seal-wait") { [self] in
+            let status = child.wait()
+            let now = Stopwatch.now()
+            lock.withLock {
+                endedAt = now
+                exitStatus = status
+            }
+        }
+    }
+
+    /// Ends the command at once if it still runs.
+    func kill() {
+        if ended == nil { _ = Glibc.kill(child.pid, SIGKILL) }
+    }
+
+    /// When the command exited (`Stopwatch` ns), nil while it runs.
+    var ended: UInt64? { lock.withLock { endedAt } }
+    var status: Int32? { lock.withLock { exitStatus } }
+}
