@@ -146,23 +146,31 @@ struct SealTraffic {
         return (written, users.count)
     }
 
-    /// The daemon's pauses for checkpoints so far (`offertrack_checkpoint_writer_pause*`), nil when not scraped.
+    /// The daemon's pauses for checkpoints so far (`offertrack_checkpoint_writer_pause*`) and its WAL emptied for
+    /// erasures (`offertrack_checkpoint_erasure_truncates_total`), nil when not scraped.
     private struct WriterPauses {
         var pauses: Double?
         var seconds: Double?
+        var erasureTruncates: Double?
 
         init(port: UInt16) {
             pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
             seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
+            erasureTruncates = MetricsProbe.value("offertrack_checkpoint_erasure_truncates_total", port: port)
         }
 
-        /// The writer's pauses from `start` to these.
+        /// The writer's pauses, and the WAL's truncations for erasures, from `start` to these.
         func since(_ start: WriterPauses) -> String {
             guard let pauses, let seconds, let before = start.pauses, let beforeSeconds = start.seconds else {
                 return "the writer's pauses for checkpoints not scraped"
             }
-            return "the writer paused \(Format.grouped(pauses - before)) times for checkpoints meanwhile, "
+            var text =
+                "the writer paused \(Format.grouped(pauses - before)) times for checkpoints meanwhile, "
                 + "\(Format.fixed(seconds - beforeSeconds, 1)) s in all"
+            if let erasureTruncates, let truncatesBefore = start.erasureTruncates {
+                text += ", the WAL emptied \(Format.grouped(erasureTruncates - truncatesBefore)) times for erasures"
+            }
+            return text
         }
     }
 }

@@ -135,7 +135,7 @@ final class SealingSection {
         }
         let control = Window(run.during)
         var comparison = "\(Self.lateSeconds(run.during, from: run.started)); target: every answer ≤ 250 ms: "
-        comparison += control.verdict
+        comparison += control.verdict + "; " + run.pauses
         if let seal {
             let sealing = Window(seal.during)
             comparison +=
