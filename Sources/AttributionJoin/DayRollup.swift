@@ -69,6 +69,18 @@ package struct DayRollup: Sendable {
         }
     }
 
+    /// The changes to sealed days' counts that presentations whose eligibility a merge changed make (SPEC 11, 12).
+    package static func sealedCounts(following changes: [SealedFacts.EligibilityChange]) -> DayRollup {
+        var rollup = DayRollup()
+        for change in changes {
+            var now = change.before
+            now.eligible = change.eligibleNow
+            rollup.count(change.before, sign: -1)
+            rollup.count(now, sign: 1)
+        }
+        return rollup
+    }
+
     /// One dictionary lookup for both counts.
     private static func add(presented: Int64, eligible: Int64, to counts: inout (presented: Int64, eligible: Int64)) {
         counts.presented += presented

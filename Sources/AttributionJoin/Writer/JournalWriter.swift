@@ -184,6 +184,8 @@ public final class JournalWriter {
                 batch = renames.batch
                 if !renames.renamedUsers.isEmpty || !renames.merged.isEmpty { caches.forgetNames() }
                 probes = renames.probes
+                try DayRollup.sealedCounts(following: renames.sealedEligibilityChanges).write(
+                    on: connection, presentationTable: .sealed)
                 // Renamed users had records before: the join must not take them for new ones.
                 for name in renames.renamedUsers + renames.merged.map(\.user) {
                     _ = caches.knownUsers.noteAppend(of: name)

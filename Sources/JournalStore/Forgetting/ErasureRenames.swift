@@ -18,6 +18,8 @@ package struct ErasureRenames {
     package var probes: [UInt64] = []
     /// Users whose records moved under another user's key: recomputed after the batch's join.
     package var merged: [(user: String, key: Int64)] = []
+    /// Presentations of sealed days whose eligibility a merge changed: their days' sealed counts follow (SPEC 12).
+    package var sealedEligibilityChanges: [SealedFacts.EligibilityChange] = []
     /// An edge's P: renamed records keep their user's partition (`kept_partition`); nil elsewhere.
     let partitionsTotal: Int?
     /// Journaled records an erasure renames in the batch; the rest wait in `pending_renames` (nil: none wait).
@@ -154,6 +156,8 @@ package struct ErasureRenames {
             // The name has records of its own: they become one user, under the name's key.
             let sealed = try SealState.read(on: connection)
             if let sealed {
+                sealedEligibilityChanges += try SealedFacts.eligibilityChanges(
+                    merging: key, into: target, state: sealed, on: connection)
                 try SealedFacts.move(from: key, to: target, sealedBefore: sealed.sealedBefore, on: connection)
             }
             for table in ["by_user", "by_user_recent"] {

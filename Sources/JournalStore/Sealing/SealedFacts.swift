@@ -96,6 +96,39 @@ package enum SealedFacts {
         }
     }
 
+    /// A loaded presentation of a sealed day whose rule 4.4 verdict changes when two users merge: the sealed day
+    /// counted it as `before` says.
+    package struct EligibilityChange: Sendable {
+        package var before: PresentationFact
+        package var eligibleNow: Bool
+    }
+
+    /// Two users about to merge (SPEC 11): the loaded presentations of sealed days, of either, whose eligibility
+    /// the other's `capabilities` records change, so that the sealed days' counts can follow (a journal never
+    /// sealed recomputes them). Each presentation sealing kept has its eligibility record kept too, so its verdict
+    /// apart is the counted one; merged, only the kept checks are read (docs/retention.md: the case this cannot
+    /// see).
+    package static func eligibilityChanges(
+        merging from: Int64, into to: Int64, state: SealState, on connection: Connection
+    )
+        throws -> [EligibilityChange]
+    {
+        let settings = AttributionSettings(windowMs: state.windowMs, freshnessMs: state.freshnessMs)
+        let sides = try [from, to].map { try UserIndexEntries.entries(of: $0, on: connection).map(\.record) }
+        let merged = Attribution.attribute(userRecords: sides[0] + sides[1], settings: settings).presentations
+        var now: [ExactString: Bool] = [:]
+        for fact in merged where fact.ts < state.sealedBefore { now[ExactString(fact.id)] = fact.eligible }
+        var changes: [EligibilityChange] = []
+        for side in sides {
+            for fact in Attribution.attribute(userRecords: side, settings: settings).presentations
+            where fact.ts < state.sealedBefore {
+                guard let eligible = now[ExactString(fact.id)], eligible != fact.eligible else { continue }
+                changes.append(EligibilityChange(before: fact, eligibleNow: eligible))
+            }
+        }
+        return changes
+    }
+
     /// After two users merged (SPEC 11): the merged user's records of sealed days that sealing kept for one side
     /// and that no rule reads any more (each side's latest check, say) leave the index, their ids kept as those of
     /// removed records and their number added to the user's count, as a seal would have done. A sealed record

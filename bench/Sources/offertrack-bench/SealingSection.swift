@@ -166,17 +166,25 @@ final class SealingSection {
 
     /// How many of the seconds the samples were sent in had an answer over 250 ms: "K of S seconds".
     private static func slowSeconds(_ samples: [PacedClient.Sample], from start: UInt64) -> String {
-        let seconds = Set(samples.map { ($0.sentAt - start) / 1_000_000_000 }).count
+        let seconds = Set(secondsFrom(start, samples).map(\.second)).count
         return "\(lateAnswersPerSecond(samples, from: start).count) of \(seconds) seconds"
     }
 
-    /// The answers over 250 ms of each second from `start` (samples sent before it are not counted).
+    /// The answers over 250 ms of each second from `start`.
     private static func lateAnswersPerSecond(_ samples: [PacedClient.Sample], from start: UInt64) -> [UInt64: Int] {
         var perSecond: [UInt64: Int] = [:]
-        for sample in samples where sample.latency > 250_000_000 && sample.sentAt >= start {
-            perSecond[(sample.sentAt - start) / 1_000_000_000, default: 0] += 1
+        for (second, sample) in secondsFrom(start, samples) where sample.latency > 250_000_000 {
+            perSecond[second, default: 0] += 1
         }
         return perSecond
+    }
+
+    /// The samples sent from `start` on, each with the second of the run it was sent in (those sent before are left
+    /// out).
+    private static func secondsFrom(_ start: UInt64, _ samples: [PacedClient.Sample]) -> [(
+        second: UInt64, sample: PacedClient.Sample
+    )] {
+        samples.filter { $0.sentAt >= start }.map { (($0.sentAt - start) / 1_000_000_000, $0) }
     }
 
     /// Every second of the run from the seal's start (negative before it): answers, the slowest in ms, answers over
