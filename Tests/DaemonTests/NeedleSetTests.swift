@@ -1,4 +1,5 @@
 import Posix
+import TestSupport
 import Testing
 
 /// `NeedleSet` finds what a search for each needle with `memmem` finds: cases by hand (keys shorter than four bytes,
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func findsWhatMemmemFinds() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator.announced("needle set")
         let alphabet = Array("ab-01".utf8) + [0, 255]
         func word(_ length: Int) -> [UInt8] { (0..<length).map { _ in alphabet.randomElement(using: &generator)! } }
         var found = 0
@@ -60,7 +61,9 @@ import Testing
             #expect(actual == expected, "needles \(needles), haystack \(haystack)")
             if expected { found += 1 }
         }
-        // Both answers came up often enough for the comparison to mean something.
-        #expect(found > 200 && found < 1_800, "\(found) of 2,000 held a needle")
+        // Both answers came up often enough for the comparison to mean something. These draws hold a needle about
+        // 1,770 times in 2,000 (1,731–1,797 in 30 simulated runs, a spread of 13): 1,800 was crossed about once in a
+        // hundred runs, 1,900 is ten spreads away.
+        #expect(found > 200 && found < 1_900, "\(found) of 2,000 held a needle")
     }
 }

@@ -42,6 +42,8 @@ struct SealingPlateau {
         var journaledAfterR = 0
         var removed = 0
         var bytesAfter: [Int: Int64] = [:]
+        var tablesAfter: [Int: [String: Int64]] = [:]
+        var keptKinds = ""
         var sealedRecords: [Int: Int] = [:]
         var sealMilliseconds: [Double] = []
         var daySizes: [Int] = []
@@ -62,12 +64,14 @@ struct SealingPlateau {
             if day + 1 == r || day + 1 == 2 * r || day + 1 == 4 * r {
                 let connection = try Connection(path: path, mode: .readOnly)
                 bytesAfter[day + 1] = try Self.bytesInUse(connection)
+                tablesAfter[day + 1] = try Self.bytesByTable(connection)
                 if day + 1 > r {
                     guard let state = try SealState.read(on: connection),
                         let unsealed = try connection.scalarInt(
                             "SELECT count(*) FROM records WHERE ts >= \(state.sealedBefore)")
                     else { throw BenchFailure("the plateau's journal was not sealed after \(day + 1) days") }
                     sealedRecords[day + 1] = journaled - Int(unsealed)
+                    if day + 1 == 4 * r { keptKinds = try Self.keptEntries(connection, before: state.sealedBefore) }
                 }
             }
         }
@@ -102,7 +106,48 @@ struct SealingPlateau {
                     + "target ≤ 5 %: \(share <= 0.05 ? "met" : "**missed**"); each night's `offertrack seal` "
                     + "(\(sorted.count) that sealed a day) median \(Format.fixed(sorted.isEmpty ? 0 : sorted[sorted.count / 2], 0)) ms, "
                     + "max \(Format.fixed(sorted.last ?? 0, 0)) ms"))
+        let grown = Self.growth(from: tablesAfter[2 * r] ?? [:], to: tablesAfter[4 * r] ?? [:])
+        context.add(
+            ResultRow(
+                section: SealingSection.section,
+                name: "where the bytes kept per sealed record go (from 2R to 4R days, by table and index)",
+                value: "\(Format.fixed(kept, 0)) bytes",
+                comparison: grown.prefix(6).map {
+                    "`\($0.name)` \(Format.fixed(Double($0.bytes) / Double(max(1, sealedLate - sealedMiddle)), 1))"
+                }
+                .joined(separator: ", ") + "; kept index entries after 4R days, by kind: \(keptKinds)"))
         context.scratch.removeDatabase(path)
+    }
+
+    /// The bytes of the pages each table and index uses (`dbstat`).
+    static func bytesByTable(_ connection: Connection) throws -> [String: Int64] {
+        let select = try connection.prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+        var bytes: [String: Int64] = [:]
+        while try select.step() { bytes[select.text(0) ?? "?"] = select.int64(1) }
+        return bytes
+    }
+
+    /// The index entries of sealed days (what sealing kept), per kind: "kind: count × mean body bytes".
+    static func keptEntries(_ connection: Connection, before sealedBefore: Int64) throws -> String {
+        let select = try connection.prepare(
+            """
+            SELECT kind, count(*), sum(length(body)) FROM (
+                SELECT kind, body FROM by_user WHERE ts < ?1 UNION ALL SELECT kind, body FROM by_user_recent WHERE ts < ?1)
+            GROUP BY kind
+            """)
+        try select.bind(sealedBefore, at: 1)
+        var kinds: [String] = []
+        while try select.step() {
+            let count = Double(select.int64(1))
+            kinds.append(
+                "\(select.int64(0)): \(Format.grouped(count)) × \(Format.fixed(Double(select.int64(2)) / count, 0))")
+        }
+        return kinds.joined(separator: ", ")
+    }
+
+    /// How many bytes each table and index grew by, the largest first.
+    static func growth(from before: [String: Int64], to after: [String: Int64]) -> [(name: String, bytes: Int64)] {
+        after.map { (name: $0.key, bytes: $0.value - (before[$0.key] ?? 0)) }.sorted { $0.bytes > $1.bytes }
     }
 
     /// The journal's pages in use (free pages aside), in bytes.
