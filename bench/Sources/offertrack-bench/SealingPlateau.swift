@@ -13,7 +13,8 @@ import WireFormat
 /// two to five times) over 4R days, W 48 h, F 24 h, R 6 days; each day's records journaled in process, then
 /// `offertrack seal --as-of` the next night at 01:00Z (the CLI, timed). Bytes in use (pages less free pages)
 /// after R, 2R and 4R days; a raw record's bytes (after R days, before any seal removed a record); the bytes kept
-/// per record sealed from 2R to 4R days. Targets: 4R against 2R ≤ 1.2×, kept per sealed record ≤ 5 % of a raw one.
+/// per record sealed from 2R to 4R days, and where they go (each table's growth, `dbstat`; the kept entries by kind).
+/// Targets: 4R against 2R ≤ 1.2×, kept per sealed record ≤ 5 % of a raw one.
 struct SealingPlateau {
     /// The plateau test's rules: K = 3 days, R = 6.
     static let rules = """
