@@ -1,6 +1,7 @@
 import Foundation
 
-/// A temporary directory for one test or benchmark run, removed when released.
+/// A temporary directory for one test or benchmark run, removed when released (kept when the environment has
+/// `OFFERTRACK_KEEP_SCRATCH`, to read a failed run's logs and journals).
 public final class ScratchDirectory {
     public let path: String
 
@@ -11,7 +12,10 @@ public final class ScratchDirectory {
         self.path = path
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        guard ProcessInfo.processInfo.environment["OFFERTRACK_KEEP_SCRATCH"] == nil else { return }
+        try? FileManager.default.removeItem(atPath: path)
+    }
 
     /// Whether the directory was created (and is still there).
     public var exists: Bool {
