@@ -114,15 +114,19 @@ import WireFormat
 
     /// A person seen on days 0 and 1 (checks and offers, all kept by sealing: no conversion yet) whose erasure's
     /// name already has a record of its own, so that the erasure, delivered after the first seal with the person's
-    /// conversion naming one of those offers, merges two users and what sealing kept of both (SPEC 11 and 12).
+    /// conversion naming one of those offers, merges two users and what sealing kept of both (SPEC 11 and 12),
+    /// and moves a sealed day's eligible count (`SealedMergeTests` has the case by hand).
     static func mergedPerson(_ random: inout SeededGenerator, tag: String) -> (early: [String], late: [String]) {
         let user = "m\(tag)"
         let erasure = "\(tag)E-\(user)"
         func head(_ id: String, minute: Int, user: String = user) -> String {
             #""id":"\#(id)","ts":"\#(Timestamp.format(start + Int64(minute) * 60_000))","user":"\#(user)""#
         }
+        // The name's own check (eligible) 15 minutes before one of the person's offers: merged, that offer of a
+        // sealed day reads it (unless one of the person's checks falls between), and the sealed day's count follows.
         var early = [
-            RandomRecordLines.capabilities(head: head("\(tag)m0", minute: 30, user: "erased:\(erasure)"), &random)
+            #"{"type":"capabilities",\#(head("\(tag)m0", minute: 30, user: "erased:\(erasure)")),"authorization":3,"capabilities":2}"#,
+            #"{"type":"offer.presented",\#(head("\(tag)m7", minute: 45)),"offer":{"action":"subscribe","affiliateToken":"b2"}}"#,
         ]
         var offers: [String] = []
         for index in 1...6 {
