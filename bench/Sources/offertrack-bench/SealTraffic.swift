@@ -67,7 +67,7 @@ struct SealTraffic {
                 + "command after \(Format.fixed(Double(scale.baselineRounds) * scale.roundSeconds, 0)) s")
         let outputPath = context.scratch.file("\(label).out")
         var child: SealRun?
-        var pausesAtStart = WriterPauses(port: port)
+        var pausesAtStart = WriterPauses(port: port, pid: daemon.pid)
         // A failure leaves no command running (it would go on with the next section).
         defer { child?.kill() }
         var samples: [PacedClient.Sample] = []
@@ -100,7 +100,7 @@ struct SealTraffic {
             ) { firstDue in
                 if round == scale.baselineRounds {
                     Stopwatch.sleep(until: firstDue)
-                    pausesAtStart = WriterPauses(port: port)
+                    pausesAtStart = WriterPauses(port: port, pid: daemon.pid)
                     child = try SealRun(command(path, asOf), outputPath: outputPath)
                 }
                 // The next round's records made while this one is paced (the gap between rounds stays short).
@@ -108,8 +108,9 @@ struct SealTraffic {
             }
             round += 1
         }
-        let pauses = WriterPauses(port: port).since(pausesAtStart)
         guard let child, let ended = child.ended else { throw BenchFailure("\(label): the command never ran") }
+        let sentMeanwhile = samples.count { $0.sentAt >= child.started }
+        let pauses = WriterPauses(port: port, pid: daemon.pid).since(pausesAtStart, recordsSent: sentMeanwhile)
         try daemon.stop()
         return Outcome(
             samples: samples, started: child.started, ended: ended, status: child.status ?? -1,
@@ -146,21 +147,38 @@ struct SealTraffic {
         return (written, users.count)
     }
 
-    /// The daemon's pauses for checkpoints so far (`offertrack_checkpoint_writer_pause*`) and its WAL emptied for
-    /// erasures (`offertrack_checkpoint_erasure_truncates_total`), nil when not scraped.
+    /// The daemon's pauses for checkpoints so far (`offertrack_checkpoint_writer_pause*`), its WAL emptied for
+    /// erasures (`offertrack_checkpoint_erasure_truncates_total`), nil when not scraped, and the bytes it read and
+    /// wrote (`/proc/PID/io`: the WAL, the checkpoints, the erased bytes' sweep), nil when not readable.
     private struct WriterPauses {
         var pauses: Double?
         var seconds: Double?
         var erasureTruncates: Double?
+        var io: ProcessIO?
 
-        init(port: UInt16) {
+        init(port: UInt16, pid: Int32) {
             pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
             seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
             erasureTruncates = MetricsProbe.value("offertrack_checkpoint_erasure_truncates_total", port: port)
+            io = try? ProcessIO.read(pid: pid)
         }
 
-        /// The writer's pauses, and the WAL's truncations for erasures, from `start` to these.
-        func since(_ start: WriterPauses) -> String {
+        /// The writer's pauses, the WAL's truncations for erasures, and the daemon's bytes a record of the
+        /// `recordsSent` meanwhile, from `start` to these.
+        func since(_ start: WriterPauses, recordsSent: Int) -> String {
+            let perRecord = io.flatMap { io in
+                start.io.map { before -> String in
+                    let records = Double(max(1, recordsSent))
+                    let written = Double(io.writtenBytes - before.writtenBytes) / records
+                    let read = Double(io.readBytes - before.readBytes) / records
+                    return "; the daemon wrote \(Format.grouped(written)) bytes and read \(Format.grouped(read)) a "
+                        + "record sent since the command started"
+                }
+            }
+            return pausesText(since: start) + (perRecord ?? "")
+        }
+
+        private func pausesText(since start: WriterPauses) -> String {
             guard let pauses, let seconds, let before = start.pauses, let beforeSeconds = start.seconds else {
                 return "the writer's pauses for checkpoints not scraped"
             }
