@@ -155,12 +155,22 @@ struct SealTraffic {
         var seconds: Double?
         var erasureTruncates: Double?
         var io: ProcessIO?
+        /// The daemon's own count of answers (a line read to its answer queued) and of commits, in all and within
+        /// 256 ms (the histograms' bound nearest the target's 250 ms).
+        var answers: Double?
+        var answersWithin: Double?
+        var commits: Double?
+        var commitsWithin: Double?
 
         init(port: UInt16, pid: Int32) {
             pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
             seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
             erasureTruncates = MetricsProbe.value("offertrack_checkpoint_erasure_truncates_total", port: port)
             io = try? ProcessIO.read(pid: pid)
+            answers = MetricsProbe.value("offertrack_ack_latency_seconds_count", port: port)
+            answersWithin = MetricsProbe.value(#"offertrack_ack_latency_seconds_bucket{le="0.256"}"#, port: port)
+            commits = MetricsProbe.value("offertrack_commit_seconds_count", port: port)
+            commitsWithin = MetricsProbe.value(#"offertrack_commit_seconds_bucket{le="0.256"}"#, port: port)
         }
 
         /// The writer's pauses, the WAL's truncations for erasures, and the daemon's bytes a record of the
@@ -175,7 +185,21 @@ struct SealTraffic {
                         + "record sent since the command started"
                 }
             }
-            return pausesText(since: start) + (perRecord ?? "")
+            return pausesText(since: start) + (perRecord ?? "") + (slowText(since: start).map { "; " + $0 } ?? "")
+        }
+
+        /// Answers and commits over 256 ms by the daemon's own clock, from `start` to these: answers the bench saw
+        /// late that the daemon did not were late outside it (the socket, the bench's own threads).
+        private func slowText(since start: WriterPauses) -> String? {
+            guard let answers, let answersWithin, let commits, let commitsWithin, let answersBefore = start.answers,
+                let answersWithinBefore = start.answersWithin, let commitsBefore = start.commits,
+                let commitsWithinBefore = start.commitsWithin
+            else { return nil }
+            let slowAnswers = (answers - answersWithin) - (answersBefore - answersWithinBefore)
+            let slowCommits = (commits - commitsWithin) - (commitsBefore - commitsWithinBefore)
+            return "by the daemon's own clock (a line read to its answer queued) \(Format.grouped(slowAnswers)) "
+                + "answers over 256 ms of \(Format.grouped(answers - answersBefore)), and "
+                + "\(Format.grouped(slowCommits)) commits over 256 ms of \(Format.grouped(commits - commitsBefore))"
         }
 
         private func pausesText(since start: WriterPauses) -> String {
