@@ -26,8 +26,9 @@ struct SealTraffic {
         /// The day built: its records and users.
         var records: Int
         var users: Int
-        /// The writer's pauses for checkpoints while the command ran.
-        var pauses: String
+        /// What the daemon's counters say of the time since the command started: the writer's pauses for
+        /// checkpoints, the WAL emptied for erasures, bytes written and read a record, answers and commits over 256 ms.
+        var counters: String
 
         /// The answers to records sent while the command ran.
         var during: [PacedClient.Sample] { samples.filter { $0.sentAt >= started && $0.sentAt <= ended } }
@@ -67,7 +68,7 @@ struct SealTraffic {
                 + "command after \(Format.fixed(Double(scale.baselineRounds) * scale.roundSeconds, 0)) s")
         let outputPath = context.scratch.file("\(label).out")
         var child: SealRun?
-        var pausesAtStart = WriterPauses(port: port, pid: daemon.pid)
+        var countersAtStart = DaemonCounters(port: port, pid: daemon.pid)
         // A failure leaves no command running (it would go on with the next section).
         defer { child?.kill() }
         var samples: [PacedClient.Sample] = []
@@ -100,7 +101,7 @@ struct SealTraffic {
             ) { firstDue in
                 if round == scale.baselineRounds {
                     Stopwatch.sleep(until: firstDue)
-                    pausesAtStart = WriterPauses(port: port, pid: daemon.pid)
+                    countersAtStart = DaemonCounters(port: port, pid: daemon.pid)
                     child = try SealRun(command(path, asOf), outputPath: outputPath)
                 }
                 // The next round's records made while this one is paced (the gap between rounds stays short).
@@ -110,12 +111,12 @@ struct SealTraffic {
         }
         guard let child, let ended = child.ended else { throw BenchFailure("\(label): the command never ran") }
         let sentMeanwhile = samples.count { $0.sentAt >= child.started }
-        let pauses = WriterPauses(port: port, pid: daemon.pid).since(pausesAtStart, recordsSent: sentMeanwhile)
+        let counters = DaemonCounters(port: port, pid: daemon.pid).since(countersAtStart, recordsSent: sentMeanwhile)
         try daemon.stop()
         return Outcome(
             samples: samples, started: child.started, ended: ended, status: child.status ?? -1,
             output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "", rounds: round,
-            records: built.records, users: built.users, pauses: pauses)
+            records: built.records, users: built.users, counters: counters)
     }
 
     /// `simulate --returning`'s users on one day (`day`, a UTC day number): the first `dayRecords` of their
@@ -150,7 +151,7 @@ struct SealTraffic {
     /// The daemon's pauses for checkpoints so far (`offertrack_checkpoint_writer_pause*`), its WAL emptied for
     /// erasures (`offertrack_checkpoint_erasure_truncates_total`), nil when not scraped, and the bytes it read and
     /// wrote (`/proc/PID/io`: the WAL, the checkpoints, the erased bytes' sweep), nil when not readable.
-    private struct WriterPauses {
+    private struct DaemonCounters {
         var pauses: Double?
         var seconds: Double?
         var erasureTruncates: Double?
@@ -173,9 +174,9 @@ struct SealTraffic {
             commitsWithin = MetricsProbe.value(#"offertrack_commit_seconds_bucket{le="0.256"}"#, port: port)
         }
 
-        /// The writer's pauses, the WAL's truncations for erasures, and the daemon's bytes a record of the
-        /// `recordsSent` meanwhile, from `start` to these.
-        func since(_ start: WriterPauses, recordsSent: Int) -> String {
+        /// The writer's pauses, the WAL's truncations for erasures, the daemon's bytes a record of the `recordsSent`
+        /// meanwhile, and its answers and commits over 256 ms, from `start` to these.
+        func since(_ start: DaemonCounters, recordsSent: Int) -> String {
             let perRecord = io.flatMap { io in
                 start.io.map { before -> String in
                     let records = Double(max(1, recordsSent))
@@ -188,9 +189,10 @@ struct SealTraffic {
             return pausesText(since: start) + (perRecord ?? "") + (slowText(since: start).map { "; " + $0 } ?? "")
         }
 
-        /// Answers and commits over 256 ms by the daemon's own clock, from `start` to these: answers the bench saw
-        /// late that the daemon did not were late outside it (the socket, the bench's own threads).
-        private func slowText(since start: WriterPauses) -> String? {
+        /// Answers and commits over 256 ms by the daemon's own clock, from `start` to these: an answer the bench saw
+        /// late that the daemon did not was late outside that clock (before the daemon read its line, in the
+        /// socket, or in the bench's own threads).
+        private func slowText(since start: DaemonCounters) -> String? {
             guard let answers, let answersWithin, let commits, let commitsWithin, let answersBefore = start.answers,
                 let answersWithinBefore = start.answersWithin, let commitsBefore = start.commits,
                 let commitsWithinBefore = start.commitsWithin
@@ -202,7 +204,7 @@ struct SealTraffic {
                 + "\(Format.grouped(slowCommits)) commits over 256 ms of \(Format.grouped(commits - commitsBefore))"
         }
 
-        private func pausesText(since start: WriterPauses) -> String {
+        private func pausesText(since start: DaemonCounters) -> String {
             guard let pauses, let seconds, let before = start.pauses, let beforeSeconds = start.seconds else {
                 return "the writer's pauses for checkpoints not scraped"
             }

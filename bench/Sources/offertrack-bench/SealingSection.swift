@@ -119,7 +119,7 @@ final class SealingSection {
                 comparison: "removed \(Format.grouped(Double(removed))) records, kept "
                     + "\(Format.grouped(Double(run.records - removed))) as index entries; "
                     + "\(Format.grouped(Double(run.records) / max(run.seconds, 0.001))) records sealed/s; "
-                    + "\(run.rounds) rounds of \(Format.fixed(scale.roundSeconds, 0)) s of traffic; \(run.pauses)"))
+                    + "\(run.rounds) rounds of \(Format.fixed(scale.roundSeconds, 0)) s of traffic; \(run.counters)"))
         return run
     }
 
@@ -135,7 +135,7 @@ final class SealingSection {
         }
         let control = Window(run.during)
         var comparison = "\(Self.lateSeconds(run.during, from: run.started)); target: every answer ≤ 250 ms: "
-        comparison += control.verdict + "; " + run.pauses
+        comparison += control.verdict + "; " + run.counters
         if let seal {
             let sealing = Window(seal.during)
             comparison +=
