@@ -1,5 +1,6 @@
 import Dispatch
 import JournalStore
+import Metrics
 import Posix
 import Synchronization
 
@@ -109,6 +110,8 @@ final class CheckpointThread: @unchecked Sendable {
     private let state = Mutex(State())
     /// Checkpoint failures and blocking checkpoints, shared with the event loop.
     let health = Mutex(CheckpointHealth())
+    /// Each pause of the writer for a checkpoint, in microseconds (the daemon's metrics' histogram).
+    private let pauseDurations: Histogram?
     /// No checkpoint is tried before this time after a failure (checkpoint thread only)…
     private var retryAt: Int64 = 0
     /// …and the wait doubles with each failure in a row, from 1 s up to a minute.
@@ -120,8 +123,12 @@ final class CheckpointThread: @unchecked Sendable {
     /// When the last `TRUNCATE` for an erasure's old frames was tried (monotonic ms; checkpoint thread only).
     private var lastForgetTry: Int64?
 
-    init(journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames, log: Logger) {
+    init(
+        journalPath: String, limitFrames: Int = CheckpointThread.defaultLimitFrames, pauseDurations: Histogram? = nil,
+        log: Logger
+    ) {
         self.log = log
+        self.pauseDurations = pauseDurations
         self.limitFrames = max(limitFrames, 64)
         passiveFrames = min(600, self.limitFrames / 2)
         floodPassiveFrames = max(passiveFrames, min(2048, self.limitFrames / 4))
@@ -300,14 +307,15 @@ final class CheckpointThread: @unchecked Sendable {
     /// On the writer thread: queues `request` and waits at most `writerWaitMilliseconds` for it to end, counting
     /// the pause in `health`.
     private func pauseWriter(_ request: (DispatchSemaphore) -> Request) {
-        let started = Clock.monotonicMilliseconds()
+        let started = Clock.monotonicMicroseconds()
         let done = DispatchSemaphore(value: 0)
         enqueue(request(done))
         _ = done.wait(timeout: .now() + .milliseconds(Self.writerWaitMilliseconds))
-        let waited = Clock.monotonicMilliseconds() - started
+        let waited = Clock.monotonicMicroseconds() &- started
+        pauseDurations?.observe(waited)
         health.withLock {
             $0.writerPauses += 1
-            $0.writerPauseMilliseconds += waited
+            $0.writerPauseMilliseconds += Int64(waited / 1000)
         }
     }
 

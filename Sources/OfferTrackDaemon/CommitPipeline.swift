@@ -45,7 +45,8 @@ final class CommitPipeline: Sendable {
         let thread = JournalWriterThread(writer: writer, backlog: backlog)
         let wakeup = try EventCounter()
         let results = PostedResults(wakeup: wakeup)
-        let checkpoints = CheckpointThread(journalPath: writer.path, limitFrames: walLimitFrames, log: log)
+        let checkpoints = CheckpointThread(
+            journalPath: writer.path, limitFrames: walLimitFrames, pauseDurations: metrics.writerPauseSeconds, log: log)
         let steps = CommitSteps(
             thread: thread, metrics: metrics, clock: clock, log: log, checkpoints: checkpoints,
             renames: ErasureRenameChunks(thread: thread, checkpoints: checkpoints, results: results, log: log),

@@ -76,6 +76,7 @@ final class CommitSteps: @unchecked Sendable {
                 })
             erasureOriginals?.forget(Array(noted.subtracting(journaled)))
             metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
+            metrics.commitStatementSeconds.observe(writer.lastCommitStatementMicroseconds)
             metrics.commitRecords.observe(UInt64(submissions.count))
             watchHotUsers(writer.lastBatchUsers, now: now)
             // A duplicate erasure renames too when it names the person a renamed copy of it did not (the line as

@@ -20,6 +20,11 @@ final class DaemonMetrics: Sendable {
     /// Seconds a batch's transaction took, in microseconds: about 0.3 ms for a small batch on this disk, 10–50 ms
     /// for a full one (2,048 records).
     let commitSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
+    /// Of each commit, its `COMMIT` alone, in microseconds: the batch's WAL frames written and synced.
+    let commitStatementSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
+    /// Each pause of the writer after a commit for a checkpoint (the WAL's limit, an erasure's old frames), in
+    /// microseconds: at most `CheckpointThread.writerWaitMilliseconds`.
+    let writerPauseSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
     let commitRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
     /// The most records of one user in a commit (a hot user: rule 4.0's placeholders, test devices).
     let commitLargestUserRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
@@ -107,6 +112,14 @@ final class DaemonMetrics: Sendable {
             sealed.map { $0.horizon / 1000 } ?? 0)
         if let fleet { render(fleet, to: &out) }
         out.histogram("offertrack_commit_seconds", help: "Time to commit one batch.", commitSeconds)
+        out.histogram(
+            "offertrack_commit_statement_seconds",
+            help: "Of each commit, its COMMIT alone: the batch's WAL frames written and synced.", commitStatementSeconds
+        )
+        out.histogram(
+            "offertrack_writer_pause_seconds",
+            help: "Each pause of the writer after a commit for a checkpoint (the WAL's limit, an erasure's frames).",
+            writerPauseSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)
         out.histogram(
             "offertrack_commit_largest_user_records",

@@ -29,11 +29,14 @@ import Testing
         #expect(checkpoints.newFramesForPassive(walFrames: walFrames) == expected)
     }
 
-    /// A pause is counted with its time and shown by the metrics: with a limit of 64 frames, a commit leaving 40
-    /// frames queues a passive checkpoint, one leaving 64 pauses the writer for a blocking one.
+    /// A pause is counted with its time and shown by the metrics, in all and in the pauses' histogram: with a limit
+    /// of 64 frames, a commit leaving 40 frames queues a passive checkpoint, one leaving 64 pauses the writer for a
+    /// blocking one.
     @Test func aPauseIsCountedAndExposed() {
         let path = "/tmp/checkpoint-policy-\(UInt32.random(in: 0...UInt32.max)).db"
-        let checkpoints = CheckpointThread(journalPath: path, limitFrames: 64, log: .discard)
+        let metrics = DaemonMetrics()
+        let checkpoints = CheckpointThread(
+            journalPath: path, limitFrames: 64, pauseDurations: metrics.writerPauseSeconds, log: .discard)
         defer {
             checkpoints.close()
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -43,13 +46,21 @@ import Testing
         checkpoints.afterCommit(walFrames: 64)
         let health = checkpoints.health.withLock { $0 }
         #expect(health.writerPauses == 1)
-        let text = DaemonMetrics().render(journalBytes: 0, checkpoints: health)
+        let text = metrics.render(journalBytes: 0, checkpoints: health)
         #expect(text.contains("\noffertrack_checkpoint_writer_pauses_total 1\n"))
-        let prefix = "offertrack_checkpoint_writer_pause_seconds_total "
-        let seconds = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
-            Double($0.dropFirst(prefix.count))
+        func value(_ name: String) -> Double? {
+            let prefix = name + " "
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
+                Double($0.dropFirst(prefix.count))
+            }
         }
+        let seconds = value("offertrack_checkpoint_writer_pause_seconds_total")
         #expect(seconds.map { Int64(($0 * 1000).rounded()) } == health.writerPauseMilliseconds, "\(text)")
+        // The histogram has the one pause, to the microsecond: the counter's whole milliseconds are within 1 ms of it.
+        #expect(value("offertrack_writer_pause_seconds_count") == 1, "\(text)")
+        let observed = value("offertrack_writer_pause_seconds_sum").map { $0 * 1000 } ?? -1
+        #expect(observed >= Double(health.writerPauseMilliseconds), "\(text)")
+        #expect(observed < Double(health.writerPauseMilliseconds + 1), "\(text)")
     }
 
     /// Erasures close together share a `TRUNCATE`: the first empties the WAL at once, two asked for right after it

@@ -52,6 +52,15 @@ import Testing
         for name in ["offertrack_queued_records", "offertrack_commit_seconds_count", "offertrack_commit_records_sum"] {
             #expect(MetricsScrape.value(body, name) != nil, "no \(name)")
         }
+        // Every commit's COMMIT statement is timed too, and takes part of the commit's time; no pause yet.
+        let commits = MetricsScrape.value(body, "offertrack_commit_seconds_count").flatMap(Int.init) ?? 0
+        #expect(commits > 0)
+        #expect(MetricsScrape.value(body, "offertrack_commit_statement_seconds_count").flatMap(Int.init) == commits)
+        let statementSum = MetricsScrape.value(body, "offertrack_commit_statement_seconds_sum").flatMap(Double.init)
+        let commitSum = MetricsScrape.value(body, "offertrack_commit_seconds_sum").flatMap(Double.init)
+        #expect(statementSum.map { $0 > 0 } == true, "COMMIT statements took no time: \(body)")
+        #expect(statementSum.flatMap { statement in commitSum.map { statement <= $0 } } == true, "\(body)")
+        #expect(MetricsScrape.value(body, "offertrack_writer_pause_seconds_count") == "0")
         // Anything but GET /metrics is refused.
         #expect(try Curl.run(["--include", "http://127.0.0.1:\(port)/"]).output.hasPrefix("HTTP/1.1 404"))
         #expect(

@@ -80,6 +80,8 @@ public final class JournalWriter {
     var caches = WriterCaches()
     /// A recompute for new windows in progress (`beginRecompute`), advanced between batches.
     var recompute: DerivedTablesRecompute?
+    /// How long the last committed batch's `COMMIT` took alone (its WAL frames written and synced), in µs.
+    public private(set) var lastCommitStatementMicroseconds: UInt64 = 0
     /// Each user's accepted records in the last committed batch (for the daemon's watch on hot users).
     public private(set) var lastBatchUsers: [(user: String, records: Int)] = []
 
@@ -169,6 +171,7 @@ public final class JournalWriter {
             // The batch grouped by user, when the join planned it (each user's accepted records are counted from it).
             var planGroups: [BatchJoinPlan.Group]?
             var longUsers: Set<ExactString> = []
+            var workDone: UInt64 = 0
             let outcomes = try connection.transaction {
                 lastSeq = try RecordQueries.lastSeq(on: connection)
                 // Before anything of the batch: notices records another connection appended.
@@ -232,8 +235,10 @@ public final class JournalWriter {
                         copy: restartedRecompute == nil ? recompute : nil, copyChanges: &copyChanges, on: connection)
                 }
                 nextSlice = try UserKeys.moveSlice(from: caches.sliceCursor, lastSeq: lastSeq, on: connection)
+                workDone = Clock.monotonicMicroseconds()
                 return outcomes
             }
+            lastCommitStatementMicroseconds = Clock.monotonicMicroseconds() &- workDone
             caches.sliceCursor = nextSlice
             caches.erasedUsers.committed(probes)
             lastBatchUsers =

@@ -157,21 +157,22 @@ struct SealTraffic {
         var erasureTruncates: Double?
         var io: ProcessIO?
         /// The daemon's own count of answers (a line read to its answer queued) and of commits, in all and within
-        /// 256 ms (the histograms' bound nearest the target's 250 ms).
-        var answers: Double?
-        var answersWithin: Double?
-        var commits: Double?
-        var commitsWithin: Double?
+        /// 256 ms (the histograms' bound nearest the target's 250 ms); of the commits' `COMMIT` statements and of the
+        /// writer's pauses, in all and within 128 ms (either that long leaves a waiting record half its budget).
+        var answers: Tally?
+        var commits: Tally?
+        var commitStatements: Tally?
+        var writerPauses: Tally?
 
         init(port: UInt16, pid: Int32) {
             pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
             seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
             erasureTruncates = MetricsProbe.value("offertrack_checkpoint_erasure_truncates_total", port: port)
             io = try? ProcessIO.read(pid: pid)
-            answers = MetricsProbe.value("offertrack_ack_latency_seconds_count", port: port)
-            answersWithin = MetricsProbe.value(#"offertrack_ack_latency_seconds_bucket{le="0.256"}"#, port: port)
-            commits = MetricsProbe.value("offertrack_commit_seconds_count", port: port)
-            commitsWithin = MetricsProbe.value(#"offertrack_commit_seconds_bucket{le="0.256"}"#, port: port)
+            answers = Tally("offertrack_ack_latency_seconds", within: "0.256", port: port)
+            commits = Tally("offertrack_commit_seconds", within: "0.256", port: port)
+            commitStatements = Tally("offertrack_commit_statement_seconds", within: "0.128", port: port)
+            writerPauses = Tally("offertrack_writer_pause_seconds", within: "0.128", port: port)
         }
 
         /// The writer's pauses, the WAL's truncations for erasures, the daemon's bytes a record of the `recordsSent`
@@ -189,19 +190,23 @@ struct SealTraffic {
             return pausesText(since: start) + (perRecord ?? "") + (slowText(since: start).map { "; " + $0 } ?? "")
         }
 
-        /// Answers and commits over 256 ms by the daemon's own clock, from `start` to these: an answer the bench saw
-        /// late that the daemon did not was late outside that clock (before the daemon read its line, in the
-        /// socket, or in the bench's own threads).
+        /// Answers and commits over 256 ms by the daemon's own clock, and `COMMIT` statements and writer's pauses
+        /// over 128 ms, from `start` to these: an answer the bench saw late that the daemon did not was late outside
+        /// that clock (before the daemon read its line, in the socket, or in the bench's own threads).
         private func slowText(since start: DaemonCounters) -> String? {
-            guard let answers, let answersWithin, let commits, let commitsWithin, let answersBefore = start.answers,
-                let answersWithinBefore = start.answersWithin, let commitsBefore = start.commits,
-                let commitsWithinBefore = start.commitsWithin
-            else { return nil }
-            let slowAnswers = (answers - answersWithin) - (answersBefore - answersWithinBefore)
-            let slowCommits = (commits - commitsWithin) - (commitsBefore - commitsWithinBefore)
-            return "by the daemon's own clock (a line read to its answer queued) \(Format.grouped(slowAnswers)) "
-                + "answers over 256 ms of \(Format.grouped(answers - answersBefore)), and "
-                + "\(Format.grouped(slowCommits)) commits over 256 ms of \(Format.grouped(commits - commitsBefore))"
+            guard let answers = answers?.since(start.answers), let commits = commits?.since(start.commits) else {
+                return nil
+            }
+            var text =
+                "by the daemon's own clock (a line read to its answer queued) \(answers.over) answers over 256 ms of "
+                + "\(answers.all), and \(commits.over) commits over 256 ms of \(commits.all)"
+            if let statements = commitStatements?.since(start.commitStatements) {
+                text += " (\(statements.over) of their COMMIT statements over 128 ms)"
+            }
+            if let pauses = writerPauses?.since(start.writerPauses) {
+                text += "; \(pauses.over) of \(pauses.all) writer's pauses over 128 ms"
+            }
+            return text
         }
 
         private func pausesText(since start: DaemonCounters) -> String {
@@ -216,6 +221,26 @@ struct SealTraffic {
             }
             return text
         }
+    }
+}
+
+/// One of the daemon's histograms as scraped: its observations in all and within one bound.
+private struct Tally {
+    var all: Double
+    var within: Double
+
+    init?(_ name: String, within bound: String, port: UInt16) {
+        guard let all = MetricsProbe.value(name + "_count", port: port),
+            let within = MetricsProbe.value(name + #"_bucket{le=""# + bound + #""}"#, port: port)
+        else { return nil }
+        self.all = all
+        self.within = within
+    }
+
+    /// Observations over the bound and in all from `start` to this, grouped for a row; nil without a `start`.
+    func since(_ start: Tally?) -> (over: String, all: String)? {
+        guard let start else { return nil }
+        return (Format.grouped((all - within) - (start.all - start.within)), Format.grouped(all - start.all))
     }
 }
 
