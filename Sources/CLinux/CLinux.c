@@ -49,3 +49,9 @@ int offertrack_unread_output(int fd) {
 int offertrack_contains_bytes(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
     return memmem(haystack, haystack_length, needle, needle_length) != NULL;
 }
+
+int offertrack_is_zero(const void *bytes, size_t length) {
+    const unsigned char *p = bytes;
+    // The first byte zero and every byte equal to the next: glibc's vectorized memcmp does the pass.
+    return length == 0 || (p[0] == 0 && memcmp(p, p + 1, length - 1) == 0);
+}

@@ -8,6 +8,12 @@ public enum ByteSearch {
         return needle.withUnsafeBytes { offertrack_contains_bytes(base, haystack.count, $0.baseAddress, needle.count) }
             != 0
     }
+
+    /// Whether every byte of `bytes` is zero (true for none).
+    public static func isZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        return offertrack_is_zero(base, bytes.count) != 0
+    }
 }
 
 /// Several needles looked for in one pass over a haystack, at a cost that does not grow with their number (a

@@ -66,4 +66,19 @@ import Testing
         // hundred runs, 1,900 is ten spreads away.
         #expect(found > 200 && found < 1_900, "\(found) of 2,000 held a needle")
     }
+
+    /// `ByteSearch.isZero`, by hand: none, zeros only at every length up to 70 (glibc's `memcmp` takes other paths
+    /// past 16 and 32 bytes), and one byte other than zero at each position of those.
+    @Test func isZeroOnlyForZerosOnly() {
+        #expect([UInt8]().withUnsafeBytes { ByteSearch.isZero($0) })
+        for length in 1...70 {
+            let zeros = [UInt8](repeating: 0, count: length)
+            #expect(zeros.withUnsafeBytes { ByteSearch.isZero($0) }, "\(length) zeros")
+            for position in 0..<length {
+                var bytes = zeros
+                bytes[position] = position % 2 == 0 ? 1 : 0x80
+                #expect(!bytes.withUnsafeBytes { ByteSearch.isZero($0) }, "length \(length), byte \(position)")
+            }
+        }
+    }
 }

@@ -24,4 +24,6 @@ int offertrack_socket_is_abstract(int fd);
 
 /// Whether `haystack` holds `needle` whole (glibc's memmem): 1 or 0.
 int offertrack_contains_bytes(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+/// Whether the `length` bytes at `bytes` are all zero (1) or not (0); 1 for none.
+int offertrack_is_zero(const void *bytes, size_t length);
 #endif

@@ -59,23 +59,26 @@ package enum UnusedSpaceScrub {
 
     /// The pages (numbered from 1) whose unused space holds one of `needles`, read from `connection`'s file as it
     /// is now (no transaction: a page being written meanwhile may be missed, which the next search finds).
+    ///
+    /// Only the unused ranges are read for the needles, and only those holding a byte other than zero (with
+    /// `secure_delete` most do not): what a search costs follows the stale bytes, not the file's size in bytes. A
+    /// needle of zero bytes only is not looked for: it is in every zeroed range, and zeroing cannot remove it.
     package static func pagesHolding(_ needles: [[UInt8]], on connection: Connection) throws -> [Int64] {
         let file = try DatabaseFile(connection)
         let geometry = try Geometry(file)
         let size = try file.size()
+        let needles = NeedleSet(needles.filter { needle in needle.contains { $0 != 0 } })
+        guard !needles.isEmpty else { return [] }
         let pagesPerRead = max(1, (1 << 20) / geometry.pageSize)
         var buffer = [UInt8](repeating: 0, count: pagesPerRead * geometry.pageSize)
         var found: [Int64] = []
         var offset: Int64 = 0
-        let needles = NeedleSet(needles)
         while offset < size {
+            let pagesRead = Int(min(Int64(pagesPerRead), (size - offset) / Int64(geometry.pageSize)))
+            guard pagesRead > 0 else { break }
             try buffer.withUnsafeMutableBytes { bytes in
                 try file.read(into: bytes, at: offset)
-                // Most reads hold no needle at all: one search of the whole read first.
-                guard needles.occurs(in: UnsafeRawBufferPointer(bytes)) else {
-                    return
-                }
-                for index in 0..<pagesPerRead {
+                for index in 0..<pagesRead {
                     let page = offset / Int64(geometry.pageSize) + Int64(index) + 1
                     let start = index * geometry.pageSize
                     let image = UnsafeRawBufferPointer(rebasing: bytes[start..<start + geometry.pageSize])
@@ -86,7 +89,7 @@ package enum UnusedSpaceScrub {
             }
             offset += Int64(buffer.count)
         }
-        return found.filter { $0 <= size / Int64(geometry.pageSize) }
+        return found
     }
 
     /// The same, on a read-only connection of its own to the journal at `path`.
@@ -103,7 +106,8 @@ package enum UnusedSpaceScrub {
         guard let ranges = BTreePageSpace.unusedRanges(of: image, isFirstPage: false, usableSize: geometry.usableSize)
         else { return false }
         return ranges.contains { range in
-            needles.occurs(in: UnsafeRawBufferPointer(rebasing: image[range]))
+            let bytes = UnsafeRawBufferPointer(rebasing: image[range])
+            return !ByteSearch.isZero(bytes) && needles.occurs(in: bytes)
         }
     }
 
