@@ -163,8 +163,11 @@ struct SealTraffic {
         var commits: Tally?
         var commitStatements: Tally?
         var writerPauses: Tally?
+        /// When these were scraped (`Stopwatch` ns): the writer's time is given as shares of the time between two.
+        var scrapedAt: UInt64
 
         init(port: UInt16, pid: Int32) {
+            scrapedAt = Stopwatch.now()
             pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
             seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
             erasureTruncates = MetricsProbe.value("offertrack_checkpoint_erasure_truncates_total", port: port)
@@ -188,6 +191,20 @@ struct SealTraffic {
                 }
             }
             return pausesText(since: start) + (perRecord ?? "") + (slowText(since: start).map { "; " + $0 } ?? "")
+                + (writerTimeText(since: start).map { "; " + $0 } ?? "")
+        }
+
+        /// What the writer thread did from `start` to these, as shares of the time between: batches' work (their
+        /// transactions less their `COMMIT`), their `COMMIT` (the WAL written and synced), and pauses for checkpoints.
+        private func writerTimeText(since start: DaemonCounters) -> String? {
+            guard let commits = commits?.seconds(since: start.commits),
+                let statements = commitStatements?.seconds(since: start.commitStatements),
+                let pauses = writerPauses?.seconds(since: start.writerPauses), scrapedAt > start.scrapedAt
+            else { return nil }
+            let elapsed = Double(scrapedAt - start.scrapedAt) / 1e9
+            func share(_ seconds: Double) -> String { Format.fixed(100 * seconds / elapsed, 1) + " %" }
+            return "the writer's time: \(share(commits - statements)) in batches' work, \(share(statements)) in their "
+                + "COMMIT, \(share(pauses)) paused for checkpoints"
         }
 
         /// Answers and commits over 256 ms by the daemon's own clock, and `COMMIT` statements and writer's pauses
@@ -224,17 +241,25 @@ struct SealTraffic {
     }
 }
 
-/// One of the daemon's histograms as scraped: its observations in all and within one bound.
+/// One of the daemon's histograms as scraped: its observations in all and within one bound, and their sum.
 private struct Tally {
     var all: Double
     var within: Double
+    var sum: Double
 
     init?(_ name: String, within bound: String, port: UInt16) {
         guard let all = MetricsProbe.value(name + "_count", port: port),
-            let within = MetricsProbe.value(name + #"_bucket{le=""# + bound + #""}"#, port: port)
+            let within = MetricsProbe.value(name + #"_bucket{le=""# + bound + #""}"#, port: port),
+            let sum = MetricsProbe.value(name + "_sum", port: port)
         else { return nil }
         self.all = all
         self.within = within
+        self.sum = sum
+    }
+
+    /// The observations' sum from `start` to this (seconds, for the daemon's time histograms).
+    func seconds(since start: Tally?) -> Double? {
+        start.map { sum - $0.sum }
     }
 
     /// Observations over the bound and in all from `start` to this, grouped for a row; nil without a `start`.
