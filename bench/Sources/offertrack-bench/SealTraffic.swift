@@ -181,17 +181,21 @@ struct SealTraffic {
         /// The writer's pauses, the WAL's truncations for erasures, the daemon's bytes a record of the `recordsSent`
         /// meanwhile, and its answers and commits over 256 ms, from `start` to these.
         func since(_ start: DaemonCounters, recordsSent: Int) -> String {
-            let perRecord = io.flatMap { io in
-                start.io.map { before -> String in
-                    let records = Double(max(1, recordsSent))
-                    let written = Double(io.writtenBytes - before.writtenBytes) / records
-                    let read = Double(io.readBytes - before.readBytes) / records
-                    return "; the daemon wrote \(Format.grouped(written)) bytes and read \(Format.grouped(read)) a "
-                        + "record sent since the command started"
-                }
-            }
-            return pausesText(since: start) + (perRecord ?? "") + (slowText(since: start).map { "; " + $0 } ?? "")
-                + (writerTimeText(since: start).map { "; " + $0 } ?? "")
+            let parts: [String?] = [
+                pausesText(since: start), bytesText(since: start, recordsSent: recordsSent), slowText(since: start),
+                writerTimeText(since: start),
+            ]
+            return parts.compactMap { $0 }.joined(separator: "; ")
+        }
+
+        /// The daemon's bytes written and read a record of the `recordsSent` from `start` to these.
+        private func bytesText(since start: DaemonCounters, recordsSent: Int) -> String? {
+            guard let io, let before = start.io else { return nil }
+            let records = Double(max(1, recordsSent))
+            let written = Double(io.writtenBytes - before.writtenBytes) / records
+            let read = Double(io.readBytes - before.readBytes) / records
+            return "the daemon wrote \(Format.grouped(written)) bytes and read \(Format.grouped(read)) a record sent "
+                + "since the command started"
         }
 
         /// What the writer thread did from `start` to these, as shares of the time between: batches' work (their
