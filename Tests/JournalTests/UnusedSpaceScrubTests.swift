@@ -172,7 +172,7 @@ import Testing
         }
         let connection = try Connection(path: path, mode: .readWrite)
         _ = try connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
-        // Zeroed unused space is there to be found (secure_delete).
+        // The journal is not empty: its pages have unused space, most of it zeroed (secure_delete).
         #expect(try UnusedSpaceIDs.users(of: path).count >= 300)
         #expect(try UnusedSpaceScrub.pagesHolding([Self.zeros], on: connection).isEmpty)
         #expect(try UnusedSpaceScrub.pagesHolding([Self.zeros, [0, 0, 0, 0, 0, 0, 0, 0, 0]], on: connection).isEmpty)

@@ -111,12 +111,25 @@ final class CentralWatch: @unchecked Sendable {
 enum MetricsProbe {
     /// The value of the sample named `name` (no labels), nil when the scrape failed or it is absent.
     static func value(_ name: String, port: UInt16) -> Double? {
-        guard let response = LoopbackHTTP.get("/metrics", port: port) else { return nil }
-        let prefix = name + " "
-        for line in String(decoding: response, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
-            return Double(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))
+        scrape(port: port)?.value(name)
+    }
+
+    /// One scrape's text, nil when it failed: values read from it are of the same moment.
+    static func scrape(port: UInt16) -> Scrape? {
+        LoopbackHTTP.get("/metrics", port: port).map { Scrape(text: String(decoding: $0, as: UTF8.self)) }
+    }
+
+    struct Scrape {
+        let text: String
+
+        /// The value of the sample named `name` (labels included as exposed), nil when it is absent.
+        func value(_ name: String) -> Double? {
+            let prefix = name + " "
+            for line in text.split(separator: "\n") where line.hasPrefix(prefix) {
+                return Double(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))
+            }
+            return nil
         }
-        return nil
     }
 }
 

@@ -27,7 +27,8 @@ struct SealTraffic {
         var records: Int
         var users: Int
         /// What the daemon's counters say of the time since the command started: the writer's pauses for
-        /// checkpoints, the WAL emptied for erasures, bytes written and read a record, answers and commits over 256 ms.
+        /// checkpoints, the WAL emptied for erasures, bytes written and read a record, answers and commits over
+        /// 256 ms, and the writer's time as shares.
         var counters: String
 
         /// The answers to records sent while the command ran.
@@ -166,16 +167,18 @@ struct SealTraffic {
         /// When these were scraped (`Stopwatch` ns): the writer's time is given as shares of the time between two.
         var scrapedAt: UInt64
 
+        /// Every value from one scrape, so that a histogram's count and bucket are of the same moment.
         init(port: UInt16, pid: Int32) {
             scrapedAt = Stopwatch.now()
-            pauses = MetricsProbe.value("offertrack_checkpoint_writer_pauses_total", port: port)
-            seconds = MetricsProbe.value("offertrack_checkpoint_writer_pause_seconds_total", port: port)
-            erasureTruncates = MetricsProbe.value("offertrack_checkpoint_erasure_truncates_total", port: port)
+            let scrape = MetricsProbe.scrape(port: port)
+            pauses = scrape?.value("offertrack_checkpoint_writer_pauses_total")
+            seconds = scrape?.value("offertrack_checkpoint_writer_pause_seconds_total")
+            erasureTruncates = scrape?.value("offertrack_checkpoint_erasure_truncates_total")
             io = try? ProcessIO.read(pid: pid)
-            answers = Tally("offertrack_ack_latency_seconds", within: "0.256", port: port)
-            commits = Tally("offertrack_commit_seconds", within: "0.256", port: port)
-            commitStatements = Tally("offertrack_commit_statement_seconds", within: "0.128", port: port)
-            writerPauses = Tally("offertrack_writer_pause_seconds", within: "0.128", port: port)
+            answers = scrape.flatMap { Tally("offertrack_ack_latency_seconds", within: "0.256", in: $0) }
+            commits = scrape.flatMap { Tally("offertrack_commit_seconds", within: "0.256", in: $0) }
+            commitStatements = scrape.flatMap { Tally("offertrack_commit_statement_seconds", within: "0.128", in: $0) }
+            writerPauses = scrape.flatMap { Tally("offertrack_writer_pause_seconds", within: "0.128", in: $0) }
         }
 
         /// The writer's pauses, the WAL's truncations for erasures, the daemon's bytes a record of the `recordsSent`
@@ -251,10 +254,10 @@ private struct Tally {
     var within: Double
     var sum: Double
 
-    init?(_ name: String, within bound: String, port: UInt16) {
-        guard let all = MetricsProbe.value(name + "_count", port: port),
-            let within = MetricsProbe.value(name + #"_bucket{le=""# + bound + #""}"#, port: port),
-            let sum = MetricsProbe.value(name + "_sum", port: port)
+    init?(_ name: String, within bound: String, in scrape: MetricsProbe.Scrape) {
+        guard let all = scrape.value(name + "_count"),
+            let within = scrape.value(name + #"_bucket{le=""# + bound + #""}"#),
+            let sum = scrape.value(name + "_sum")
         else { return nil }
         self.all = all
         self.within = within
