@@ -58,6 +58,18 @@ public final class DaemonProcess {
 
     public func signal(_ signal: Int32) { Signals.send(signal, to: pid) }
 
+    /// Waits until the daemon's stderr holds `text` (a line it logs after `READY=1`, such as "listening on ", may
+    /// still be on its way when the notification is read); whether it came within `timeout` seconds.
+    @discardableResult
+    public func waitForLog(containing text: String, timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !stderr.contains(text) {
+            guard Date() < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+
     /// Waits for the process to exit; returns its exit status, or nil on timeout.
     public func waitExit(timeout: TimeInterval = 20) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
