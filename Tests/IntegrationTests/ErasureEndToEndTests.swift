@@ -138,18 +138,13 @@ import WireFormat
         return people
     }
 
-    /// Waits up to 60 s for `people` to be in neither of the journal's files; those still there.
     /// Whether the daemon logged that the sweep is done, within 60 s: the search that finds no copy left (and logs
     /// it) runs after the one whose pages were zeroed, so the files can be clean before the line is written.
     static func sweepEnds(_ daemon: DaemonProcess) -> Bool {
-        let deadline = Date().addingTimeInterval(60)
-        while !daemon.stderr.contains("the erased ids' sweep is done") {
-            guard Date() < deadline else { return false }
-            usleep(200_000)
-        }
-        return true
+        daemon.waitForLog(containing: "the erased ids' sweep is done", timeout: 60)
     }
 
+    /// Waits up to 60 s for `people` to be in neither of the journal's files; those still there.
     static func stillInFiles(_ people: [String], db: String) -> [String] {
         let deadline = Date().addingTimeInterval(60)
         var remaining = people

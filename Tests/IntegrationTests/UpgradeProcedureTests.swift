@@ -39,7 +39,7 @@ import Testing
         let daemon = try DaemonProcess(in: directory, arguments: ["--rules", rules])
         guard daemon.waitReady(timeout: 40) else { return }
         // The daemon logs that it listens right after READY=1: that line may come a moment after the notification.
-        daemon.waitForLog(containing: "listening on ")
+        #expect(daemon.waitForLog(containing: "listening on "), "\(daemon.stderr)")
         // Only the step to schema 8 (the per-user index rebuilt) says so in the log; the later steps are quick and
         // silent. Then the daemon listens.
         let log = daemon.stderr.split(separator: "\n").map { String($0.drop { $0 != ":" }.dropFirst(2)) }
