@@ -234,7 +234,8 @@ public final class JournalWriter {
                         merged: renames.merged, settings: settings,
                         copy: restartedRecompute == nil ? recompute : nil, copyChanges: &copyChanges, on: connection)
                 }
-                nextSlice = try UserKeys.moveSlice(from: caches.sliceCursor, lastSeq: lastSeq, on: connection)
+                nextSlice = try UserKeys.moveSlice(
+                    from: caches.sliceCursor, lastSeq: lastSeq, batchRecords: lastSeq - firstSeq + 1, on: connection)
                 workDone = Clock.monotonicMicroseconds()
                 return outcomes
             }

@@ -22,6 +22,8 @@ package enum UserKeys {
     static let mostSlices: Int64 = 4096
     /// Records journaled for each slice of a round, past the fewest.
     static let recordsPerSlice: Int64 = 8192
+    /// Records a round of slices holds at most (its entries then stay in the writer's page cache).
+    static let roundRecords: Int64 = 262_144
 
     /// The slices of a round once `records` records were journaled: 16 up to 139,263, then one more for each 8,192
     /// more, up to 4,096 (from 33,554,432). The longer users' histories, the larger `by_user` and the fewer of its
@@ -101,11 +103,17 @@ package enum UserKeys {
     /// Returns the cursor of the next slice, back at the first key after the last.
     /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
     /// instead of failing every later batch.
-    package static func moveSlice(from cursor: Int64?, lastSeq: Int64, on connection: Connection) throws -> Int64 {
+    package static func moveSlice(
+        from cursor: Int64?, lastSeq: Int64, batchRecords: Int64 = 0, on connection: Connection
+    ) throws -> Int64 {
         let lastKey = try nextKey(on: connection) - 1
         let from = try cursor ?? oldestRecentKey(on: connection)
         let start = from > lastKey ? 0 : from
-        let end = start + lastKey / slices(forRecords: lastSeq) + 1
+        let slices = slices(forRecords: lastSeq)
+        // A round holds at most `roundRecords` records whatever the batches' size: a large batch moves as many
+        // slices as its records need.
+        let count = max(1, (batchRecords * slices + roundRecords - 1) / roundRecords)
+        let end = min(lastKey + 1, start + count * (lastKey / slices + 1))
         let move = try connection.prepare(
             static: """
                 INSERT OR IGNORE INTO by_user SELECT * FROM by_user_recent WHERE k >= ?1 AND k < ?2
