@@ -113,7 +113,7 @@ package enum UserKeys {
         // A round holds at most `roundRecords` records whatever the batches' size: a large batch moves as many
         // slices as its records need.
         let count = max(1, (batchRecords * slices + roundRecords - 1) / roundRecords)
-        let end = min(lastKey + 1, start + count * (lastKey / slices + 1))
+        let end = start + count * (lastKey / slices + 1)
         let move = try connection.prepare(
             static: """
                 INSERT OR IGNORE INTO by_user SELECT * FROM by_user_recent WHERE k >= ?1 AND k < ?2
