@@ -8,12 +8,13 @@ import SQLite
 ///
 /// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
 /// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
-/// holds only the entries of the last round of slices (16 commits, up to 4,096 on a long journal), so a batch
-/// dirties few of its pages; and each commit moves the entries of one slice of the keys (a sixteenth of them,
-/// fewer once the journal is long: `slices(forRecords:)`) into `by_user` together, many to a page. Every entry is moved within a round of slices: that many commits while the
-/// number of users is steady, a few more while many new users arrive (the slices widen as keys are given). A
-/// writer's first slice starts at the oldest key the recent level holds, so entries a previous writer left (a
-/// crash, a stop) go first. Both levels are ordinary tables written in the batch's transaction, so they are
+/// holds only the entries of the last round of slices (16 commits, up to 4,096 on a long journal, and never more
+/// than `roundRecords` records), so a batch dirties few of its pages; and each commit moves the entries of one
+/// slice of the keys (a sixteenth of them, fewer once the journal is long: `slices(forRecords:)`), or of as many
+/// as its records need (`roundRecords`), into `by_user` together, many to a page. Every entry is moved within a
+/// round of slices: that many commits while the number of users is steady, a few more while many new users arrive
+/// (the slices widen as keys are given). A writer's first slice starts at the oldest key the recent level holds,
+/// so entries a previous writer left (a crash, a stop) go first. Both levels are ordinary tables written in the batch's transaction, so they are
 /// exactly as durable as the records; a reader reads a user's entries from both.
 package enum UserKeys {
     /// Commits a full round of the keys takes at least: each moves the entries of one slice out of `by_user_recent`.
@@ -22,7 +23,9 @@ package enum UserKeys {
     static let mostSlices: Int64 = 4096
     /// Records journaled for each slice of a round, past the fewest.
     static let recordsPerSlice: Int64 = 8192
-    /// Records a round of slices holds at most (its entries then stay in the writer's page cache).
+    /// Records a round of slices holds at most, however many records each commit brings: about 18 MB of entries,
+    /// within the writer's 32 MiB page cache. Counted in commits alone, a fill's commits of 65,536 records left
+    /// 7.65 of 10.1 million entries in the recent level (bench/CHANGELOG.md, 2026-12-07); a first value, not tuned.
     static let roundRecords: Int64 = 262_144
 
     /// The slices of a round once `records` records were journaled: 16 up to 139,263, then one more for each 8,192
