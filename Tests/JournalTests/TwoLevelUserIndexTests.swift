@@ -74,6 +74,35 @@ import Testing
             "oldest recent seq \(oldestRecent)")
     }
 
+    /// A batch's records, not its commit, count toward a round: a batch of a quarter of `roundRecords` moves four
+    /// of the round's 16 slices, one of the whole round moves them all (a fill's commits of 65,536 records left most
+    /// entries of a 10,000,000-record journal in the recent level when each moved one slice). Every entry is put
+    /// back in the recent level first, so that every slice has entries to move.
+    @Test func aLargeBatchMovesAsManySlicesAsItsRecordsNeed() throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (_, lastSeqs) = try journal(users: 1500, seed: 3)
+        let lastSeq = lastSeqs[lastSeqs.count - 1]
+        #expect(UserKeys.slices(forRecords: lastSeq) == UserKeys.fewestSlices)
+        let connection = try Connection(path: path, mode: .readWrite)
+        try connection.execute("INSERT INTO by_user_recent SELECT * FROM by_user; DELETE FROM by_user")
+        let records = try connection.scalarInt("SELECT count(*) FROM records") ?? -1
+        let sliceWidth = (try UserKeys.nextKey(on: connection) - 1) / UserKeys.fewestSlices + 1
+        let oldest = try connection.scalarInt("SELECT min(k) FROM by_user_recent") ?? -1
+        let inFourSlices = try connection.scalarInt(
+            "SELECT count(*) FROM by_user_recent WHERE k < \(oldest + 4 * sliceWidth)")
+        #expect(oldest >= 0 && (inFourSlices ?? 0) > 0 && (inFourSlices ?? 0) < records)
+
+        let cursor = try UserKeys.moveSlice(
+            from: nil, lastSeq: lastSeq, batchRecords: UserKeys.roundRecords / 4, on: connection)
+        #expect(cursor == oldest + 4 * sliceWidth)
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user") == inFourSlices)
+        #expect(try connection.scalarInt("SELECT min(k) FROM by_user_recent") == cursor)
+
+        _ = try UserKeys.moveSlice(from: cursor, lastSeq: lastSeq, batchRecords: UserKeys.roundRecords, on: connection)
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user_recent") == 0)
+        #expect(try connection.scalarInt("SELECT count(*) FROM by_user") == records)
+    }
+
     @Test func readersSeeEveryRecordOnceWhicheverLevelListsIt() throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         _ = try journal(users: 300, seed: 9)

@@ -14,8 +14,8 @@ import SQLite
 /// as its records need (`roundRecords`), into `by_user` together, many to a page. Every entry is moved within a
 /// round of slices: that many commits while the number of users is steady, a few more while many new users arrive
 /// (the slices widen as keys are given). A writer's first slice starts at the oldest key the recent level holds,
-/// so entries a previous writer left (a crash, a stop) go first. Both levels are ordinary tables written in the batch's transaction, so they are
-/// exactly as durable as the records; a reader reads a user's entries from both.
+/// so entries a previous writer left (a crash, a stop) go first. Both levels are ordinary tables written in the
+/// batch's transaction, so they are exactly as durable as the records; a reader reads a user's entries from both.
 package enum UserKeys {
     /// Commits a full round of the keys takes at least: each moves the entries of one slice out of `by_user_recent`.
     static let fewestSlices: Int64 = 16
@@ -102,7 +102,8 @@ package enum UserKeys {
     }
 
     /// Moves the recent entries of keys from `cursor` on (nil: from the smallest key the recent level holds), a
-    /// `slices(forRecords: lastSeq)`-th of the keys given so far, into `by_user` (in the caller's transaction).
+    /// `slices(forRecords: lastSeq)`-th of the keys given so far, into `by_user` (in the caller's transaction); a
+    /// batch of `batchRecords` records moves as many such slices as a round of `roundRecords` records gives it.
     /// Returns the cursor of the next slice, back at the first key after the last.
     /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
     /// instead of failing every later batch.
