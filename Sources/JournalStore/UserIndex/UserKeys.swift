@@ -8,10 +8,11 @@ import SQLite
 ///
 /// Two levels because returning users' records land all over the index: a batch of 2,000 records listed straight
 /// in `by_user` dirties about as many of its pages, each copied whole into the WAL at commit. `by_user_recent`
-/// holds only the entries of the last round of slices (16 commits, up to 4,096 on a long journal, and never more
-/// than `roundRecords` records), so a batch dirties few of its pages; and each commit moves the entries of one
-/// slice of the keys (a sixteenth of them, fewer once the journal is long: `slices(forRecords:)`), or of as many
-/// as its records need (`roundRecords`), into `by_user` together, many to a page. Every entry is moved within a
+/// holds only the entries of the last round of slices (16 commits, up to 4,096 on a long journal, and about
+/// `roundRecords` records at most: a batch's slices are counted up), so a batch dirties few of its pages; and each
+/// commit moves the entries of one slice of the keys (a sixteenth of them, fewer once the journal is long:
+/// `slices(forRecords:)`), or of as many as its records need (`roundRecords`), into `by_user` together, many to a
+/// page. Every entry is moved within a
 /// round of slices: that many commits while the number of users is steady, a few more while many new users arrive
 /// (the slices widen as keys are given). A writer's first slice starts at the oldest key the recent level holds,
 /// so entries a previous writer left (a crash, a stop) go first. Both levels are ordinary tables written in the
@@ -108,7 +109,7 @@ package enum UserKeys {
     /// An entry `by_user` already holds (listed twice, which `verify` reports) is dropped from the recent level
     /// instead of failing every later batch.
     package static func moveSlice(
-        from cursor: Int64?, lastSeq: Int64, batchRecords: Int64 = 0, on connection: Connection
+        from cursor: Int64?, lastSeq: Int64, batchRecords: Int64, on connection: Connection
     ) throws -> Int64 {
         let lastKey = try nextKey(on: connection) - 1
         let from = try cursor ?? oldestRecentKey(on: connection)
