@@ -29,6 +29,10 @@ package enum UserKeys {
     /// 7.65 of 10.1 million entries in the recent level (bench/CHANGELOG.md, 2026-12-07); a first value, not tuned.
     static let roundRecords: Int64 = 262_144
 
+    /// The rules above in a few characters (round, fewest and most slices, records a slice): a journal filled under
+    /// other rules lays its index out otherwise, so the bench's kept fills carry it in their names.
+    package static let layoutName = "r\(roundRecords)s\(fewestSlices)-\(mostSlices)-\(recordsPerSlice)"
+
     /// The slices of a round once `records` records were journaled: 16 up to 139,263, then one more for each 8,192
     /// more, up to 4,096 (from 33,554,432). The longer users' histories, the larger `by_user` and the fewer of its
     /// leaves the writer's cache holds, so entries wait longer in the recent level and a user's move together, to

@@ -186,13 +186,16 @@ final class JournalGrowthSection {
         return subjects
     }
 
-    /// What names a kept fill: the same users, sizes, fill batch and C baseline (or none) give the same files.
+    /// What names a kept fill: the same users, sizes, fill batch, C baseline (or none), schema version and rules of
+    /// the per-user index's two levels give the same files; a change to either of the last two fills again.
     private func keptFillName(_ size: Int) -> String {
         "growth-\(scale.users)u-\(size)r-\(Self.fillBatch)b-\(peers == nil ? "noc" : "c")"
+            + "-schema\(Schema.currentVersion)-\(UserKeys.layoutName)"
     }
 
     /// The journals a run with `--growth-keep` left, when every size is there; nil otherwise. A kept fill is trusted
-    /// as it is: after a change to the simulator or to the journal's schema, empty the folder.
+    /// as it is: after a change to the simulator or to how the writer lays the journal out beyond its schema and the
+    /// two levels' rules, empty the folder.
     private func keptSubjects(sizes: [Int]) -> [Subject]? {
         guard let keep else { return nil }
         var subjects: [Subject] = []
