@@ -40,7 +40,9 @@ package enum SavedSummaries {
     /// Replaces the saved summaries with `summaries`, made by a writer that appended every record up to
     /// `lastSeq`; saves nothing when the journal no longer ends there or an erasure's rename is pending (it will
     /// move records between users).
-    package static func save(_ summaries: [(key: Int64, summary: UserSummary)], lastSeq: Int64, on connection: Connection)
+    package static func save(
+        _ summaries: [(key: Int64, summary: UserSummary)], lastSeq: Int64, on connection: Connection
+    )
         throws
     {
         try connection.transaction {

@@ -66,7 +66,8 @@ import Testing
             #expect((kept.taken ?? 0) > 0, "the second writer took no summaries")
             #expect(forgotten.taken == nil)
             let differing = Set(kept.derived).symmetricDifference(forgotten.derived)
-            #expect(kept.derived == forgotten.derived, "\(differing.count) rows differ: \(differing.sorted().prefix(4))")
+            #expect(
+                kept.derived == forgotten.derived, "\(differing.count) rows differ: \(differing.sorted().prefix(4))")
         }
     }
 
@@ -111,7 +112,8 @@ import Testing
         _ = try ReadOnlyJournal(path: path)
         #expect(try Self.savedRows(path) == 5)
         // A seal, a split, `rebuild`: any command opening the journal to write.
-        _ = try JournalOpening.open(path: path, mode: .readWrite, schema: .requireCurrent, busyTimeoutMilliseconds: 1000)
+        _ = try JournalOpening.open(
+            path: path, mode: .readWrite, schema: .requireCurrent, busyTimeoutMilliseconds: 1000)
         #expect(try Self.savedRows(path) == 0)
         let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
         #expect(writer.savedSummariesTaken == nil)

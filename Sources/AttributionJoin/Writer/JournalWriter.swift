@@ -308,8 +308,7 @@ extension JournalWriter {
     /// Closes the connection (SQLite checkpoints and removes the WAL when it is the last one), saving the summaries
     /// of returning users for the next writer (`SavedSummaries`) when it trusts them. A later append reopens it.
     public func close() {
-        if let connection, maintainsDerivedTables, let trusted = caches.summaries.trusted, !trusted.summaries.isEmpty
-        {
+        if let connection, maintainsDerivedTables, let trusted = caches.summaries.trusted, !trusted.summaries.isEmpty {
             // A hint: a journal that cannot take it is left as it is, and the next writer reads histories.
             try? SavedSummaries.save(trusted.summaries, lastSeq: trusted.lastSeq, on: connection)
         }
