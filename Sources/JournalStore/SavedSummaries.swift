@@ -71,7 +71,9 @@ package enum SavedSummaries {
     /// The saved summaries when the journal still ends where they were saved (with that `seq`), else nil; either
     /// way they are forgotten.
     package static func take(on connection: Connection) throws -> (lastSeq: Int64, summaries: [(Int64, UserSummary)])? {
-        try connection.transaction {
+        // Most openings find none: no write lock for them.
+        guard try JournalMeta(connection).contains(lastSeqKey) else { return nil }
+        return try connection.transaction {
             guard let savedAt = try JournalMeta(connection).value(lastSeqKey) else { return nil }
             let summaries = try RecordQueries.lastSeq(on: connection) == savedAt ? try read(on: connection) : nil
             try clear(on: connection)
