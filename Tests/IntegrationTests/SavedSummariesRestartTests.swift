@@ -34,7 +34,8 @@ import Testing
         let second = try DaemonProcess(in: ScratchDirectory(), databasePath: journal)
         guard second.waitReady() else { return }
         #expect(
-            second.waitForLog(containing: "the join took \(Self.users) returning users' summaries saved at the last stop"),
+            second.waitForLog(
+                containing: "the join took \(Self.users) returning users' summaries saved at the last stop"),
             "\(second.stderr)")
         #expect(try Self.send(Self.lines(minute: 20), to: second).allSatisfy { $0 == "accepted" })
         second.kill()
