@@ -34,11 +34,11 @@ import Testing
                 _ = try writer.append(batch, receivedAt: 0)
             }
         }
-        let first = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
+        let first = try Self.writer(path)
         try append(submissions.prefix(firstPart), first)
         first.close()
         try between()
-        let second = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
+        let second = try Self.writer(path)
         try append(submissions.dropFirst(firstPart), second)
         let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }
         #expect(failed.isEmpty, "\(failed.map { "\($0.name): \($0.problems.prefix(5))" })")
@@ -73,7 +73,7 @@ import Testing
 
     /// A writer's records: a check and a presentation for each of `users` users.
     static func journal(at path: String, users: Int) throws -> JournalWriter {
-        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
+        let writer = try Self.writer(path)
         var lines: [String] = []
         for user in 0..<users {
             lines.append(JournalRecordLines.capabilities("c\(user)", user: "u\(user)", ts: "2026-11-28T10:00:00Z"))
@@ -81,6 +81,11 @@ import Testing
         }
         _ = try writer.append(try lines.map(JournalRecordLines.submission), receivedAt: 0)
         return writer
+    }
+
+    /// A writer opening the journal at `path`, as the daemon's does at a start.
+    static func writer(_ path: String) throws -> JournalWriter {
+        try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
     }
 
     static func savedRows(_ path: String) throws -> Int64? {
@@ -95,12 +100,10 @@ import Testing
         #expect(try Self.savedRows(path) == 30)
         // The checkpointer changes no content: it leaves them.
         _ = try WALCheckpointer(path: path).checkpoint(.passive, busyTimeoutMilliseconds: 0)
-        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
-        #expect(writer.savedSummariesTaken == 30)
+        #expect(try Self.writer(path).savedSummariesTaken == 30)
         // Taken is forgotten: a crash now leaves none behind.
         #expect(try Self.savedRows(path) == 0)
-        let another = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
-        #expect(another.savedSummariesTaken == nil)
+        #expect(try Self.writer(path).savedSummariesTaken == nil)
     }
 
     @Test func anyOtherConnectionThatMayWriteForgetsThem() throws {
@@ -115,8 +118,7 @@ import Testing
         _ = try JournalOpening.open(
             path: path, mode: .readWrite, schema: .requireCurrent, busyTimeoutMilliseconds: 1000)
         #expect(try Self.savedRows(path) == 0)
-        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
-        #expect(writer.savedSummariesTaken == nil)
+        #expect(try Self.writer(path).savedSummariesTaken == nil)
     }
 
     @Test func summariesOfAJournalThatEndsElsewhereAreNotTaken() throws {
@@ -130,8 +132,7 @@ import Testing
             INSERT INTO records (seq, id, type, ts, user, received_at, line)
                 SELECT max(seq) + 1, 'raw', 0, 0, 'u0', 0, '{}' FROM records
             """)
-        let writer = try JournalWriter(path: path, durability: .normal, schema: .migrate, settings: Self.settings)
-        #expect(writer.savedSummariesTaken == nil)
+        #expect(try Self.writer(path).savedSummariesTaken == nil)
         #expect(try Self.savedRows(path) == 0)
     }
 
