@@ -42,7 +42,7 @@ import Testing
         try append(submissions.dropFirst(firstPart), second)
         let failed = try JournalVerifier.verify(try ReadOnlyJournal(path: path)).filter { !$0.passed }
         #expect(failed.isEmpty, "\(failed.map { "\($0.name): \($0.problems.prefix(5))" })")
-        return (try JournalRows.derived(path), second.savedSummariesTaken)
+        return (try JournalRows.derived(path), second.savedSummariesTaken?.count)
     }
 
     /// The same random histories delivered twice across a restart, once with the summaries the first writer saved
@@ -100,7 +100,7 @@ import Testing
         #expect(try Self.savedRows(path) == 30)
         // The checkpointer changes no content: it leaves them.
         _ = try WALCheckpointer(path: path).checkpoint(.passive, busyTimeoutMilliseconds: 0)
-        #expect(try Self.writer(path).savedSummariesTaken == 30)
+        #expect(try Self.writer(path).savedSummariesTaken?.count == 30)
         // Taken is forgotten: a crash now leaves none behind.
         #expect(try Self.savedRows(path) == 0)
         #expect(try Self.writer(path).savedSummariesTaken == nil)

@@ -82,9 +82,9 @@ public final class JournalWriter {
     var recompute: DerivedTablesRecompute?
     /// How long the last committed batch's `COMMIT` took alone (its WAL frames written and synced), in µs.
     public private(set) var lastCommitStatementMicroseconds: UInt64 = 0
-    /// How many returning users' summaries this writer took from the last writer when it opened; nil when it
-    /// found none it could trust (`SavedSummaries`).
-    public private(set) var savedSummariesTaken: Int?
+    /// How many returning users' summaries this writer took from the last writer when it opened, and in how many
+    /// milliseconds; nil when it found none it could trust (`SavedSummaries`).
+    public private(set) var savedSummariesTaken: (count: Int, milliseconds: Int64)?
     /// Each user's accepted records in the last committed batch (for the daemon's watch on hot users).
     public private(set) var lastBatchUsers: [(user: String, records: Int)] = []
 
@@ -320,9 +320,10 @@ extension JournalWriter {
     /// tables and the journal still ends where they were saved; forgotten in every case.
     func takeSavedSummaries() throws {
         let connection = try connectionInUse()
+        let started = Clock.monotonicMilliseconds()
         guard let saved = try SavedSummaries.take(on: connection), maintainsDerivedTables else { return }
         caches.summaries.adopt(saved.summaries, lastSeq: saved.lastSeq)
-        savedSummariesTaken = saved.summaries.count
+        savedSummariesTaken = (saved.summaries.count, Clock.monotonicMilliseconds() - started)
     }
 
     /// The highest `seq` journaled so far (0 when empty).
