@@ -43,9 +43,12 @@ public enum JournalOpenError: Error, CustomStringConvertible {
 /// The one way every command and the daemon open the journal.
 public enum JournalOpening {
     /// Opens the journal at `path`; with `.readOnly` it must exist. Under `.migrate` the caller migrates
-    /// (after configuring the connection); under the other policies the version is checked here.
+    /// (after configuring the connection); under the other policies the version is checked here. A connection
+    /// that may write forgets the summaries the last writer saved (`SavedSummaries`), unless `keepsSavedSummaries`:
+    /// the writer, which takes them itself, and the checkpointer, which changes no content.
     public static func open(
-        path: String, mode: Connection.Mode, schema: SchemaPolicy, busyTimeoutMilliseconds: Int32
+        path: String, mode: Connection.Mode, schema: SchemaPolicy, busyTimeoutMilliseconds: Int32,
+        keepsSavedSummaries: Bool = false
     ) throws(JournalOpenError) -> Connection {
         do {
             let connection = try Connection(path: path, mode: mode)
@@ -57,6 +60,7 @@ public enum JournalOpening {
                     throw JournalOpenError.otherSchema(path, found: version)
                 }
             }
+            if mode != .readOnly, !keepsSavedSummaries { try SavedSummaries.forget(on: connection) }
             return connection
         } catch let error as SQLiteError {
             throw classify(error, path: path)

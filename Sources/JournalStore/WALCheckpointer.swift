@@ -70,7 +70,8 @@ public final class WALCheckpointer {
     private func currentConnection() throws -> Connection {
         if let connection { return connection }
         let opened = try JournalOpening.open(
-            path: path, mode: .readWrite, schema: .anyVersion, busyTimeoutMilliseconds: 0)
+            path: path, mode: .readWrite, schema: .anyVersion, busyTimeoutMilliseconds: 0,
+            keepsSavedSummaries: true)
         connection = opened
         return opened
     }

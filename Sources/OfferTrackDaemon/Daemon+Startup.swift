@@ -34,6 +34,13 @@ extension Daemon {
                 path: path, options: options, settings: settings,
                 tuning: .init(migration: environment.migrationTuning, renames: environment.renameTuning))
             if configuration.journalOnly { try writer.invalidateDerivedTables() }
+            if let taken = writer.savedSummariesTaken {
+                log.info(
+                    "the join took \(taken.count) returning users' summaries saved at the last stop "
+                        + "(\(taken.milliseconds) ms)")
+            } else if !configuration.journalOnly {
+                log.info("no summaries saved at the last stop: each returning user's first records read their history")
+            }
             return writer
         } catch let error as StartupError {
             throw error

@@ -1,4 +1,4 @@
--- The journal's schema as a freshly migrated journal has it (schema 19, `PRAGMA user_version = 19`): every table
+-- The journal's schema as a freshly migrated journal has it (schema 20, `PRAGMA user_version = 20`): every table
 -- and index, and no trigger. A journal is only ever made by `Schema.migrations`
 -- (Sources/JournalStore/Schema/Schema.swift); this file says what they add up to, and `SchemaSQLTests` holds it to
 -- them (it fails when a migration changes something and this file does not follow).
@@ -293,8 +293,21 @@ CREATE TABLE published_months (
 -- Everything else
 ------------------------------------------------------------------------------------------------------------------
 
+-- The writer's summaries of returning users (`UserSummary`: the latest check with its id and decision, the times of
+-- the latest loaded presentation and of the first `subscribed` outcome), saved by a writer that closes and taken by
+-- the next one, with `meta` `saved_summaries_seq` the `seq` the journal ended at (`SavedSummaries`). A hint: trusted
+-- only while the journal ends there and no other connection opened it to write since; empty otherwise.
+CREATE TABLE saved_summaries (
+    k INTEGER PRIMARY KEY,
+    check_ts INTEGER,
+    check_id TEXT,
+    check_decision TEXT,
+    loaded_ts INTEGER,
+    subscribed_ts INTEGER
+);
+
 -- Values by key, read and written by typed keys (`JournalMeta`, `MetaKey`): the derived tables' settings (above),
 -- `erasure_key`; sealing's `sealed_through_day`, `sealed_window_ms`, `sealed_freshness_ms`, `acceptance_horizon_ms`,
--- `sealed_cleaned_through_day`, `seal_key`; an edge's `forward_acked_seq`, `forward_journal_id`, `forward_stream_created`; the fleet's
+-- `sealed_cleaned_through_day`, `seal_key`; the saved summaries' `saved_summaries_seq`; an edge's `forward_acked_seq`, `forward_journal_id`, `forward_stream_created`; the fleet's
 -- `fleet_stream`, `fleet_partitions_total`, `fleet_partitions`, `fleet_consume_lag`, `fleet_stream_report`.
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;

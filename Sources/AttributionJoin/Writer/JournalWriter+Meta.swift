@@ -5,7 +5,7 @@ import SQLite
 extension JournalWriter {
     /// Runs `body` on the journal's `meta` in one small write transaction on the writer's connection.
     public func updatingMeta<T>(_ body: (JournalMeta) throws -> T) throws -> T {
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         return try connection.transaction { try body(JournalMeta(connection)) }
     }
 }

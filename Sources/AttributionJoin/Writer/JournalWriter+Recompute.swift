@@ -9,7 +9,7 @@ extension JournalWriter {
     /// already follow `settings` (a recompute in progress is then abandoned). Starts over if one is in progress.
     public func beginRecompute(_ settings: AttributionSettings) throws -> Bool {
         recompute = nil
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         let started = try connection.transaction { () -> DerivedTablesRecompute? in
             guard try DerivedTables.settings(on: connection) != settings else {
                 try Schema.dropRecomputeCopies(on: connection)
@@ -27,7 +27,7 @@ extension JournalWriter {
     public func continueRecompute(shouldStop: () -> Bool) throws -> Bool {
         guard let running = recompute else { return true }
         do {
-            let connection = try currentConnection()
+            let connection = try connectionInUse()
             let step = try connection.transaction { try running.chunk(on: connection, shouldStop: shouldStop) }
             recompute?.apply(step)
             if step.finished { recompute = nil }
@@ -50,7 +50,7 @@ extension JournalWriter {
     /// `offertrack rebuild`: lists every record under its user's key again (`by_user`), then recomputes every
     /// derived table from the journal under `settings`, in one transaction.
     public func rebuildDerivedTables(settings: AttributionSettings) throws {
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         // Users may lose or get keys: nothing this writer remembers by name or key holds.
         caches.forgetNames()
         try connection.transaction {

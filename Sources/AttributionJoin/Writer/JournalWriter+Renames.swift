@@ -5,7 +5,7 @@ import SQLite
 extension JournalWriter {
     /// The user keys whose erasure's rename is unfinished, each with how far it got (as last committed).
     package func pendingRenames() throws -> [Int64: PendingRename.Position] {
-        let renames = try PendingRename.all(on: try currentConnection())
+        let renames = try PendingRename.all(on: try connectionInUse())
         return Dictionary(renames.map { ($0.key, $0.after) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -16,14 +16,14 @@ extension JournalWriter {
     /// of its records remain to be renamed (`PendingRename.point(leaving:on:)`); nil when the rename is not
     /// pending or no more than that many remain now.
     package func renamePoint(key: Int64, leaving rowsLeft: Int) throws -> PendingRename.Position? {
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         guard let rename = try PendingRename.all(on: connection).first(where: { $0.key == key }) else { return nil }
         return try rename.point(leaving: rowsLeft, on: connection)
     }
 
     /// The user key of the journaled record `id` (an erasure) when a rename of that key is pending, else nil.
     public func pendingRenameKey(ofRecord id: String) throws -> Int64? {
-        let select = try currentConnection().prepare(
+        let select = try connectionInUse().prepare(
             static: """
                 SELECT p.k FROM records r JOIN users u ON u.user = r.user JOIN pending_renames p ON p.k = u.k
                 WHERE r.id = ?1
@@ -36,7 +36,7 @@ extension JournalWriter {
     /// One chunk, in one transaction: the first pending rename continued by at most `renameTuning.rowsPerChunk`
     /// records, and ended between steps once `stop()` says so. Returns whether renames remain pending.
     public func continuePendingRenames(stop: () -> Bool = { false }) throws -> Bool {
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         // The chunk moves records from one user to another: what the writer summarized of users is stale.
         caches.summaries.forget()
         do {

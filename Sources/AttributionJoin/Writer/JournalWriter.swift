@@ -82,6 +82,9 @@ public final class JournalWriter {
     var recompute: DerivedTablesRecompute?
     /// How long the last committed batch's `COMMIT` took alone (its WAL frames written and synced), in µs.
     public private(set) var lastCommitStatementMicroseconds: UInt64 = 0
+    /// How many returning users' summaries this writer took from the last writer when it opened, and in how many
+    /// milliseconds; nil when it found none it could trust (`SavedSummaries`).
+    public private(set) var savedSummariesTaken: (count: Int, milliseconds: Int64)?
     /// Each user's accepted records in the last committed batch (for the daemon's watch on hot users).
     public private(set) var lastBatchUsers: [(user: String, records: Int)] = []
 
@@ -106,6 +109,7 @@ public final class JournalWriter {
         self.connection = connection
         if options.schema == .migrate { try finishPendingRenames() }
         if options.maintainsDerivedTables { try adopt(settings) }
+        try takeSavedSummaries()
     }
 
     /// A writer with production's options but `durability` and `schema` (tests and tools).
@@ -121,7 +125,7 @@ public final class JournalWriter {
     /// Returns whether a recomputation was needed.
     @discardableResult
     public func adopt(_ settings: AttributionSettings) throws -> Bool {
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         recompute = nil
         return try connection.transaction {
             guard try DerivedTables.settings(on: connection) != settings else {
@@ -136,7 +140,7 @@ public final class JournalWriter {
     static func open(path: String, options: Options, tuning: Tuning, walFrames: WALFrameCount) throws -> Connection {
         let connection = try JournalOpening.open(
             path: path, mode: options.schema == .migrate ? .readWriteCreate : .readWrite, schema: options.schema,
-            busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+            busyTimeoutMilliseconds: options.busyTimeoutMilliseconds, keepsSavedSummaries: true)
         let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
         guard mode == "wal" else {
             throw SQLiteError(code: 1, message: "journal_mode=WAL answered \(mode ?? "nothing")", sql: nil)
@@ -160,7 +164,7 @@ public final class JournalWriter {
     /// A forgotten person's records are renamed before they are journaled, and the batch's erasures are applied
     /// first (SPEC section 11, `ErasureRenames`): the outcomes are for the records as journaled.
     public func append(_ submitted: [Submission], receivedAt: Int64) throws -> [AppendOutcome] {
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         do {
             var lastSeq: Int64 = 0
             var copyChanges = DerivedTablesRecompute.Step()
@@ -266,8 +270,15 @@ public final class JournalWriter {
         }
     }
 
-    /// The writer's connection, opened again when `close()` or a failure it distrusts dropped it.
+    /// The writer's connection for another module's own statements (the published ledger's stores): what they
+    /// change is not what the summaries saw, so the writer stops trusting them.
     package func currentConnection() throws -> Connection {
+        caches.summaries.forget()
+        return try connectionInUse()
+    }
+
+    /// The writer's connection, opened again when `close()` or a failure it distrusts dropped it.
+    func connectionInUse() throws -> Connection {
         if let connection { return connection }
         let reopened = try Self.open(path: path, options: options, tuning: tuning, walFrames: walFrames)
         connection = reopened
@@ -284,7 +295,7 @@ extension JournalWriter {
     /// reports then recompute attribution from the journal, and the next writer that maintains them, or
     /// `offertrack rebuild`, recomputes them first.
     public func invalidateDerivedTables() throws {
-        let connection = try currentConnection()
+        let connection = try connectionInUse()
         try connection.transaction {
             let forget = try connection.prepare("DELETE FROM meta WHERE key IN (?1, ?2, ?3)")
             try forget.bind(DerivedTables.windowKey, at: 1)
@@ -294,16 +305,30 @@ extension JournalWriter {
         }
     }
 
-    /// Closes the connection (SQLite checkpoints and removes the WAL when it is the last one). A later append
-    /// reopens it.
+    /// Closes the connection (SQLite checkpoints and removes the WAL when it is the last one), saving the summaries
+    /// of returning users for the next writer (`SavedSummaries`) when it trusts them. A later append reopens it.
     public func close() {
+        if let connection, maintainsDerivedTables, let trusted = caches.summaries.trusted, !trusted.summaries.isEmpty {
+            // A hint: a journal that cannot take it is left as it is, and the next writer reads histories.
+            try? SavedSummaries.save(trusted.summaries, lastSeq: trusted.lastSeq, on: connection)
+        }
         connection = nil
         caches.forgetAll()
     }
 
+    /// Takes the summaries the last writer saved (`SavedSummaries`): held when this writer maintains the derived
+    /// tables and the journal still ends where they were saved; forgotten in every case.
+    func takeSavedSummaries() throws {
+        let connection = try connectionInUse()
+        let started = Clock.monotonicMilliseconds()
+        guard let saved = try SavedSummaries.take(on: connection), maintainsDerivedTables else { return }
+        caches.summaries.adopt(saved.summaries, lastSeq: saved.lastSeq)
+        savedSummariesTaken = (saved.summaries.count, Clock.monotonicMilliseconds() - started)
+    }
+
     /// The highest `seq` journaled so far (0 when empty).
     public func lastSeq() throws -> Int64 {
-        try RecordQueries.lastSeq(on: currentConnection())
+        try RecordQueries.lastSeq(on: connectionInUse())
     }
 
     /// Teaches the join which users the journal holds, reading at most `limit` users; returns whether
@@ -311,7 +336,7 @@ extension JournalWriter {
     /// batch costs an index probe; after, only users seen before do. An empty journal needs no learning.
     public func learnJournaledUsers(limit: Int = KnownUsers.defaultChunk) throws -> Bool {
         guard maintainsDerivedTables else { return false }
-        return try caches.knownUsers.learn(limit: limit, on: currentConnection())
+        return try caches.knownUsers.learn(limit: limit, on: connectionInUse())
     }
 
     /// Whether `learnJournaledUsers` has work left: the join maintained, and not every journaled user known.

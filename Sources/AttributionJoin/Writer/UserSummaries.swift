@@ -62,6 +62,24 @@ final class UserSummaries {
         slots[Int(truncatingIfNeeded: key) & mask] = Slot(key: key, summary: summary, generation: generation)
     }
 
+    /// Every summary held, when the cache is trusted (it knows where the journal ends): `lastSeq` and the
+    /// summaries by key; nil otherwise.
+    var trusted: (lastSeq: Int64, summaries: [(key: Int64, summary: UserSummary)])? {
+        guard let expectedLastSeq else { return nil }
+        let held = slots.compactMap { slot in
+            slot.flatMap { $0.generation == generation ? (key: $0.key, summary: $0.summary) : nil }
+        }
+        return (expectedLastSeq, held)
+    }
+
+    /// Holds the summaries a writer saved when the journal ended at `lastSeq`, where it still ends
+    /// (`SavedSummaries.take`), and trusts them from there.
+    func adopt(_ summaries: [(Int64, UserSummary)], lastSeq: Int64) {
+        forget()
+        for (key, summary) in summaries { remember(summary, key: key) }
+        expectedLastSeq = lastSeq
+    }
+
     /// Empties the cache (an erasure's rename, a failure, a closed connection, another writer's records).
     func forget() {
         generation &+= 1

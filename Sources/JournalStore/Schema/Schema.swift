@@ -396,5 +396,7 @@ public enum Schema {
         (18, .sql(UserPartitions.migration)),
         // 19: no index of the kept sealed records by user key (`SealState.noKeptFactsIndexMigration`).
         (19, .sql(SealState.noKeptFactsIndexMigration)),
+        // 20: the writer's summaries of returning users, saved when it closes for the next one (`SavedSummaries`).
+        (20, .sql(SavedSummaries.migration)),
     ]
 }

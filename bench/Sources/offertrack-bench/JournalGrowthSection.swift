@@ -30,7 +30,8 @@ struct JournalGrowthScale {
 /// of the same seed, about 6.3 records a user), for as many periods as the largest journal needs: 10,000,000
 /// records of 50,000 users are some 200 records a user over five years. Each journal is the first N of those
 /// records, appended in process (`JournalWriter`, durability normal, the join kept as the daemon keeps it,
-/// `fillBatch` records a transaction); the C
+/// `fillBatch` records a transaction), its writer closed as a daemon's at a clean stop (saving its summaries of
+/// returning users, `SavedSummaries`, which each round's daemon takes when it starts); the C
 /// baseline's databases get the same records, in transactions of 8,192 rows. The timed records are the period
 /// after the last, the same for every journal. Each round copies each journal, restarts the daemon on it, waits
 /// until the join knows every journaled user, and pipelines the timed records over `clients` connections (the
