@@ -12,57 +12,13 @@ import Testing
 /// one), must equal `Attribution.attribute` recomputed from scratch over the journal's set of records, whatever
 /// order, retries and batch boundaries delivered them in (SPEC section 4).
 @Suite struct BoundedAttributionPropertyTests {
-    /// Windows small against the records' spread, so that every rule's boundary is crossed often.
-    static let settings = AttributionSettings(
-        windowMs: 2 * 3_600_000, freshnessMs: 30 * 60_000, holdingMs: 3_600_000,
-        sharedUsers: SharedUsers(["anonymous", "Guest"]))
-
-    /// One random history: users of 1 to `largest` records of every type, on a minute grid of a few hours (so
-    /// that equal timestamps are common), with reviews, lapses, shared ids and offerIds naming all sorts.
-    static func lines(_ random: inout SeededGenerator, users: Int, largest: Int) -> [String] {
-        var lines: [String] = []
-        for number in 0..<users {
-            let user = number == 0 ? "ANONYMOUS" : number == 1 ? "guest" : "u\(number)"
-            let count = number == 2 ? largest : Int.random(in: 1...max(1, largest / (number + 1)), using: &random)
-            var presentations: [String] = []
-            var outcomes: [String] = []
-            for index in 0..<count {
-                let id = "\(user)-\(String(Int.random(in: 0...99_999, using: &random), radix: 36))-\(index)"
-                let minute = Int.random(in: 0...(count > 500 ? 6_000 : 600), using: &random)
-                let ts = Timestamp.format(1_795_000_000_000 + Int64(minute) * 60_000)
-                let head = #""id":"\#(id)","ts":"\#(ts)","user":"\#(user)""#
-                switch Int.random(in: 0..<100, using: &random) {
-                case 0..<30:
-                    lines.append(RandomRecordLines.capabilities(head: head, &random))
-                case 30..<60:
-                    lines.append(RandomRecordLines.presented(head: head, &random))
-                    presentations.append(id)
-                case 60..<85:
-                    let outcome = Int.random(in: 0..<3, using: &random) == 0 ? "declined" : "subscribed"
-                    var named = ""
-                    if !presentations.isEmpty, Int.random(in: 0..<2, using: &random) == 0 {
-                        named = #","offerId":"\#(presentations.randomElement(using: &random) ?? "x")""#
-                    } else if Int.random(in: 0..<10, using: &random) == 0 {
-                        named = #","offerId":"u3-elsewhere-1""#
-                    }
-                    lines.append(#"{"type":"subscription.outcome",\#(head),"outcome":"\#(outcome)"\#(named)}"#)
-                    if outcome == "subscribed" { outcomes.append(id) }
-                default:
-                    guard let conversion = outcomes.randomElement(using: &random) else { continue }
-                    lines.append(RandomRecordLines.review(head: head, conversion: conversion, &random))
-                }
-            }
-        }
-        return lines
-    }
-
     /// Delivers `lines` shuffled, in batches of random sizes, some sent twice (retries), then checks the derived
     /// tables against a recomputation (`verify`) and the reports against the same records delivered in order.
     func deliver(
         _ lines: [String], historyLimit: Int, random: inout SeededGenerator, path: String
     ) throws -> [String] {
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, settings: Self.settings,
+            path: path, durability: .normal, schema: .migrate, settings: RandomHistories.settings,
             tuning: .init(historyLimit: historyLimit))
         var pending = lines.shuffled(using: &random)
         while !pending.isEmpty {
@@ -84,18 +40,19 @@ import Testing
     func anyOrderAndBatchingEqualsARecomputation(historyLimit: Int) throws {
         var random = SeededGenerator.announced("bounded attribution, limit \(historyLimit)")
         for round in 0..<4 {
-            let lines = Self.lines(&random, users: 8, largest: round == 3 ? 5_000 : 300)
+            let lines = RandomHistories.lines(&random, users: 8, largest: round == 3 ? 5_000 : 300)
             let scratch = ScratchDirectory("bounded-attribution")
             let shuffled = try deliver(
                 lines, historyLimit: historyLimit, random: &random, path: scratch.path + "/shuffled.db")
             // The same records one at a time, in order: a second delivery with other batch boundaries.
             let writer = try JournalWriter(
-                path: scratch.path + "/ordered.db", durability: .normal, schema: .migrate, settings: Self.settings,
+                path: scratch.path + "/ordered.db", durability: .normal, schema: .migrate,
+                settings: RandomHistories.settings,
                 tuning: .init(historyLimit: historyLimit))
             for line in lines { _ = try writer.append([try JournalRecordLines.submission(line)], receivedAt: 0) }
             #expect(try JournalRows.derived(scratch.path + "/ordered.db") == shuffled)
             // And a rebuild from scratch.
-            try writer.rebuildDerivedTables(settings: Self.settings)
+            try writer.rebuildDerivedTables(settings: RandomHistories.settings)
             #expect(try JournalRows.derived(scratch.path + "/ordered.db") == shuffled)
             // And as apps send them.
             let inOrder = try deliverMostlyInTimeOrder(
@@ -117,7 +74,7 @@ import Testing
             submissions.insert(late, at: Int.random(in: index...submissions.count, using: &random))
         }
         let writer = try JournalWriter(
-            path: path, durability: .normal, schema: .migrate, settings: Self.settings,
+            path: path, durability: .normal, schema: .migrate, settings: RandomHistories.settings,
             tuning: .init(historyLimit: historyLimit))
         while !submissions.isEmpty {
             var batch = Array(submissions.prefix(Int.random(in: 1...200, using: &random)))

@@ -12,7 +12,7 @@ import Testing
 /// the join after a restart must give what it gives without them, and they must never be trusted once anything
 /// else may have changed the journal.
 @Suite struct SavedSummariesTests {
-    static let settings = BoundedAttributionPropertyTests.settings
+    static let settings = RandomHistories.settings
 
     /// `lines` in time order (one in twenty late), in batches of random sizes: the first `firstPart` of them by one
     /// writer, the rest by a second one opened on the same journal after the first closed; `between` runs in the
@@ -50,7 +50,7 @@ import Testing
     @Test func aRestartWithSavedSummariesJoinsAsOneWithout() throws {
         var random = SeededGenerator.announced("saved summaries")
         for _ in 0..<4 {
-            let lines = BoundedAttributionPropertyTests.lines(&random, users: 40, largest: 120)
+            let lines = RandomHistories.lines(&random, users: 40, largest: 120)
             let scratch = ScratchDirectory("saved-summaries")
             let firstPart = Int.random(in: lines.count / 4...lines.count * 3 / 4, using: &random)
             var again = random

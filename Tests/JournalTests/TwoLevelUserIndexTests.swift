@@ -252,6 +252,7 @@ import Testing
         try connection.execute(
             """
             DROP TABLE sealed_presentations; DROP TABLE sealed_users; DROP TABLE sealed_ids; DROP TABLE user_partitions;
+            DROP TABLE saved_summaries;
             PRAGMA user_version = 14
             """)
         _ = try JournalWriter(path: path, durability: .normal, schema: .migrate)
