@@ -115,22 +115,40 @@ struct BoundedRefresh {
                 latest = checks[next].record
                 next += 1
             }
-            guard case .presented(let offer, _) = presentation.record.body else { continue }
-            let eligible = eligibility(latest, at: presentation.record.ts) == .passes
-            let stored = try DerivedTables.storedEligibility(
-                ts: presentation.record.ts, seq: presentation.seq, tables: tables, on: connection)
-            guard stored != eligible else { continue }
-            let fact = PresentationFact(
-                id: presentation.record.id, ts: presentation.record.ts, offer: offer, eligible: eligible)
-            if let stored {
-                var old = fact
-                old.eligible = stored
-                rollup.count(old, sign: -1)
-            }
-            try DerivedTables.storeEligibility(
-                fact, seq: presentation.seq, replacing: stored != nil, tables: tables, on: connection)
-            rollup.count(fact, sign: 1)
+            try store(eligibility(latest, at: presentation.record.ts) == .passes, of: presentation, rollup: &rollup)
         }
+    }
+
+    /// Rule 4.4 again after `check`, journaled in this batch, became the user's latest check
+    /// (`UserSummary.lateCheck`): every loaded presentation after it now has it as its latest check, and those
+    /// more than F after it are not eligible with it or with any earlier one, so one range read of the ones up to F
+    /// after it is all the work; writes the verdicts that changed.
+    func redecide(afterLatestCheck check: Record, rollup: inout DayRollup) throws {
+        var before = UserIndexLookup(key: key, user: user, connection: connection)
+        before.skippingFrom = batchFirstSeq
+        let through = saturatingAdd(check.ts, settings.freshnessMs)
+        for presentation in try before.range(.loadedPresentation, after: reference(check), through: through) {
+            try store(eligibility(check, at: presentation.record.ts) == .passes, of: presentation, rollup: &rollup)
+        }
+    }
+
+    /// Writes rule 4.4's verdict `eligible` on an earlier loaded presentation when it differs from its row, with the
+    /// roll-up's change.
+    private func store(_ eligible: Bool, of presentation: UserIndexLookup.Found, rollup: inout DayRollup) throws {
+        guard case .presented(let offer, _) = presentation.record.body else { return }
+        let stored = try DerivedTables.storedEligibility(
+            ts: presentation.record.ts, seq: presentation.seq, tables: tables, on: connection)
+        guard stored != eligible else { return }
+        let fact = PresentationFact(
+            id: presentation.record.id, ts: presentation.record.ts, offer: offer, eligible: eligible)
+        if let stored {
+            var old = fact
+            old.eligible = stored
+            rollup.count(old, sign: -1)
+        }
+        try DerivedTables.storeEligibility(
+            fact, seq: presentation.seq, replacing: stored != nil, tables: tables, on: connection)
+        rollup.count(fact, sign: 1)
     }
 
     private func saturatingAdd(_ a: Int64, _ b: Int64) -> Int64 {

@@ -11,6 +11,11 @@ public final class Counter: Sendable {
         value.wrappingAdd(amount, ordering: .relaxed)
     }
 
+    /// Sets the count to `total`, a count its owner keeps (and only ever raises) on its own thread.
+    public func store(_ total: UInt64) {
+        value.store(total, ordering: .relaxed)
+    }
+
     public var current: UInt64 { value.load(ordering: .relaxed) }
 }
 

@@ -78,6 +78,10 @@ final class CommitSteps: @unchecked Sendable {
             metrics.commitSeconds.observe(Clock.monotonicMicroseconds() &- started)
             metrics.commitStatementSeconds.observe(writer.lastCommitStatementMicroseconds)
             metrics.commitRecords.observe(UInt64(submissions.count))
+            let joins = writer.joinCounts
+            metrics.joinFromSummary.store(UInt64(joins.fromSummary))
+            metrics.joinLateChecks.store(UInt64(joins.lateChecks))
+            metrics.joinRefreshed.store(UInt64(joins.refreshed))
             watchHotUsers(writer.lastBatchUsers, now: now)
             // A duplicate erasure renames too when it names the person a renamed copy of it did not (the line as
             // first sent, after a forwarded renamed copy or a restore): its old frames must go as well.

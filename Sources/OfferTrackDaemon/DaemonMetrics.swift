@@ -25,6 +25,10 @@ final class DaemonMetrics: Sendable {
     /// Each pause of the writer after a commit for a checkpoint (the WAL's limit, an erasure's old frames), in
     /// microseconds: at most `CheckpointThread.writerWaitMilliseconds`.
     let writerPauseSeconds = Histogram(bounds: latencyBoundsMicroseconds, scale: 1_000_000)
+    /// The writer's `JoinCounts`, set after each commit.
+    let joinFromSummary = Counter()
+    let joinLateChecks = Counter()
+    let joinRefreshed = Counter()
     let commitRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
     /// The most records of one user in a commit (a hot user: rule 4.0's placeholders, test devices).
     let commitLargestUserRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
@@ -121,6 +125,15 @@ final class DaemonMetrics: Sendable {
             help: "Each pause of the writer after a commit for a checkpoint (the WAL's limit, an erasure's frames).",
             writerPauseSeconds)
         out.histogram("offertrack_commit_records", help: "Records per committed batch.", commitRecords)
+        out.counter(
+            "offertrack_join_groups_total",
+            help: "Returning users' groups of a batch by how the join took them: from the writer's summary alone, a "
+                + "late check from the summary and one read, or refreshed (a short history read or index lookups).",
+            label: "path",
+            [
+                ("summary", joinFromSummary.current), ("late_check", joinLateChecks.current),
+                ("refreshed", joinRefreshed.current),
+            ])
         out.histogram(
             "offertrack_commit_largest_user_records",
             help: "The most records of a single user in a committed batch (a hot user).", commitLargestUserRecords)

@@ -100,4 +100,27 @@ public struct UserSummary: Sendable, Equatable {
         }
         return facts
     }
+
+    /// A check that arrives alone after the summary's latest check, though not after everything the summary holds
+    /// (a visit's check committed behind its presentation): once journaled it is the user's latest check, so it
+    /// changes rule 4.4's verdict on the loaded presentations after it and on nothing else, provided the user
+    /// converted before it (the candidate and its check come before the conversion) and it is no lapse in the
+    /// conversion's holding period. Returns that check when the summary decides so, for the join to decide those
+    /// presentations again (`BoundedRefresh.redecide(afterLatestCheck:)`); nil when `added` is anything else, the
+    /// check is not after the summary's, or the user has no conversion before it, or it may lapse one.
+    public func lateCheck(_ added: [Record], _ settings: AttributionSettings) -> Record? {
+        guard added.count == 1, let check = added.first, case .capabilities = check.body else { return nil }
+        if let latest = latestCheck, !RecordOrder.precedes(ts: latest.ts, id: latest.id, ts: check.ts, id: check.id) {
+            return nil
+        }
+        if let conversionTs = firstSubscribedTs {
+            guard conversionTs < check.ts else { return nil }
+            if AttributionRules.isLapse(check.body),
+                AttributionRules.isInHoldingPeriod(check.ts, conversionAt: conversionTs, settings)
+            {
+                return nil
+            }
+        }
+        return check
+    }
 }

@@ -23,6 +23,31 @@ import Testing
             body: .review(Review(conversion: "o", decision: .void, reason: .fraud, note: nil)))
     }
 
+    /// `count` random records of one user (checks, presentations, one in five not loaded, outcomes) at whole minutes
+    /// from `from` to three hours after it, their ids `prefix` and their index.
+    static func randomRecords(_ count: Int, from: Int64, prefix: String, _ random: inout SimulationRandom) -> [Record] {
+        (0..<count).map { index in
+            let id = "\(prefix)\(index)"
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<3: return randomCheck(id, from: from, &random)
+            case 3..<6:
+                return A.presented(id, randomMinute(from, &random), loaded: Int.random(in: 0..<5, using: &random) > 0)
+            case 6..<8: return A.outcome(id, randomMinute(from, &random))
+            default: return A.outcome(id, randomMinute(from, &random), subscribed: false)
+            }
+        }
+    }
+
+    /// A check with a random decision at a random whole minute of the three hours from `from`.
+    static func randomCheck(_ id: String, from: Int64, _ random: inout SimulationRandom) -> Record {
+        let at = randomMinute(from, &random)
+        return A.check(id, at, EligibilityDecision.allCases.randomElement(using: &random) ?? .eligible)
+    }
+
+    static func randomMinute(_ from: Int64, _ random: inout SimulationRandom) -> Int64 {
+        from + Int64.random(in: 0...(3 * A.hour), using: &random) / minute * minute
+    }
+
     /// Each case by hand from rules 4.1–4.6: the added records (in journal order) and the eligibility of each added
     /// loaded presentation, or nil when the summary cannot decide them.
     @Test(
@@ -67,6 +92,65 @@ import Testing
         #expect(facts?.allSatisfy { added[$0.index].id == $0.fact.id } ?? true, "\(name)")
     }
 
+    /// Each case by hand: a lone check the summary decides (it is the check returned) or leaves to the full join.
+    @Test(
+        arguments: [
+            // After the latest check (minute 0), before the latest presentation (minute 5): the visit's check late.
+            ("a check between the latest check and presentation", checked, [A.check("c1", 3 * minute)], true),
+            ("at the latest check's time, a later id", checked, [A.check("c1", 0)], true),
+            ("at the latest check's time, an earlier id", checked, [A.check("c", 0)], false),
+            ("before the latest check", checked, [A.check("c1", -1 * minute)], false),
+            ("no check before", UserSummary(latestLoadedPresentationTs: A.t0), [A.check("c1", -9 * minute)], true),
+            ("with another record", checked, [A.check("c1", 3 * minute), A.presented("p1", 4 * minute)], false),
+            ("a presentation alone", checked, [A.presented("p1", 3 * minute)], false),
+            // The conversion (minute 6) is after it: its candidate may be after the check.
+            ("before the conversion", converted, [A.check("c1", 3 * minute)], false),
+            ("at the conversion's time", converted, [A.check("c1", 6 * minute)], false),
+            // After the conversion: a lapse in the holding period (an hour) may change it, a subscriber's check not.
+            ("a lapsing check in the holding period", converted, [A.check("c1", 30 * minute, .eligible)], false),
+            ("a subscriber's check in it", converted, [A.check("c1", 30 * minute, .subscriber)], true),
+            ("a lapsing check after it", converted, [A.check("c1", 67 * minute, .ineligible)], true),
+        ] as [(String, UserSummary, [Record], Bool)])
+    func decidesALoneCheckAfterItsLatestCheck(_ name: String, summary: UserSummary, added: [Record], decides: Bool) {
+        let check = summary.lateCheck(added, Self.settings)
+        #expect(check.map { [$0] } == (decides ? added : nil), "\(name)")
+    }
+
+    /// Against `Attribution.attribute`: wherever the summary decides a lone check, adding it changes only the
+    /// verdicts of the loaded presentations after it, each now the rule 4.4 verdict of that check, and not the
+    /// conversion.
+    @Test func aDecidedLoneCheckChangesOnlyThePresentationsAfterIt() {
+        var random = SimulationRandom(seed: 4_712)
+        var decided = 0
+        var changed = 0
+        for round in 0..<4_000 {
+            let history = Self.randomRecords(Int.random(in: 0...10, using: &random), from: 0, prefix: "h", &random)
+            let check = Self.randomCheck("c", from: 0, &random)
+            guard let decidedCheck = UserSummary.empty.adding(history).lateCheck([check], Self.settings) else {
+                continue
+            }
+            decided += 1
+            #expect(decidedCheck == check)
+            let before = Attribution.attribute(userRecords: history, settings: Self.settings)
+            let after = Attribution.attribute(userRecords: history + [check], settings: Self.settings)
+            guard case .capabilities(let decision) = check.body else { continue }
+            let expected = before.presentations.map { fact -> PresentationFact in
+                guard RecordOrder.precedes(ts: check.ts, id: check.id, ts: fact.ts, id: fact.id) else { return fact }
+                var redecided = fact
+                redecided.eligible =
+                    AttributionRules.eligibility(
+                        check: (check.ts, decision), presentationAt: fact.ts, Self.settings) == .passes
+                return redecided
+            }
+            if expected != before.presentations { changed += 1 }
+            #expect(after.presentations == expected, "round \(round)")
+            #expect(after.conversion == before.conversion, "round \(round)")
+        }
+        // Both kinds of round occur: the test compares something.
+        #expect(decided > 500)
+        #expect(changed > 30)
+    }
+
     @Test func addingKeepsTheLatestCheckInJournalOrder() {
         let summary = UserSummary.empty.adding([
             A.check("b", 10, .eligible), A.check("a", 10, .ineligible), A.presented("p", 20), A.presented("q", 5),
@@ -85,22 +169,9 @@ import Testing
         var random = SimulationRandom(seed: 47)
         var decided = 0
         for round in 0..<4_000 {
-            func records(_ count: Int, from: Int64, prefix: String) -> [Record] {
-                (0..<count).map { index in
-                    let id = "\(prefix)\(index)"
-                    let at = from + Int64.random(in: 0...(3 * A.hour), using: &random) / Self.minute * Self.minute
-                    switch Int.random(in: 0..<10, using: &random) {
-                    case 0..<3:
-                        return A.check(id, at, EligibilityDecision.allCases.randomElement(using: &random) ?? .eligible)
-                    case 3..<6: return A.presented(id, at, loaded: Int.random(in: 0..<5, using: &random) > 0)
-                    case 6..<8: return A.outcome(id, at)
-                    default: return A.outcome(id, at, subscribed: false)
-                    }
-                }
-            }
-            let history = records(Int.random(in: 0...8, using: &random), from: 0, prefix: "h")
+            let history = Self.randomRecords(Int.random(in: 0...8, using: &random), from: 0, prefix: "h", &random)
             let added = RecordOrder.sorted(
-                records(Int.random(in: 1...6, using: &random), from: 2 * A.hour, prefix: "a"))
+                Self.randomRecords(Int.random(in: 1...6, using: &random), from: 2 * A.hour, prefix: "a", &random))
             guard let facts = UserSummary.empty.adding(history).inOrderPresentations(added, Self.settings) else {
                 continue
             }

@@ -49,6 +49,10 @@ import Testing
         #expect(MetricsScrape.value(body, "offertrack_checkpoint_writer_pause_seconds_total") == "0")
         let started = MetricsScrape.value(body, "offertrack_start_time_seconds").flatMap(Double.init) ?? 0
         #expect(started >= launched && started <= Date().timeIntervalSince1970, "start time \(started)")
+        for path in ["summary", "late_check", "refreshed"] {
+            let name = #"offertrack_join_groups_total{path="\#(path)"}"#
+            #expect(MetricsScrape.value(body, name).flatMap(Int.init) != nil, "no \(name)")
+        }
         for name in ["offertrack_queued_records", "offertrack_commit_seconds_count", "offertrack_commit_records_sum"] {
             #expect(MetricsScrape.value(body, name) != nil, "no \(name)")
         }

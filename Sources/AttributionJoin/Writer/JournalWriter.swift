@@ -82,6 +82,8 @@ public final class JournalWriter {
     var recompute: DerivedTablesRecompute?
     /// How long the last committed batch's `COMMIT` took alone (its WAL frames written and synced), in µs.
     public private(set) var lastCommitStatementMicroseconds: UInt64 = 0
+    /// How many groups of returning users' records each path of the join took since this writer was made.
+    public var joinCounts: JoinCounts { caches.joinCounts }
     /// How many returning users' summaries this writer took from the last writer when it opened, and in how many
     /// milliseconds; nil when it found none it could trust (`SavedSummaries`).
     public private(set) var savedSummariesTaken: (count: Int, milliseconds: Int64)?
