@@ -103,11 +103,12 @@ public struct UserSummary: Sendable, Equatable {
 
     /// A check that arrives alone after the summary's latest check, though not after everything the summary holds
     /// (a visit's check committed behind its presentation): once journaled it is the user's latest check, so it
-    /// changes rule 4.4's verdict on the loaded presentations after it and on nothing else, provided the user
-    /// converted before it (the candidate and its check come before the conversion) and it is no lapse in the
-    /// conversion's holding period. Returns that check when the summary decides so, for the join to decide those
-    /// presentations again (`BoundedRefresh.redecide(afterLatestCheck:)`); nil when `added` is anything else, the
-    /// check is not after the summary's, or the user has no conversion before it, or it may lapse one.
+    /// changes rule 4.4's verdict on the loaded presentations after it and on nothing else, provided the user has
+    /// no conversion at or after its time (a conversion before it has its candidate, and that one's check, before
+    /// it too) and it is no lapse in that conversion's holding period. Returns that check when the summary decides
+    /// so, for the join to decide those presentations again (`BoundedRefresh.redecide(afterLatestCheck:)`); nil
+    /// when `added` is anything else, the check is not after the summary's, the conversion is at or after it, or
+    /// it may lapse the conversion.
     public func lateCheck(_ added: [Record], _ settings: AttributionSettings) -> Record? {
         guard added.count == 1, let check = added.first, case .capabilities = check.body else { return nil }
         if let latest = latestCheck, !RecordOrder.precedes(ts: latest.ts, id: latest.id, ts: check.ts, id: check.id) {

@@ -1,5 +1,5 @@
 /// Users' groups of records by the path of the join that took them (`JournalWriter+Join`, docs/development/
-/// batch-join.md), since the writer opened; the groups of users new to the journal whose records were all accepted
+/// batch-join.md), since the writer was made; the groups of users new to the journal whose records were all accepted
 /// (the plan's attribution) and of merged users (recomputed whole) are not counted.
 public struct JoinCounts: Equatable, Sendable {
     /// From the writer's summary of the user alone, nothing read (`joinAfterSummary`).

@@ -25,7 +25,7 @@ struct WriterCaches {
     /// Users the last batch refreshed by lookups with a large group (`JournalWriter+Join`): their next group is
     /// not planned as if new, nor their history read to find it long. A hint only: either is done when needed.
     var longHistoryUsers: Set<ExactString> = []
-    /// How many groups each path of the join took since the writer opened (counts, not hints: never forgotten).
+    /// How many groups each path of the join took since the writer was made (counts, not hints: never forgotten).
     var joinCounts = JoinCounts()
 
     /// Forgets everything: after a failed transaction, a dropped connection, or a close.
