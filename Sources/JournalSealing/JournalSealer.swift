@@ -297,36 +297,44 @@ public final class JournalSealer {
             }
             let entries = try UserIndexEntries.entries(of: key, user: user, on: connection)
             let kept = SealKeeping.kept(entries.map(\.record), sealedBefore: state.sealedBefore)
-            var work: [(entry: UserIndexEntries.Entry, keep: Bool)] = []
+            var work: [(entry: UserIndexEntries.Entry, step: SealStep)] = []
             for (position, entry) in entries.enumerated()
             where entry.record.ts < state.sealedBefore && !SealKeeping.isNeverSealed(entry.record) {
                 switch try row(of: entry.seq, forwardedThrough: forwardedThrough) {
                 case .held:
                     heldDay = min(heldDay ?? .max, Timestamp.dayNumber(entry.record.ts))
                     continue
-                case .present: work.append((entry, kept.contains(position)))
-                case .absent where !kept.contains(position): work.append((entry, false))
+                case .present: work.append((entry, kept.contains(position) ? .keep : .remove))
+                case .absent where !kept.contains(position): work.append((entry, .remove))
+                case .absent where !entry.sealedBody: work.append((entry, .rewrite))
                 case .absent: continue
                 }
             }
             // Any part of it may be done now: what stays still holds every kept record.
             let now = work.prefix(recordsPerChunk - changed)
+            // A body rewritten changes no record: the derived rows stay as they are.
+            let recompute = derived != nil && now.contains { $0.step != .rewrite }
             if !now.isEmpty {
-                if derived != nil {
+                if recompute {
                     try DerivedTables.dropRows(user: user, key: key, formerKey: key, rollup: &rollup, on: connection)
                 }
-                for (entry, keep) in now {
-                    try dropRecordRow(entry.seq)
-                    if keep {
+                for (entry, step) in now {
+                    switch step {
+                    case .keep:
+                        try dropRecordRow(entry.seq)
                         try SealedFacts.keep(entry, key: key, hashKey: hashKey, on: connection)
-                    } else {
+                        try SealedFacts.rewriteBody(of: entry, key: key, on: connection)
+                    case .rewrite:
+                        try SealedFacts.rewriteBody(of: entry, key: key, on: connection)
+                    case .remove:
+                        try dropRecordRow(entry.seq)
                         try SealedFacts.dropIndexEntry(entry, key: key, on: connection)
                         try SealedFacts.forget(id: entry.record.id, hashKey: hashKey, on: connection)
                     }
                 }
-                let left = now.count { !$0.keep }
+                let left = now.count { $0.step == .remove }
                 if left > 0 { try SealedFacts.countRemoved(Int64(left), key: key, on: connection) }
-                if let derived {
+                if recompute, let derived {
                     try DerivedTables.insertRows(
                         user: user, key: key, settings: derived, rollup: &rollup, on: connection)
                 }
@@ -337,6 +345,16 @@ public final class JournalSealer {
         }
         try rollup.write(on: connection)
         return (index, removed)
+    }
+
+    /// What step 5 does with one sealed record.
+    private enum SealStep {
+        /// Its row goes; its entry stays, with its id's hash saying where, and its body is rewritten sealed.
+        case keep
+        /// Kept, its row already gone (step 4): its body is rewritten sealed.
+        case rewrite
+        /// Its row and entry go; its id's hash stays.
+        case remove
     }
 
     /// Where a record's `records` row is.

@@ -39,8 +39,8 @@ enum SealedDaysVerifier {
             """)
     }
 
-    /// Index entries of sealed (and cleaned) days that no rule reads any more, and kept entries that their id does
-    /// not find (`SealedFacts`).
+    /// Index entries of sealed (and cleaned) days that no rule reads any more, kept entries that their id does not
+    /// find (`SealedFacts`), and entries of those users that do not decode (`SealedEntryBody`).
     private static func keptEntries(_ connection: Connection, _ state: SealState) throws -> [String] {
         let cleanedBefore = (state.cleanedThroughDay + 1) * Timestamp.millisecondsPerDay
         let users = try connection.prepare(
@@ -52,9 +52,19 @@ enum SealedDaysVerifier {
         while try users.step() { keys.append(users.int64(0)) }
         users.reset()
         let hasRecord = try connection.prepare("SELECT 1 FROM records WHERE seq = ?1")
+        let listed = try connection.prepare(
+            "SELECT (SELECT count(*) FROM by_user WHERE k = ?1) + (SELECT count(*) FROM by_user_recent WHERE k = ?1)")
         var problems: [String] = []
         for key in keys {
             let entries = try UserIndexEntries.entries(of: key, on: connection)
+            // An entry whose body does not decode (one sealing rewrote has no record to be compared with) is no
+            // record to any reader.
+            try listed.bind(key, at: 1)
+            let count = try listed.step() ? Int(listed.int64(0)) : 0
+            listed.reset()
+            if count != entries.count {
+                problems.append("\(count - entries.count) per-user index entries of user key \(key) do not decode")
+            }
             let kept = SealKeeping.kept(entries.map(\.record), sealedBefore: state.sealedBefore)
             for (position, entry) in entries.enumerated()
             where entry.record.ts < cleanedBefore && !SealKeeping.isNeverSealed(entry.record) {

@@ -130,6 +130,26 @@ import Testing
         }
         #expect(try Self.cli(["verify", "--db", db]).status == 0)
 
+        // Every entry sealing kept (no `records` row) has its sealed body, and `verify` reads each: one that does
+        // not decode, in a copy, fails it.
+        let bodies = try Connection(path: db, mode: .readOnly)
+        let keptEntries = """
+            FROM by_user b WHERE b.ts < \(Self.sealedBefore) AND b.kind < 6
+                AND NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = b.seq)
+            """
+        #expect(try bodies.scalarInt("SELECT count(*) \(keptEntries)") ?? 0 > 0)
+        #expect(try bodies.scalarInt("SELECT count(*) \(keptEntries) AND substr(b.body, 1, 1) != x'01'") == 0)
+        let broken = directory.file("broken.db")
+        try bodies.execute("VACUUM INTO '\(broken)'")
+        let copy = try Connection(path: broken, mode: .readWrite)
+        try copy.execute(
+            """
+            UPDATE by_user SET body = x'01ff' WHERE (k, kind, ts, seq) =
+                (SELECT k, kind, ts, seq \(keptEntries) ORDER BY k, kind, ts, seq LIMIT 1)
+            """)
+        let unreadable = try Self.cli(["verify", "--db", broken])
+        #expect(unreadable.status != 0 && unreadable.output.contains("do not decode"), "\(unreadable.output)")
+
         // The daemon judges lines against the new horizon: before it expired, at it accepted.
         let answers = try LineClient(path: daemon.socketPath).exchange([
             Self.record("late-1", ts: "2026-09-05T23:59:59.999Z"), Self.record("late-2", ts: "2026-09-06T00:00:00Z"),

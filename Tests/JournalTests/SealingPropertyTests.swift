@@ -55,7 +55,7 @@ import WireFormat
             let user = number == 0 ? "Guest" : "u\(number)"
             let minute = Int.random(in: (days.lowerBound * 1440)..<(days.upperBound * 1440), using: &random)
             let ts = Timestamp.format(start + Int64(minute) * 60_000)
-            let id = "\(tag)\(index)-\(user)"
+            let id = RandomRecordLines.id(tag: tag, index: index, user: user, &random)
             let head = #""id":"\#(id)","ts":"\#(ts)","user":"\#(user)""#
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<30:

@@ -152,6 +152,23 @@ package enum SealedFacts {
         if removed > 0 { try countRemoved(removed, key: key, on: connection) }
     }
 
+    /// Rewrites a kept record's entry with its sealed body (`SealedEntryBody`), in its level of the per-user index.
+    /// Call it only once the record's `records` row is gone (`verify` compares the body of an entry with a row
+    /// against the row).
+    package static func rewriteBody(of entry: UserIndexEntries.Entry, key: Int64, on connection: Connection) throws {
+        guard !entry.sealedBody, let body = SealedEntryBody.encode(entry.record) else { return }
+        let update = try connection.prepare(
+            static: entry.recent
+                ? "UPDATE by_user_recent SET body = ?5 WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
+                : "UPDATE by_user SET body = ?5 WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4")
+        try update.bind(key, at: 1)
+        try update.bind(entry.kind, at: 2)
+        try update.bind(entry.record.ts, at: 3)
+        try update.bind(entry.seq, at: 4)
+        try update.bindBlob(body, at: 5)
+        try update.run()
+    }
+
     /// Removes a sealed record's entry from its level of the per-user index.
     package static func dropIndexEntry(_ entry: UserIndexEntries.Entry, key: Int64, on connection: Connection) throws {
         let drop = try connection.prepare(

@@ -100,8 +100,14 @@ package enum IndexedRecordBody {
         body.withUnsafeBytes { record(kind: kind, ts: ts, user: user, body: $0) }
     }
 
-    /// As `record(kind:ts:user:body:)`, reading the body where it lies (a column's bytes, not copied).
+    /// As `record(kind:ts:user:body:)`, reading the body where it lies (a column's bytes, not copied). A body
+    /// sealing rewrote (`SealedEntryBody`) is read too.
     package static func record(kind: Int64, ts: Int64, user: String, body: UnsafeRawBufferPointer) -> Record? {
+        if SealedEntryBody.isSealed(body) {
+            return UserIndexKind(rawValue: kind).flatMap {
+                SealedEntryBody.record(kind: $0, ts: ts, user: user, body: body)
+            }
+        }
         var reader = Reader(bytes: body)
         guard let id = reader.text() ?? nil, let decision = reader.code(), let offerId = reader.text(),
             let affiliateToken = reader.text(), let campaignToken = reader.text(),

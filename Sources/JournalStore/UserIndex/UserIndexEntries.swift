@@ -10,6 +10,18 @@ package enum UserIndexEntries {
         package var kind: Int64
         package var seq: Int64
         package var recent: Bool
+        /// Whether its body is the one sealing writes for a kept entry (`SealedEntryBody`).
+        package var sealedBody: Bool
+
+        /// The entry of the row `select` holds (`kind, ts, body, seq, level`); nil when its body does not decode.
+        fileprivate init?(_ select: Statement, user: String) {
+            guard let record = RecordQueries.indexed(from: select, user: user, offset: 0) else { return nil }
+            self.record = record
+            kind = select.int64(0)
+            seq = select.int64(3)
+            recent = select.int64(4) == 1
+            sealedBody = select.withBytes(2) { SealedEntryBody.isSealed($0) }
+        }
     }
 
     /// A user's entries in both levels of the per-user index, in `(ts, id)` order.
@@ -23,9 +35,7 @@ package enum UserIndexEntries {
         defer { select.reset() }
         var entries: [Entry] = []
         while try select.step() {
-            guard let record = RecordQueries.indexed(from: select, user: user, offset: 0) else { continue }
-            entries.append(
-                Entry(record: record, kind: select.int64(0), seq: select.int64(3), recent: select.int64(4) == 1))
+            if let entry = Entry(select, user: user) { entries.append(entry) }
         }
         entries.sort { RecordOrder.precedes($0.record, $1.record) }
         return entries
@@ -42,10 +52,7 @@ package enum UserIndexEntries {
         try select.bind(ts, at: 2)
         defer { select.reset() }
         while try select.step() {
-            guard let record = RecordQueries.indexed(from: select, user: "", offset: 0),
-                ExactString.equals(record.id, id)
-            else { continue }
-            return Entry(record: record, kind: select.int64(0), seq: select.int64(3), recent: select.int64(4) == 1)
+            if let entry = Entry(select, user: ""), ExactString.equals(entry.record.id, id) { return entry }
         }
         return nil
     }
