@@ -2,7 +2,7 @@ import JournalStore
 import OfferTrackDomain
 import SQLite
 
-/// One user's checks (rule 4.4: both kinds, both levels of the per-user index) walked in journal order beside a
+/// One user's checks (rule 4.4: both kinds, every level of the per-user index) walked in journal order beside a
 /// run of the user's records asked about in journal order: for each record, the latest check before it or the
 /// first check after it, exactly as `UserIndexLookup.last`/`first` over `UserIndexKind.checks` answer.
 ///

@@ -77,7 +77,8 @@ extension DerivedTables {
                     item_id, lapse_id, lapse_ts, review_id, review_ts, review_decision, review_reason
                 FROM derived_conversions WHERE k = ?1 AND ts IN (
                     SELECT ts FROM by_user WHERE k = ?1 AND kind = 4
-                    UNION ALL SELECT ts FROM by_user_recent WHERE k = ?1 AND kind = 4)
+                    UNION ALL SELECT ts FROM by_user_recent WHERE k = ?1 AND kind = 4
+                    UNION ALL SELECT ts FROM by_user_sealed WHERE k = ?1 AND kind = 4)
                 """
                 : """
                 SELECT id, ts, reason, offer_id, presented_at, affiliate_token, campaign_token, message_identifier,

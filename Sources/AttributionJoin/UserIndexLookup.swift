@@ -2,8 +2,8 @@ import JournalStore
 import OfferTrackDomain
 import SQLite
 
-/// Range reads of one user's records of one kind in journal order (`(ts, id)`), over both levels of the per-user
-/// index (schema 11): what bounded attribution (`BoundedRefresh`) asks instead of reading a whole history.
+/// Range reads of one user's records of one kind in journal order (`(ts, id)`), over every level of the per-user
+/// index (schema 11, `UserIndexLevel`): what bounded attribution (`BoundedRefresh`) asks instead of reading a whole history.
 ///
 /// Each read walks one kind's entries from a time on and stops at the first time group that holds an answer, so
 /// its cost is the entries at that time (and those it is told to skip), never the user's history.
@@ -85,11 +85,7 @@ struct UserIndexLookup {
         return found.sorted { RecordOrder.precedes($0.record, $1.record) }
     }
 
-    /// The two levels of the per-user index.
-    enum Level: CaseIterable {
-        case main
-        case recent
-    }
+    typealias Level = UserIndexLevel
 
     /// Visits the entries of `kind` in one level from time `from` on (ascending) or down from it, with their
     /// records, until `body` returns false. Entries `skippingFrom` excludes are not visited.
@@ -109,9 +105,10 @@ struct UserIndexLookup {
         }
     }
 
-    /// The four reads (the entry's `seq`, `kind`, `ts` and `body`), built once: by level and direction.
-    private static let statements: [[String]] = ["by_user", "by_user_recent"].map { table in
-        [true, false].map { ascending in
+    /// The reads (the entry's `seq`, `kind`, `ts` and `body`), built once: by level and direction.
+    private static let statements: [[String]] = Level.allCases.map { level in
+        let table = level.table
+        return [true, false].map { ascending in
             let order = ascending ? "b.ts, b.seq" : "b.ts DESC, b.seq DESC"
             return "SELECT b.seq, b.kind, b.ts, b.body FROM \(table) b "
                 + "WHERE b.k = ?1 AND b.kind = ?2 AND b.ts \(ascending ? ">=" : "<=") ?3 ORDER BY \(order)"
@@ -119,7 +116,7 @@ struct UserIndexLookup {
     }
 
     private static func statements(_ level: Level, _ ascending: Bool) -> String {
-        statements[level == .main ? 0 : 1][ascending ? 0 : 1]
+        statements[Int(level.rawValue)][ascending ? 0 : 1]
     }
 
     /// The ascending read of `kind` in `level` from time `from` on, bound and left for the caller to step

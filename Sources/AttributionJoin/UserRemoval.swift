@@ -55,6 +55,7 @@ package enum UserRemoval {
             DELETE FROM records WHERE user IN leaving_users;
             DELETE FROM by_user WHERE k IN leaving_keys;
             DELETE FROM by_user_recent WHERE k IN leaving_keys;
+            DELETE FROM by_user_sealed WHERE k IN leaving_keys;
             DELETE FROM sealed_users WHERE k IN leaving_keys;
             DELETE FROM sealed_ids WHERE k IN leaving_keys;
             DELETE FROM user_partitions WHERE user IN leaving_users;

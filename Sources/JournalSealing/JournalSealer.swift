@@ -306,7 +306,7 @@ public final class JournalSealer {
                     continue
                 case .present: work.append((entry, kept.contains(position) ? .keep : .remove))
                 case .absent where !kept.contains(position): work.append((entry, .remove))
-                case .absent where !entry.sealedBody: work.append((entry, .rewrite))
+                case .absent where entry.level != .sealed || !entry.sealedBody: work.append((entry, .rewrite))
                 case .absent: continue
                 }
             }
@@ -323,9 +323,9 @@ public final class JournalSealer {
                     case .keep:
                         try dropRecordRow(entry.seq)
                         try SealedFacts.keep(entry, key: key, hashKey: hashKey, on: connection)
-                        try SealedFacts.rewriteBody(of: entry, key: key, on: connection)
+                        try SealedFacts.moveToSealedLevel(entry, key: key, on: connection)
                     case .rewrite:
-                        try SealedFacts.rewriteBody(of: entry, key: key, on: connection)
+                        try SealedFacts.moveToSealedLevel(entry, key: key, on: connection)
                     case .remove:
                         try dropRecordRow(entry.seq)
                         try SealedFacts.dropIndexEntry(entry, key: key, on: connection)
@@ -349,9 +349,10 @@ public final class JournalSealer {
 
     /// What step 5 does with one sealed record.
     private enum SealStep {
-        /// Its row goes; its entry stays, with its id's hash saying where, and its body is rewritten sealed.
+        /// Its row goes; its entry stays, with its id's hash saying where, moved to the sealed level with its sealed
+        /// body.
         case keep
-        /// Kept, its row already gone (step 4): its body is rewritten sealed.
+        /// Kept, its row already gone (step 4): its entry moves to the sealed level with its sealed body.
         case rewrite
         /// Its row and entry go; its id's hash stays.
         case remove

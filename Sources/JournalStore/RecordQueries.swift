@@ -30,10 +30,11 @@ package enum RecordQueries {
     package static func records(
         of user: String, key: Int64, limit: Int, splitBefore seq: Int64, on connection: Connection
     ) throws -> (all: [Record], earlier: [Record]) {
-        // Both levels hold each entry's record body (schema 15): no `records` row is read.
+        // Every level holds each entry's record body (schema 15): no `records` row is read.
         let statement = try connection.prepare(
             static: """
-                SELECT kind, ts, body, seq FROM by_user WHERE k = ?1
+                SELECT kind, ts, body, seq FROM by_user_sealed WHERE k = ?1
+                UNION ALL SELECT kind, ts, body, seq FROM by_user WHERE k = ?1
                 UNION ALL SELECT kind, ts, body, seq FROM by_user_recent WHERE k = ?1
                 LIMIT ?2
                 """)
@@ -75,14 +76,14 @@ package enum RecordQueries {
     /// Like `forEachUser`, from the first user after `user` (in the journal's byte order) when given; `body`
     /// returns false to stop after that user. The result is whether every user was read.
     ///
-    /// The recent level of the per-user index (a few batches' entries) is read first, in user order; the main
-    /// level is then read user by user, and the two are merged, so a user listed in either or both is read once
+    /// The recent level of the per-user index (a few batches' entries) is read first, in user order; the main and
+    /// sealed levels are then read user by user, and merged with it, so a user listed in any of them is read once
     /// with all of their records.
     package static func readUsers(
         after user: String?, on connection: Connection, _ body: (String, [Record]) throws -> Bool
     ) throws -> Bool {
         var recent: [(user: String, records: [Record])] = []
-        _ = try readLevel("by_user_recent", after: user, on: connection) { user, records in
+        _ = try readLevel(.recent, after: user, on: connection) { user, records in
             recent.append((user, records))
             return true
         }
@@ -98,7 +99,7 @@ package enum RecordQueries {
         }
         var stoppedBefore = false
         var stoppedAt = false
-        let mainEnded = try readLevel("by_user", after: user, on: connection) { user, records in
+        let mainEnded = try readLevel(.main, after: user, on: connection) { user, records in
             guard try recentOnly(before: user) else {
                 stoppedBefore = true
                 return false
@@ -119,17 +120,27 @@ package enum RecordQueries {
         return try recentOnly(before: nil) || next == recent.count
     }
 
-    /// Every user one level of the per-user index lists after `user`, in user order, with the records it lists
-    /// for them: always a range on the users' name index, which makes SQLite walk users in name order (outer
-    /// loop) instead of scanning the index and sorting every record. Users are never empty (SPEC 3), so ""
+    /// The reads of `readLevel`: the recent level alone, or the main and sealed levels merged by user (each arm
+    /// walks the users' name index in order, and SQLite merges the two).
+    private static let recentLevelRead =
+        "SELECT u.user, b.kind, b.ts, b.body FROM users u JOIN by_user_recent b ON b.k = u.k WHERE u.user > ?1 "
+        + "ORDER BY u.user"
+    private static let mainLevelsRead = """
+        SELECT u.user, b.kind, b.ts, b.body FROM users u JOIN by_user b ON b.k = u.k WHERE u.user > ?1
+        UNION ALL
+        SELECT u.user, b.kind, b.ts, b.body FROM users u JOIN by_user_sealed b ON b.k = u.k WHERE u.user > ?1
+        ORDER BY 1
+        """
+
+    /// Every user the recent level of the per-user index (or the main and sealed levels, `.main`) lists after
+    /// `user`, in user order, with the records it lists for them: always a range on the users' name index, which
+    /// makes SQLite walk users in name order (outer loop) instead of scanning the index and sorting every record. Users are never empty (SPEC 3), so ""
     /// starts before the first. Returns false when `body` stopped it before its last user.
     private static func readLevel(
-        _ table: StaticString, after user: String?, on connection: Connection,
+        _ level: UserIndexLevel, after user: String?, on connection: Connection,
         _ body: (String, [Record]) throws -> Bool
     ) throws -> Bool {
-        let statement = try connection.prepare(
-            "SELECT u.user, b.kind, b.ts, b.body FROM users u JOIN \(table) b ON b.k = u.k WHERE u.user > ?1 "
-                + "ORDER BY u.user")
+        let statement = try connection.prepare(level == .recent ? recentLevelRead : mainLevelsRead)
         try statement.bind(user ?? "", at: 1)
         defer { statement.reset() }
         var currentUser: String?

@@ -93,20 +93,22 @@ public enum JournalVerifier {
         return Check(name: "published export days read back as their manifests state (sha256)", problems: problems)
     }
 
-    /// The per-user index (schema 8, two levels since 10) lists every record exactly once, under its own user's key
-    /// and time: as many entries in both levels as records, none in both, and none that names a missing record, a
-    /// missing key, another user's key or another kind of record, or whose body (schema 15, `IndexedRecordBody`) is
-    /// not its record's. Entries of sealed days without a record are what sealing kept (`SealedDaysVerifier`).
+    /// The per-user index (schema 8, in levels since 10: `UserIndexLevel`) lists every record exactly once, under its
+    /// own user's key and time: as many entries in all levels as records, none in two, and none that names a missing
+    /// record, a missing key, another user's key or another kind of record, or whose body (schema 15,
+    /// `IndexedRecordBody`) is not its record's. Entries of sealed days without a record are what sealing kept
+    /// (`SealedDaysVerifier`); the sealed level holds no other.
     private static func perUserIndexCheck(_ connection: Connection, sealedBefore: Int64) throws -> Check {
         var problems: [String] = []
         var kept: Int64 = 0
-        for level in ["by_user", "by_user_recent"] {
+        for level in UserIndexLevel.allCases.map(\.table) {
+            let rowInSealedLevel = level == UserIndexLevel.sealed.table ? "OR r.seq IS NOT NULL" : ""
             problems += try ids(
                 connection,
                 """
                 SELECT b.seq || ' (per-user index entry under key ' || b.k || ' at ' || b.ts || ' in \(level))'
                 FROM \(level) b LEFT JOIN records r ON r.seq = b.seq LEFT JOIN users u ON u.k = b.k
-                WHERE (r.seq IS NULL AND (b.ts >= \(sealedBefore) OR b.kind > 5)) OR u.k IS NULL
+                WHERE (r.seq IS NULL AND (b.ts >= \(sealedBefore) OR b.kind > 5)) OR u.k IS NULL \(rowInSealedLevel)
                     OR (r.seq IS NOT NULL AND (r.user != u.user OR r.ts != b.ts
                         OR b.kind != \(UserIndexKind.sql) OR \(UserIndexColumns.differsFromRecord)))
                 """)
@@ -115,16 +117,23 @@ public enum JournalVerifier {
                     "SELECT count(*) FROM \(level) b WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = b.seq)")
                 ?? 0
         }
-        problems += try ids(
-            connection,
-            """
-            SELECT b.seq || ' (listed in both levels of the per-user index)' FROM by_user b
-            JOIN by_user_recent n ON n.k = b.k AND n.kind = b.kind AND n.ts = b.ts AND n.seq = b.seq
-            """)
+        for (one, other) in [
+            ("by_user", "by_user_recent"), ("by_user", "by_user_sealed"), ("by_user_recent", "by_user_sealed"),
+        ] {
+            problems += try ids(
+                connection,
+                """
+                SELECT b.seq || ' (listed in two levels of the per-user index, \(one) and \(other))' FROM \(one) b
+                JOIN \(other) n ON n.k = b.k AND n.kind = b.kind AND n.ts = b.ts AND n.seq = b.seq
+                """)
+        }
         let records = try connection.scalarInt("SELECT count(*) FROM records") ?? 0
         let entries =
-            try connection.scalarInt("SELECT (SELECT count(*) FROM by_user) + (SELECT count(*) FROM by_user_recent)")
-            ?? 0
+            try connection.scalarInt(
+                """
+                SELECT (SELECT count(*) FROM by_user) + (SELECT count(*) FROM by_user_recent)
+                    + (SELECT count(*) FROM by_user_sealed)
+                """) ?? 0
         if records + kept != entries {
             problems.append("\(records) records and \(kept) kept by sealing, \(entries) per-user index entries")
         }

@@ -19,9 +19,24 @@ enum SealedDaysVerifier {
         }
         return [
             JournalVerifier.Check(
-                name: names[0], problems: try rawRecords(connection, state) + keptEntries(connection, state)),
+                name: names[0],
+                problems: try rawRecords(connection, state) + keptEntries(connection, state) + lostEntries(connection)),
             JournalVerifier.Check(name: names[1], problems: try countProblems(connection, state)),
         ]
+    }
+
+    /// Kept records whose id's hash (`sealed_ids`) names an entry that no level of the per-user index holds: a kept
+    /// record lost.
+    private static func lostEntries(_ connection: Connection) throws -> [String] {
+        let lost =
+            try connection.scalarInt(
+                """
+                SELECT count(*) FROM sealed_ids s WHERE s.k IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM by_user_sealed b WHERE b.k = s.k AND b.kind IN (0, 1, 2, 3, 4, 5) AND b.ts = s.ts)
+                    AND NOT EXISTS (SELECT 1 FROM by_user b WHERE b.k = s.k AND b.kind IN (0, 1, 2, 3, 4, 5) AND b.ts = s.ts)
+                    AND NOT EXISTS (SELECT 1 FROM by_user_recent b WHERE b.k = s.k AND b.kind IN (0, 1, 2, 3, 4, 5) AND b.ts = s.ts)
+                """) ?? 0
+        return lost == 0 ? [] : ["\(lost) records sealing kept are named by their ids' hashes but listed nowhere"]
     }
 
     /// `records` rows of sealed days other than reviews and erasures. Those of days an interrupted seal sealed and
@@ -46,6 +61,7 @@ enum SealedDaysVerifier {
         let users = try connection.prepare(
             """
             SELECT k FROM by_user WHERE ts < ?1 AND kind < 6 UNION SELECT k FROM by_user_recent WHERE ts < ?1 AND kind < 6
+            UNION SELECT k FROM by_user_sealed WHERE ts < ?1
             """)
         try users.bind(cleanedBefore, at: 1)
         var keys: [Int64] = []
@@ -53,7 +69,10 @@ enum SealedDaysVerifier {
         users.reset()
         let hasRecord = try connection.prepare("SELECT 1 FROM records WHERE seq = ?1")
         let listed = try connection.prepare(
-            "SELECT (SELECT count(*) FROM by_user WHERE k = ?1) + (SELECT count(*) FROM by_user_recent WHERE k = ?1)")
+            """
+            SELECT (SELECT count(*) FROM by_user WHERE k = ?1) + (SELECT count(*) FROM by_user_recent WHERE k = ?1)
+                + (SELECT count(*) FROM by_user_sealed WHERE k = ?1)
+            """)
         var problems: [String] = []
         for key in keys {
             let entries = try UserIndexEntries.entries(of: key, on: connection)

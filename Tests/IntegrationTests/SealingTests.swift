@@ -130,25 +130,44 @@ import Testing
         }
         #expect(try Self.cli(["verify", "--db", db]).status == 0)
 
-        // Every entry sealing kept (no `records` row) has its sealed body, and `verify` reads each: one that does
-        // not decode, in a copy, fails it.
+        // Every entry sealing kept (no `records` row) is in the sealed level with its sealed body, and `verify` reads
+        // each: one that does not decode, in a copy, fails it.
         let bodies = try Connection(path: db, mode: .readOnly)
-        let keptEntries = """
-            FROM by_user b WHERE b.ts < \(Self.sealedBefore) AND b.kind < 6
-                AND NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = b.seq)
+        let keptOutsideSealedLevel = """
+            SELECT count(*) FROM (SELECT seq, ts, kind FROM by_user UNION ALL SELECT seq, ts, kind FROM by_user_recent) b
+            WHERE b.ts < \(Self.sealedBefore) AND b.kind < 6 AND NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = b.seq)
             """
-        #expect(try bodies.scalarInt("SELECT count(*) \(keptEntries)") ?? 0 > 0)
-        #expect(try bodies.scalarInt("SELECT count(*) \(keptEntries) AND substr(b.body, 1, 1) != x'01'") == 0)
+        #expect(try bodies.scalarInt(keptOutsideSealedLevel) == 0)
+        #expect(try bodies.scalarInt("SELECT count(*) FROM by_user_sealed") ?? 0 > 0)
+        #expect(try bodies.scalarInt("SELECT count(*) FROM by_user_sealed WHERE substr(body, 1, 1) != x'01'") == 0)
         let broken = directory.file("broken.db")
         try bodies.execute("VACUUM INTO '\(broken)'")
         let copy = try Connection(path: broken, mode: .readWrite)
         try copy.execute(
             """
-            UPDATE by_user SET body = x'01ff' WHERE (k, kind, ts, seq) =
-                (SELECT k, kind, ts, seq \(keptEntries) ORDER BY k, kind, ts, seq LIMIT 1)
+            UPDATE by_user_sealed SET body = x'01ff' WHERE (k, kind, ts, seq) =
+                (SELECT k, kind, ts, seq FROM by_user_sealed ORDER BY k, kind, ts, seq LIMIT 1)
             """)
         let unreadable = try Self.cli(["verify", "--db", broken])
         #expect(unreadable.status != 0 && unreadable.output.contains("do not decode"), "\(unreadable.output)")
+
+        // A journal sealed before schema 21 (its kept entries in `by_user`) is migrated by the next program that
+        // writes to it: the entries move to the sealed level and nothing observable changes.
+        let older = directory.file("older.db")
+        try bodies.execute("VACUUM INTO '\(older)'")
+        let sealedEntries = try #require(try bodies.scalarInt("SELECT count(*) FROM by_user_sealed"))
+        do {
+            let downgrade = try Connection(path: older, mode: .readWrite)
+            try downgrade.execute(
+                "INSERT INTO by_user SELECT * FROM by_user_sealed; DROP TABLE by_user_sealed; PRAGMA user_version = 20")
+        }
+        let migrated = try Self.cli(["rebuild", "--db", older, "--rules", rules])
+        #expect(migrated.status == 0, "\(migrated.output)")
+        let afterMigration = try Connection(path: older, mode: .readOnly)
+        #expect(try afterMigration.scalarInt("SELECT count(*) FROM by_user_sealed") == sealedEntries)
+        #expect(try afterMigration.scalarInt(keptOutsideSealedLevel) == 0)
+        #expect(try Self.cli(["verify", "--db", older]).status == 0)
+        #expect(try Self.outputs(db: older, rules: rules, users: sample) == before)
 
         // The daemon judges lines against the new horizon: before it expired, at it accepted.
         let answers = try LineClient(path: daemon.socketPath).exchange([

@@ -164,7 +164,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("INSERT INTO by_user_recent SELECT * FROM by_user LIMIT 1", "listed in both levels"),
+        ("INSERT INTO by_user_recent SELECT * FROM by_user LIMIT 1", "listed in two levels"),
         ("DELETE FROM by_user_recent WHERE seq = (SELECT max(seq) FROM by_user_recent)", "per-user index entries"),
         ("UPDATE by_user_recent SET k = k + 1 WHERE seq = (SELECT max(seq) FROM by_user_recent)", "in by_user_recent"),
         // The records' bodies (schema 15), in either level.
@@ -252,7 +252,7 @@ import Testing
         try connection.execute(
             """
             DROP TABLE sealed_presentations; DROP TABLE sealed_users; DROP TABLE sealed_ids; DROP TABLE user_partitions;
-            DROP TABLE saved_summaries;
+            DROP TABLE saved_summaries; DROP TABLE by_user_sealed;
             PRAGMA user_version = 14
             """)
         _ = try JournalWriter(path: path, durability: .normal, schema: .migrate)

@@ -1,4 +1,4 @@
--- The journal's schema as a freshly migrated journal has it (schema 20, `PRAGMA user_version = 20`): every table
+-- The journal's schema as a freshly migrated journal has it (schema 21, `PRAGMA user_version = 21`): every table
 -- and index, and no trigger. A journal is only ever made by `Schema.migrations`
 -- (Sources/JournalStore/Schema/Schema.swift); this file says what they add up to, and `SchemaSQLTests` holds it to
 -- them (it fails when a migration changes something and this file does not follow).
@@ -48,7 +48,7 @@ CREATE INDEX records_by_review ON records(review_conversion) WHERE review_conver
 -- An erasure renames the entry and keeps the key.
 CREATE TABLE users (k INTEGER PRIMARY KEY, user TEXT NOT NULL UNIQUE);
 
--- The per-user index, main level: every record listed once (here or in `by_user_recent`, never both) under its
+-- The per-user index, main level: every record listed once (here, in `by_user_recent` or `by_user_sealed`) under its
 -- user's key, its kind (`UserIndexKind`: 0 lapsing check, 1 other check, 2 loaded presentation, 3 unloaded
 -- presentation, 4 subscribed, 5 declined, 6 review, 7 erasure), time and `seq`, with its record's attribution
 -- columns in one blob (`IndexedRecordBody`). A user's history, and the bounded join's range reads of one kind,
@@ -65,6 +65,19 @@ CREATE TABLE by_user (
 -- The per-user index, recent level: the last few batches' entries of returning users. Each commit moves one
 -- slice of keys' entries into `by_user` (`UserKeys.moveSlice`). Readers read both levels.
 CREATE TABLE by_user_recent (
+    k INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (k, kind, ts, seq)
+) WITHOUT ROWID;
+
+-- The per-user index, sealed level (SPEC 12): the records of sealed days that sealing kept, which have no `records`
+-- row, listed as in `by_user`, their bodies in the sealed form (`SealedEntryBody`; kept before schema 21, the text
+-- form until a later seal of their user). Nothing is deleted here but what no rule reads any more, so its pages stay
+-- full.
+CREATE TABLE by_user_sealed (
     k INTEGER NOT NULL,
     kind INTEGER NOT NULL,
     ts INTEGER NOT NULL,

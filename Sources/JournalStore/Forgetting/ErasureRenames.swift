@@ -160,7 +160,7 @@ package struct ErasureRenames {
                     merging: key, into: target, state: sealed, on: connection)
                 try SealedFacts.move(from: key, to: target, sealedBefore: sealed.sealedBefore, on: connection)
             }
-            for table in ["by_user", "by_user_recent"] {
+            for table in UserIndexLevel.allCases.map(\.table) {
                 let move = try connection.prepare("UPDATE \(table) SET k = ?2 WHERE k = ?1")
                 try move.bind(key, at: 1)
                 try move.bind(target, at: 2)

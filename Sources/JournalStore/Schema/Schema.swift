@@ -398,5 +398,7 @@ public enum Schema {
         (19, .sql(SealState.noKeptFactsIndexMigration)),
         // 20: the writer's summaries of returning users, saved when it closes for the next one (`SavedSummaries`).
         (20, .sql(SavedSummaries.migration)),
+        // 21: a level of the per-user index for the entries sealing kept (`UserIndexLevel.migration`).
+        (21, .sql(UserIndexLevel.migration)),
     ]
 }

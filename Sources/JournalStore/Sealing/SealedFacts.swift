@@ -79,6 +79,8 @@ package enum SealedFacts {
                 SELECT kind, ts, body FROM by_user WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts < ?2
                 UNION ALL
                 SELECT kind, ts, body FROM by_user_recent WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts < ?2
+                UNION ALL
+                SELECT kind, ts, body FROM by_user_sealed WHERE k = ?1 AND kind IN (0, 1, 2, 3, 4, 5) AND ts < ?2
                 """)
         try select.bind(from, at: 1)
         try select.bind(sealedBefore, at: 2)
@@ -152,29 +154,35 @@ package enum SealedFacts {
         if removed > 0 { try countRemoved(removed, key: key, on: connection) }
     }
 
-    /// Rewrites a kept record's entry with its sealed body (`SealedEntryBody`), in its level of the per-user index.
-    /// Call it only once the record's `records` row is gone (`verify` compares the body of an entry with a row
-    /// against the row).
-    package static func rewriteBody(of entry: UserIndexEntries.Entry, key: Int64, on connection: Connection) throws {
-        guard !entry.sealedBody, let body = SealedEntryBody.encode(entry.record) else { return }
-        let update = try connection.prepare(
-            static: entry.recent
-                ? "UPDATE by_user_recent SET body = ?5 WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
-                : "UPDATE by_user SET body = ?5 WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4")
-        try update.bind(key, at: 1)
-        try update.bind(entry.kind, at: 2)
-        try update.bind(entry.record.ts, at: 3)
-        try update.bind(entry.seq, at: 4)
-        try update.bindBlob(body, at: 5)
-        try update.run()
+    /// Moves a kept record's entry into the sealed level of the per-user index (`UserIndexLevel.sealed`) with its
+    /// sealed body (`SealedEntryBody`), or rewrites its body there. Call it only once the record's `records` row is
+    /// gone (`verify` compares the body of an entry with a row against the row).
+    package static func moveToSealedLevel(_ entry: UserIndexEntries.Entry, key: Int64, on connection: Connection)
+        throws
+    {
+        guard entry.level != .sealed || !entry.sealedBody,
+            let body = entry.sealedBody ? nil : SealedEntryBody.encode(entry.record)
+        else { return }
+        if entry.level != .sealed { try dropIndexEntry(entry, key: key, on: connection) }
+        let insert = try connection.prepare(
+            static: "INSERT OR REPLACE INTO by_user_sealed (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
+        try insert.bind(key, at: 1)
+        try insert.bind(entry.kind, at: 2)
+        try insert.bind(entry.record.ts, at: 3)
+        try insert.bind(entry.seq, at: 4)
+        try insert.bindBlob(body, at: 5)
+        try insert.run()
     }
 
     /// Removes a sealed record's entry from its level of the per-user index.
     package static func dropIndexEntry(_ entry: UserIndexEntries.Entry, key: Int64, on connection: Connection) throws {
-        let drop = try connection.prepare(
-            static: entry.recent
-                ? "DELETE FROM by_user_recent WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
-                : "DELETE FROM by_user WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4")
+        let sql: StaticString =
+            switch entry.level {
+            case .main: "DELETE FROM by_user WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
+            case .recent: "DELETE FROM by_user_recent WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
+            case .sealed: "DELETE FROM by_user_sealed WHERE k = ?1 AND kind = ?2 AND ts = ?3 AND seq = ?4"
+            }
+        let drop = try connection.prepare(static: sql)
         try drop.bind(key, at: 1)
         try drop.bind(entry.kind, at: 2)
         try drop.bind(entry.record.ts, at: 3)

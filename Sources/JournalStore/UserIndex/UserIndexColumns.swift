@@ -4,7 +4,7 @@
 /// in arrival order) for each record; one blob is also cheaper for SQLite to write, move and read than a column
 /// each.
 package enum UserIndexColumns {
-    /// The columns of both levels, in order: the entry's place (`k, kind, ts, seq`), then the record's `body`.
+    /// The columns of every level, in order: the entry's place (`k, kind, ts, seq`), then the record's `body`.
     static let all = "k, kind, ts, seq, body"
 
     /// The same, from the `records` row aliased `r` listed under the key `k` of the row aliased `u`, for SQL that

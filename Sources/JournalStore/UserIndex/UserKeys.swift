@@ -145,8 +145,8 @@ package enum UserKeys {
 
     /// Lists every record under its user's key again from `records` (`offertrack rebuild`): keys of users with
     /// records are kept, users without records are forgotten, users without a key are given one. What sealing kept
-    /// of sealed days (entries without a record, `SealedFacts`) cannot be rebuilt and stays, in `by_user`, with its
-    /// users and their keys. Two scans
+    /// of sealed days (entries without a record, `SealedFacts`) cannot be rebuilt and stays (in `by_user_sealed`,
+    /// or in `by_user` while a seal has not moved it there), with its users and their keys. Two scans
     /// of `records`: one for the users who have records (into a temporary table, which both changes to `users`
     /// then read instead of `records`), one for the entries, which are sorted before they are inserted, so the
     /// index is written in order, all of it in `by_user`.
@@ -169,7 +169,7 @@ package enum UserKeys {
             CREATE TEMP TABLE rebuild_users (user TEXT PRIMARY KEY) WITHOUT ROWID;
             INSERT OR IGNORE INTO rebuild_users SELECT user FROM records;
             INSERT OR IGNORE INTO rebuild_users SELECT u.user FROM users u WHERE EXISTS (SELECT 1 FROM by_user b WHERE b.k = u.k)
-                OR EXISTS (SELECT 1 FROM sealed_users s WHERE s.k = u.k);
+                OR EXISTS (SELECT 1 FROM by_user_sealed b WHERE b.k = u.k) OR EXISTS (SELECT 1 FROM sealed_users s WHERE s.k = u.k);
             DELETE FROM users WHERE user NOT IN rebuild_users;
             INSERT INTO users (user) SELECT user FROM rebuild_users WHERE user NOT IN (SELECT user FROM users)
                 ORDER BY user;

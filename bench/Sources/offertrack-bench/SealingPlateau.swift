@@ -133,7 +133,8 @@ struct SealingPlateau {
         let select = try connection.prepare(
             """
             SELECT kind, count(*), sum(length(body)) FROM (
-                SELECT kind, body FROM by_user WHERE ts < ?1 UNION ALL SELECT kind, body FROM by_user_recent WHERE ts < ?1)
+                SELECT kind, body FROM by_user WHERE ts < ?1 UNION ALL SELECT kind, body FROM by_user_recent WHERE ts < ?1
+                UNION ALL SELECT kind, body FROM by_user_sealed)
             GROUP BY kind
             """)
         try select.bind(sealedBefore, at: 1)
