@@ -160,9 +160,9 @@ package enum SealedFacts {
     package static func moveToSealedLevel(_ entry: UserIndexEntries.Entry, key: Int64, on connection: Connection)
         throws
     {
-        guard entry.level != .sealed || !entry.sealedBody,
-            let body = entry.sealedBody ? nil : SealedEntryBody.encode(entry.record)
-        else { return }
+        guard entry.level != .sealed || !entry.sealedBody, let body = SealedEntryBody.encode(entry.record) else {
+            return
+        }
         if entry.level != .sealed { try dropIndexEntry(entry, key: key, on: connection) }
         let insert = try connection.prepare(
             static: "INSERT OR REPLACE INTO by_user_sealed (k, kind, ts, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)")
