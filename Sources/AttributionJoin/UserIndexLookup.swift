@@ -3,7 +3,8 @@ import OfferTrackDomain
 import SQLite
 
 /// Range reads of one user's records of one kind in journal order (`(ts, id)`), over every level of the per-user
-/// index (schema 11, `UserIndexLevel`): what bounded attribution (`BoundedRefresh`) asks instead of reading a whole history.
+/// index (schema 11, `UserIndexLevel`): what bounded attribution (`BoundedRefresh`) asks instead of reading a whole
+/// history.
 ///
 /// Each read walks one kind's entries from a time on and stops at the first time group that holds an answer, so
 /// its cost is the entries at that time (and those it is told to skip), never the user's history.

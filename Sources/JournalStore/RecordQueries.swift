@@ -134,8 +134,9 @@ package enum RecordQueries {
 
     /// Every user the recent level of the per-user index (or the main and sealed levels, `.main`) lists after
     /// `user`, in user order, with the records it lists for them: always a range on the users' name index, which
-    /// makes SQLite walk users in name order (outer loop) instead of scanning the index and sorting every record. Users are never empty (SPEC 3), so ""
-    /// starts before the first. Returns false when `body` stopped it before its last user.
+    /// makes SQLite walk users in name order (outer loop) instead of scanning the index and sorting every record.
+    /// Users are never empty (SPEC 3), so "" starts before the first. Returns false when `body` stopped it before
+    /// its last user.
     private static func readLevel(
         _ level: UserIndexLevel, after user: String?, on connection: Connection,
         _ body: (String, [Record]) throws -> Bool
