@@ -8,6 +8,18 @@ import SQLite
 /// confirmed by the HMAC in the table, so a forgotten person's later records are renamed before they are
 /// journaled, at about the cost of one hash a record.
 package final class ErasedUsers {
+    /// Schema 12: the forgotten people's hashes (`erasures`), and the partition an edge's renamed record keeps.
+    static let migration = """
+        CREATE TABLE erasures (
+            hash BLOB PRIMARY KEY,
+            probe INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            ts INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX erasures_by_probe ON erasures(probe);
+        ALTER TABLE records ADD COLUMN kept_partition INTEGER;
+        """
+
     static let keyName = "erasure_key"
     /// The journal's key; nil until the first erasure creates it.
     private var key: [UInt8]?

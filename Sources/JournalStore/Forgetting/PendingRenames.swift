@@ -66,6 +66,13 @@ public struct RenameTuning: Sendable, Equatable {
 /// they are journaled, so only records journaled before the erasure wait here; attribution reads them by key,
 /// which the rename keeps, so no amount depends on how far it got. The person's old name is stored nowhere.
 package struct PendingRename {
+    /// Schema 13: the renames in progress, one row a key.
+    static let migration = """
+        CREATE TABLE pending_renames (
+            k INTEGER PRIMARY KEY, name TEXT NOT NULL, kind INTEGER NOT NULL, ts INTEGER NOT NULL,
+            seq INTEGER NOT NULL);
+        """
+
     /// A place in a key's per-user index order `(kind, ts, seq)`.
     package struct Position: Comparable, Sendable {
         var kind: Int64

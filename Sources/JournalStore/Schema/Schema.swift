@@ -330,31 +330,10 @@ public enum Schema {
         // journal's random key (`meta` `erasure_key`, made with the first erasure) and by a 64-bit SipHash of it
         // under the same key (the writer's cheap first test of each record), with the erasure that names them. An
         // edge's renamed record keeps the partition of the user it had (`kept_partition`), to be forwarded on it.
-        (
-            12,
-            .sql(
-                """
-                CREATE TABLE erasures (
-                    hash BLOB PRIMARY KEY,
-                    probe INTEGER NOT NULL,
-                    id TEXT NOT NULL,
-                    ts INTEGER NOT NULL
-                ) WITHOUT ROWID;
-                CREATE INDEX erasures_by_probe ON erasures(probe);
-                ALTER TABLE records ADD COLUMN kept_partition INTEGER;
-                """)
-        ),
+        (12, .sql(ErasedUsers.migration)),
         // 13: an erasure's rename of a large person's records, continued in chunks after its batch (`PendingRenames`):
         // key `k` is being renamed to `name`; `(kind, ts, seq)` is how far in `k`'s per-user index it got.
-        (
-            13,
-            .sql(
-                """
-                CREATE TABLE pending_renames (
-                    k INTEGER PRIMARY KEY, name TEXT NOT NULL, kind INTEGER NOT NULL, ts INTEGER NOT NULL,
-                    seq INTEGER NOT NULL);
-                """)
-        ),
+        (13, .sql(PendingRename.migration)),
         // 14: a published day's export lines stored as rows (`ExportLines`: each line's kind, the row's columns with
         // its amount not negated, whether it reverses the row in force, its original date), beside its CSV, so that
         // the fleet's export merges the central journals' rows (SPEC 10) without reading their CSV back. Staged
